@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <json-c/json.h>
+#include <stdbool.h>
+
+#include "lib/findings.h"
+#include "lib/root.h"
+
+/* Exit codes: the stable contract of DESIGN.md. */
+enum {
+    KS_EXIT_OK = 0,          /* done, or may proceed */
+    KS_EXIT_ERROR = 1,       /* could not evaluate or act */
+    KS_EXIT_REFUSED = 2,     /* refused or blocked by a finding */
+    KS_EXIT_ACCEPT_FAILED = 3,
+    KS_EXIT_NOTHING = 4,     /* nothing to judge yet */
+};
+
+/* Per-command flags, checked by the dispatcher before the command runs. */
+enum {
+    KS_READ_ONLY = 1 << 0,       /* never changes anything on disk */
+    KS_NEEDS_ROOT_USER = 1 << 1, /* needs uid 0 when it acts on "/" */
+    KS_TAKES_LOCK = 1 << 2,      /* takes var/lib/kswap/lock */
+};
+
+typedef struct ks_ctx {
+    ks_root *root;
+    const char *config_path; /* --config, a path on the running machine */
+    bool json;
+    bool verbose;
+    bool color; /* stdout is a TTY and NO_COLOR is unset */
+} ks_ctx;
+
+typedef struct ks_cmd {
+    const char *name;
+    int (*run)(ks_ctx *ctx, int argc, char **argv);
+    const char *summary;
+    const char *usage; /* options after the command name */
+    unsigned flags;
+} ks_cmd;
+
+extern const ks_cmd ks_cmd_plan;
+
+/* Diagnostics on stderr, git style: "kswap: error: cannot open 'x': reason". */
+void ks_error(const char *fmt, ...) _printf_(1, 2);
+void ks_warn(const char *fmt, ...) _printf_(1, 2);
+void ks_info(const ks_ctx *ctx, const char *fmt, ...) _printf_(2, 3); /* only with --verbose */
+/* Prints the usage line of one command to stderr and returns KS_EXIT_ERROR. */
+int ks_usage_error(const ks_cmd *cmd, const char *fmt, ...) _printf_(2, 3);
+
+/* Prints one JSON document on stdout; returns an exit code. */
+int ks_print_json(json_object *o);
+json_object *ks_json_string_or_null(const char *s);
+json_object *ks_json_findings(const ks_findings *f);
+
+/* The human table of findings: one line per finding with a mark, then the remedy. */
+void ks_print_findings(const ks_ctx *ctx, const ks_findings *f);
+const char *ks_color(const ks_ctx *ctx, ks_severity s);
+const char *ks_color_reset(const ks_ctx *ctx);

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <fcntl.h>
+#include <libgen.h>
+#include <sys/random.h>
+
+#include "fileio.h"
+#include "util.h"
+
+static int split_path(const char *path, char **ret_dir, char **ret_base)
+{
+    _cleanup_free_ char *a = strdup(path), *b = strdup(path);
+    if (!a || !b)
+        return -ENOMEM;
+    *ret_dir = strdup(dirname(a));
+    *ret_base = strdup(basename(b));
+    if (!*ret_dir || !*ret_base) {
+        free(*ret_dir);
+        free(*ret_base);
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+int ks_mkdir_p(const ks_root *r, const char *path, mode_t mode)
+{
+    _cleanup_free_ char *p = strdup(path);
+    _cleanup_close_ int fd = -1;
+    char *s;
+
+    if (!p)
+        return -ENOMEM;
+    fd = ks_root_open_at(r, p, O_RDONLY | O_DIRECTORY, 0);
+    if (fd >= 0)
+        return 0;
+    for (s = p + 1; *s; s++) {
+        if (*s != '/')
+            continue;
+        *s = '\0';
+        if (mkdirat(ks_root_fd(r), p + (p[0] == '/'), mode) < 0 && errno != EEXIST)
+            return -errno;
+        *s = '/';
+    }
+    if (mkdirat(ks_root_fd(r), p + (p[0] == '/'), mode) < 0 && errno != EEXIST)
+        return -errno;
+    return 0;
+}
+
+static int write_all(int fd, const void *data, size_t len)
+{
+    const char *p = data;
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int ks_write_atomic(const ks_root *r, const char *path, const void *data, size_t len, mode_t mode)
+{
+    _cleanup_free_ char *dir = NULL, *base = NULL, *tmp = NULL;
+    _cleanup_close_ int dfd = -1, fd = -1;
+    unsigned int rnd = 0;
+    int k;
+
+    k = split_path(path, &dir, &base);
+    if (k < 0)
+        return k;
+    k = ks_mkdir_p(r, dir, 0755);
+    if (k < 0)
+        return k;
+    dfd = ks_root_open_at(r, dir, O_RDONLY | O_DIRECTORY, 0);
+    if (dfd < 0)
+        return dfd;
+    if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) < 0)
+        rnd = (unsigned int)getpid();
+    tmp = ks_asprintf(".#%s.kswap%08x", base, rnd);
+    if (!tmp)
+        return -ENOMEM;
+    fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+    if (fd < 0)
+        return -errno;
+    k = write_all(fd, data, len);
+    if (k >= 0 && fchmod(fd, mode) < 0)
+        k = -errno;
+    if (k >= 0 && fsync(fd) < 0)
+        k = -errno;
+    if (k >= 0 && renameat(dfd, tmp, dfd, base) < 0)
+        k = -errno;
+    if (k < 0) {
+        unlinkat(dfd, tmp, 0);
+        return k;
+    }
+    if (fsync(dfd) < 0)
+        return -errno;
+    return 0;
+}
+
+int ks_unlink_durable(const ks_root *r, const char *path)
+{
+    _cleanup_free_ char *dir = NULL, *base = NULL;
+    _cleanup_close_ int dfd = -1;
+    int k;
+
+    k = split_path(path, &dir, &base);
+    if (k < 0)
+        return k;
+    dfd = ks_root_open_at(r, dir, O_RDONLY | O_DIRECTORY, 0);
+    if (dfd < 0)
+        return dfd;
+    if (unlinkat(dfd, base, 0) < 0)
+        return -errno;
+    return fsync(dfd) < 0 ? -errno : 0;
+}

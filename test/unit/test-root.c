@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "lib/fileio.h"
+#include "lib/root.h"
+#include "lib/util.h"
+#include "test.h"
+
+static char base[] = "/tmp/kswap-test-root.XXXXXX";
+
+static void sh(const char *cmd)
+{
+    CHECK_MSG(system(cmd) == 0, "%s", cmd);
+}
+
+int main(void)
+{
+    _cleanup_root_ ks_root *r = NULL;
+    _cleanup_free_ char *buf = NULL, *link = NULL, *cmd = NULL;
+    _cleanup_strv_free_ char **names = NULL;
+    size_t len;
+
+    CHECK(mkdtemp(base) != NULL);
+    cmd = ks_asprintf("mkdir -p %s/etc %s/sys/devices/disk/part && echo hello > %s/etc/x && "
+                      "ln -s /etc/x %s/abs && ln -s ../../../../etc/x %s/rel && "
+                      "mkdir -p %s/sys/dev/block && ln -s ../../devices/disk/part "
+                      "%s/sys/dev/block/8:1 && echo 1 > %s/sys/devices/disk/part/partition",
+                      base, base, base, base, base, base, base, base);
+    sh(cmd);
+
+    CHECK(ks_root_open(base, &r) == 0);
+    CHECK(!ks_root_is_host(r));
+    CHECK(ks_root_read_file(r, "/etc/x", 100, &buf, &len) == 0);
+    CHECK_STREQ(buf, "hello\n");
+    free(TAKE_PTR(buf));
+    /* An absolute symlink resolves inside the root, not on the host. */
+    CHECK(ks_root_read_file(r, "abs", 100, &buf, &len) == 0);
+    CHECK_STREQ(buf, "hello\n");
+    free(TAKE_PTR(buf));
+    /* ".." cannot climb out of the root. */
+    CHECK(ks_root_read_file(r, "rel", 100, &buf, &len) == 0);
+    free(TAKE_PTR(buf));
+    CHECK(ks_root_read_file(r, "../../../../etc/x", 100, &buf, &len) == 0);
+    CHECK_STREQ(buf, "hello\n");
+    free(TAKE_PTR(buf));
+    /* sysfs style: through a relative link, then ".." to the parent device. */
+    CHECK(ks_root_exists(r, "sys/dev/block/8:1/partition"));
+    CHECK(ks_root_exists(r, "sys/dev/block/8:1/../part/partition"));
+    CHECK(ks_root_readlink(r, "sys/dev/block/8:1", &link) == 0);
+    CHECK_STREQ(link, "../../devices/disk/part");
+    CHECK(ks_root_read_file(r, "etc/x", 2, &buf, &len) == -EFBIG);
+    CHECK(ks_root_read_file(r, "etc/missing", 100, &buf, &len) == -ENOENT);
+    CHECK(ks_root_list_dir(r, "etc", &names) == 0);
+    CHECK_INTEQ(ks_strv_length(names), 1);
+
+    /* Atomic writes create parents, replace content and leave no temporary file. */
+    CHECK(ks_write_atomic(r, "var/lib/kswap/state.json", "{}\n", 3, 0644) == 0);
+    CHECK(ks_write_atomic(r, "var/lib/kswap/state.json", "{\"a\":1}\n", 8, 0600) == 0);
+    CHECK(ks_root_read_file(r, "var/lib/kswap/state.json", 100, &buf, &len) == 0);
+    CHECK_STREQ(buf, "{\"a\":1}\n");
+    ks_strv_free(TAKE_PTR(names));
+    CHECK(ks_root_list_dir(r, "var/lib/kswap", &names) == 0);
+    CHECK_INTEQ(ks_strv_length(names), 1);
+    {
+        struct stat st;
+        CHECK(ks_root_stat(r, "var/lib/kswap/state.json", &st) == 0);
+        CHECK_INTEQ(st.st_mode & 0777, 0600);
+    }
+    CHECK(ks_unlink_durable(r, "var/lib/kswap/state.json") == 0);
+    CHECK(!ks_root_exists(r, "var/lib/kswap/state.json"));
+
+    free(cmd);
+    cmd = ks_asprintf("rm -rf %s", base);
+    sh(cmd);
+    TEST_DONE();
+}

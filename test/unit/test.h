@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/* A minimal table-friendly test harness: each CHECK counts; main returns failures != 0. */
+#include <stdio.h>
+#include <string.h>
+
+static int ks_test_failed, ks_test_run;
+
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        ks_test_run++;                                                                             \
+        if (!(cond)) {                                                                             \
+            ks_test_failed++;                                                                      \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);               \
+        }                                                                                          \
+    } while (0)
+
+#define CHECK_MSG(cond, ...)                                                                       \
+    do {                                                                                           \
+        ks_test_run++;                                                                             \
+        if (!(cond)) {                                                                             \
+            ks_test_failed++;                                                                      \
+            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);               \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+        }                                                                                          \
+    } while (0)
+
+#define CHECK_STREQ(a, b)                                                                          \
+    do {                                                                                           \
+        const char *_a = (a), *_b = (b);                                                           \
+        ks_test_run++;                                                                             \
+        if (!((_a == NULL && _b == NULL) || (_a && _b && strcmp(_a, _b) == 0))) {                  \
+            ks_test_failed++;                                                                      \
+            fprintf(stderr, "%s:%d: '%s' != '%s' (%s vs %s)\n", __FILE__, __LINE__,                \
+                    _a ? _a : "(null)", _b ? _b : "(null)", #a, #b);                               \
+        }                                                                                          \
+    } while (0)
+
+#define CHECK_INTEQ(a, b)                                                                          \
+    do {                                                                                           \
+        long long _a = (long long)(a), _b = (long long)(b);                                        \
+        ks_test_run++;                                                                             \
+        if (_a != _b) {                                                                            \
+            ks_test_failed++;                                                                      \
+            fprintf(stderr, "%s:%d: %lld != %lld (%s vs %s)\n", __FILE__, __LINE__, _a, _b, #a,    \
+                    #b);                                                                           \
+        }                                                                                          \
+    } while (0)
+
+#define TEST_DONE()                                                                                \
+    do {                                                                                           \
+        fprintf(stderr, "%d checks, %d failed\n", ks_test_run, ks_test_failed);                    \
+        return ks_test_failed ? 1 : 0;                                                             \
+    } while (0)
+
+/* Path of a file in shared/fixtures (passed by meson as KS_FIXTURES). */
+static inline const char *ks_fixture_dir(void)
+{
+    const char *d = getenv("KS_FIXTURES");
+    return d ? d : "../shared/fixtures";
+}
