@@ -32,7 +32,9 @@ typedef struct ks_bootfs {
     char *source;        /* device as named in mountinfo */
     char *fs_type;       /* from libblkid when the device can be probed, else mountinfo */
     char *uuid;          /* from libblkid, may be NULL */
-    char **stack;        /* device stack, outermost first: "lvm", "crypt", "md", "partition", "disk" */
+    char **stack;        /* device stack, outermost first: "lvm", "crypt", "md", "partition", "disk"
+                          * ("dm" for other device-mapper targets, "unknown" when nothing is known) */
+    bool stack_known;    /* read from sys/dev/block/MAJ:MIN; false: guessed from the device name */
     bool env_writable;   /* GRUB's save_env works at boot */
     char *unwritable_reason; /* why not, for people; NULL when writable */
     uint64_t free_bytes; /* statvfs of boot/ inside the root */

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <time.h>
+
+#include "lib/spawn.h"
+#include "lib/util.h"
+#include "test.h"
+
+int main(void)
+{
+    ks_spawn_result r = {0};
+    _cleanup_free_ char *p = NULL, *line = NULL;
+    struct timespec a, b;
+
+    CHECK(ks_find_program("true", &p) == 0);
+    CHECK(p && p[0] == '/');
+    CHECK(ks_find_program("kswap-no-such-program", &p) == -ENOENT);
+
+    CHECK(ks_spawn((char *[]){"true", NULL}, NULL, &r) == 0);
+    CHECK(ks_spawn_succeeded(&r));
+    CHECK_INTEQ(r.output_len, 0);
+    ks_spawn_result_done(&r);
+
+    CHECK(ks_spawn((char *[]){"false", NULL}, NULL, &r) == 0);
+    CHECK(!ks_spawn_succeeded(&r));
+    CHECK_INTEQ(r.exit_code, 1);
+    ks_spawn_result_done(&r);
+
+    CHECK(ks_spawn((char *[]){"kswap-no-such-program", NULL}, NULL, &r) == -ENOENT);
+
+    /* Arguments are never seen by a shell; stderr is captured with stdout. */
+    CHECK(ks_spawn((char *[]){"sh", "-c", "echo out; echo err >&2; exit 3", NULL}, NULL, &r) == 0);
+    CHECK_INTEQ(r.exit_code, 3);
+    CHECK(strstr(r.output, "out\n") && strstr(r.output, "err\n"));
+    line = ks_spawn_last_line(&r);
+    CHECK(line && (streq(line, "err") || streq(line, "out")));
+    ks_spawn_result_done(&r);
+    CHECK(ks_spawn((char *[]){"echo", "$HOME;", "`x`", NULL}, NULL, &r) == 0);
+    CHECK_STREQ(r.output, "$HOME; `x`\n");
+    ks_spawn_result_done(&r);
+
+    /* Extra environment replaces the inherited value. */
+    setenv("KSWAP_ROOT", "/wrong", 1);
+    CHECK(ks_spawn((char *[]){"sh", "-c", "printf %s \"$KSWAP_ROOT\"", NULL},
+                   &(ks_spawn_opts){.env = (char *[]){"KSWAP_ROOT=/srv/root", NULL}}, &r) == 0);
+    CHECK_STREQ(r.output, "/srv/root");
+    ks_spawn_result_done(&r);
+
+    /* Timeout: the whole process group dies, including a child of the shell. */
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    CHECK(ks_spawn((char *[]){"sh", "-c", "sleep 30 & sleep 30; echo never", NULL},
+                   &(ks_spawn_opts){.timeout_ms = 300}, &r) == 0);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    CHECK(r.timed_out);
+    CHECK(!ks_spawn_succeeded(&r));
+    CHECK(b.tv_sec - a.tv_sec < 5);
+    ks_spawn_result_done(&r);
+
+    /* Large output is bounded: the last bytes are kept. */
+    CHECK(ks_spawn((char *[]){"sh", "-c", "seq 1 200000; echo tail-marker", NULL},
+                   &(ks_spawn_opts){.max_output = 4096}, &r) == 0);
+    CHECK(ks_spawn_succeeded(&r));
+    CHECK(r.output_truncated);
+    CHECK_INTEQ(r.output_len, 4096);
+    CHECK(ks_endswith(r.output, "200000\ntail-marker\n"));
+    ks_spawn_result_done(&r);
+
+    /* Working directory. */
+    CHECK(ks_spawn((char *[]){"pwd", NULL}, &(ks_spawn_opts){.cwd = "/"}, &r) == 0);
+    CHECK_STREQ(r.output, "/\n");
+    ks_spawn_result_done(&r);
+
+    /* A program that leaves a background child holding the pipe does not hang us. */
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    CHECK(ks_spawn((char *[]){"sh", "-c", "sleep 20 & echo started", NULL}, NULL, &r) == 0);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    CHECK(ks_spawn_succeeded(&r));
+    CHECK(b.tv_sec - a.tv_sec < 5);
+    ks_spawn_result_done(&r);
+
+    TEST_DONE();
+}
