@@ -32,6 +32,7 @@ typedef struct lexer {
     unsigned depth;
     unsigned in_list;   /* inside a block or an if/loop: no function definitions there */
     unsigned last_nd;   /* delimiters after the last command of a list */
+    unsigned brace_line, brace_col; /* the innermost open '{' */
     bool failed;
     ks_grub_error *err;
 } lexer;
@@ -503,9 +504,13 @@ static int parse_list(lexer *lx, const char *const *terms, bool rbr_ends, ks_gru
             }
             break;
         }
+        if (lx->type == T_EOF && rbr_ends) {
+            k = fail(lx, lx->brace_line, lx->brace_col, "missing '}' for this '{'");
+            goto fail;
+        }
         if (lx->type == T_EOF) {
-            k = fail(lx, lx->tline, lx->tcol, "unexpected end of input (missing %s)",
-                     terms && terms[0] ? terms[0] : "'}'");
+            k = fail(lx, lx->tline, lx->tcol, "unexpected end of input (missing '%s')",
+                     terms && terms[0] ? terms[0] : "}");
             goto fail;
         }
         k = parse_command(lx, &n);
@@ -552,8 +557,11 @@ static int parse_block(lexer *lx, bool need_delim, ks_grub_block **ret, size_t *
     ks_grub_block *b;
     unsigned line = lx->tline, col = lx->tcol;
     size_t start = lx->pos; /* just after '{' */
+    unsigned ol = lx->brace_line, oc = lx->brace_col;
     int k;
 
+    lx->brace_line = line;
+    lx->brace_col = col;
     consume(lx); /* '{' */
     b = calloc(1, sizeof(*b));
     if (!b)
@@ -564,6 +572,8 @@ static int parse_block(lexer *lx, bool need_delim, ks_grub_block **ret, size_t *
     }
     k = parse_list(lx, NULL, true, b);
     lx->depth--;
+    lx->brace_line = ol;
+    lx->brace_col = oc;
     if (k < 0)
         goto fail;
     k = peek(lx);

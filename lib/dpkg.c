@@ -2,36 +2,68 @@
 #include "dpkg.h"
 #include "util.h"
 
-int ks_dpkg_status_has(const char *text, size_t len, const char *package, bool *ret)
+/* Trims blanks and a CR at both ends of [*v, *v + *n). */
+static void trim(const char **v, size_t *n)
 {
-    size_t pos = 0, n, plen = strlen(package);
-    const char *l;
-    bool in_pkg = false, found = false;
+    while (*n > 0 && (**v == ' ' || **v == '\t'))
+        (*v)++, (*n)--;
+    while (*n > 0 && ((*v)[*n - 1] == ' ' || (*v)[*n - 1] == '\t' || (*v)[*n - 1] == '\r'))
+        (*n)--;
+}
 
-    /* Stanzas are separated by blank lines; Package: opens one, Status: judges it. */
-    while (!found && ks_next_line(text, len, &pos, &l, &n)) {
-        if (n == 0) {
-            in_pkg = false;
-            continue;
-        }
-        if (n > 8 && memcmp(l, "Package:", 8) == 0) {
-            const char *v = l + 8;
-            size_t vn = n - 8;
-            while (vn > 0 && (*v == ' ' || *v == '\t'))
-                v++, vn--;
-            while (vn > 0 && (v[vn - 1] == ' ' || v[vn - 1] == '\r'))
-                vn--;
-            in_pkg = vn == plen && memcmp(v, package, plen) == 0;
-        } else if (in_pkg && n >= 7 && memcmp(l, "Status:", 7) == 0) {
-            static const char want[] = "install ok installed";
+/* Whether the stanza that starts at text + pos says "install ok installed". */
+static bool stanza_installed(const char *text, size_t len, size_t pos)
+{
+    static const char want[] = "install ok installed";
+    const char *l;
+    size_t n;
+
+    while (ks_next_line(text, len, &pos, &l, &n)) {
+        if (n == 0 || (n == 1 && l[0] == '\r'))
+            return false;
+        if (n >= 7 && memcmp(l, "Status:", 7) == 0) {
             const char *v = l + 7;
             size_t vn = n - 7;
-            while (vn > 0 && (*v == ' ' || *v == '\t'))
-                v++, vn--;
-            found = vn >= sizeof(want) - 1 && memcmp(v, want, sizeof(want) - 1) == 0;
+            trim(&v, &vn);
+            return vn == sizeof(want) - 1 && memcmp(v, want, vn) == 0;
         }
     }
-    *ret = found;
+    return false;
+}
+
+int ks_dpkg_status_has(const char *text, size_t len, const char *package, bool *ret)
+{
+    size_t plen = strlen(package);
+    const char *p = text, *end = text + len;
+
+    /*
+     * The status file of a server runs to megabytes: look for the name itself and check that it
+     * stands on a "Package:" line, instead of walking every line.
+     */
+    *ret = false;
+    if (plen == 0)
+        return 0;
+    while (p < end && (p = memmem(p, (size_t)(end - p), package, plen))) {
+        const char *bol = p, *eol, *v;
+        size_t vn;
+
+        while (bol > text && bol[-1] != '\n')
+            bol--;
+        eol = memchr(p, '\n', (size_t)(end - p));
+        if (!eol)
+            eol = end;
+        if ((size_t)(eol - bol) > 8 && memcmp(bol, "Package:", 8) == 0) {
+            v = bol + 8;
+            vn = (size_t)(eol - v);
+            trim(&v, &vn);
+            if (vn == plen && memcmp(v, package, plen) == 0 &&
+                stanza_installed(text, len, (size_t)(bol - text))) {
+                *ret = true;
+                return 0;
+            }
+        }
+        p = eol;
+    }
     return 0;
 }
 

@@ -101,6 +101,16 @@ const char *ks_modset_release(const ks_modset *s)
     return s->release;
 }
 
+int ks_modset_set_release(ks_modset *s, const char *release)
+{
+    char *r = strdup(release);
+    if (!r)
+        return -ENOMEM;
+    free(s->release);
+    s->release = r;
+    return 0;
+}
+
 bool ks_modset_used_index(const ks_modset *s)
 {
     return s->indexed;

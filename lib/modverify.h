@@ -46,6 +46,7 @@ static inline void ks_modset_freep(ks_modset **s)
 #define _cleanup_modset_ __attribute__((cleanup(ks_modset_freep)))
 
 const char *ks_modset_release(const ks_modset *s);
+int ks_modset_set_release(ks_modset *s, const char *release);
 /* Builders. Names are normalized ('-' -> '_'). depends: comma separated, may be NULL or "". */
 int ks_modset_add_builtin(ks_modset *s, const char *name);
 int ks_modset_set_builtin_version(ks_modset *s, const char *name, const char *version);

@@ -10,7 +10,22 @@ struct ks_root {
     int fd;
     char *path;
     bool host;
+    bool openat2; /* the kernel (and any seccomp filter) lets openat2() through */
 };
+
+/*
+ * Probed once per root with a lookup that cannot fail for other reasons, so that a later EPERM
+ * or EACCES from a real file never switches RESOLVE_IN_ROOT off.
+ */
+static bool probe_openat2(int dirfd)
+{
+    struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT};
+    int fd = (int)syscall(SYS_openat2, dirfd, ".", &how, sizeof(how));
+    if (fd < 0)
+        return false;
+    close(fd);
+    return true;
+}
 
 int ks_root_open(const char *path, ks_root **ret)
 {
@@ -35,6 +50,7 @@ int ks_root_open(const char *path, ks_root **ret)
     }
     r->host = stat("/", &host) == 0 && host.st_dev == st.st_dev && host.st_ino == st.st_ino;
     r->fd = TAKE_FD(fd);
+    r->openat2 = probe_openat2(r->fd);
     *ret = r;
     return 0;
 }
@@ -79,19 +95,14 @@ int ks_root_open_at(const ks_root *r, const char *path, int flags, mode_t mode)
         .mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0,
         .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
     };
-    static bool no_openat2;
     int fd;
 
     path = relative(path);
-    if (!no_openat2) {
+    if (r->openat2) {
         fd = (int)syscall(SYS_openat2, r->fd, path, &how, sizeof(how));
-        if (fd >= 0)
-            return fd;
-        if (errno != ENOSYS && errno != EPERM)
-            return -errno;
-        /* Old kernel or a seccomp filter: plain openat, relative paths stay relative. */
-        no_openat2 = true;
+        return fd < 0 ? -errno : fd;
     }
+    /* Kernels before 5.6: plain openat; paths stay relative, but absolute links escape. */
     fd = openat(r->fd, path, flags | O_CLOEXEC, mode);
     return fd < 0 ? -errno : fd;
 }

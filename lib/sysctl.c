@@ -14,7 +14,7 @@
 
 #define CONF_MAX (1024u * 1024)
 
-static const char *const conf_dirs[] = { "etc", "run", "usr/local/lib", "usr/lib", "lib" };
+static const char *const conf_dirs[] = { "/etc", "/run", "/usr/local/lib", "/usr/lib", "/lib" };
 
 /* Collapses runs of white space to one space and trims: "reno\tcubic\n" -> "reno cubic". */
 static char *normalize_value(const char *s, size_t n)
@@ -59,6 +59,19 @@ static char *key_to_path(const char *key, size_t n)
         for (p = r; *p; p++)
             *p = *p == '.' ? '/' : *p == '/' ? '.' : *p;
     return r;
+}
+
+/* Components neither empty nor "." nor "..": the key stays below proc/sys. */
+static bool path_is_plain(const char *p)
+{
+    for (;;) {
+        size_t n = strcspn(p, "/");
+        if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+            return false;
+        if (!p[n])
+            return true;
+        p += n + 1;
+    }
 }
 
 typedef struct conf_file {
@@ -274,7 +287,7 @@ int ks_sysctl_live(const ks_root *root, const char *key, char **ret_value)
     rel = key_to_path(key, strlen(key));
     if (!rel)
         return -ENOMEM;
-    if (strstr(rel, ".."))
+    if (!path_is_plain(rel))
         return -EINVAL;
     path = ks_asprintf("proc/sys/%s", rel);
     if (!path)
@@ -355,9 +368,9 @@ int ks_modules_load_lists(const ks_root *root, const char *module, bool *ret, ch
         _cleanup_free_ char *text = NULL;
         size_t len;
 
-        if (ks_root_read_file(root, "etc/modules", CONF_MAX, &text, &len) >= 0 &&
+        if (ks_root_read_file(root, "/etc/modules", CONF_MAX, &text, &len) >= 0 &&
             list_has_module(text, len, module)) {
-            found = strdup("etc/modules");
+            found = strdup("/etc/modules");
             if (!found)
                 return -ENOMEM;
         }

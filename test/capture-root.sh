@@ -49,7 +49,7 @@ mark_dir proc/vz; mark_dir proc/bc
 if [ -r "$src/proc/1/environ" ]; then
   mkdir -p "$out/proc/1"
   # Only container= matters; the rest of PID 1's environment may hold secrets.
-  tr '\0' '\n' < "$src/proc/1/environ" | grep '^container=' | tr '\n' '\0' > "$out/proc/1/environ" || true
+  { tr "\\0" "\\n" < "$src/proc/1/environ" | grep "^container=" | tr "\\n" "\\0"; } > "$out/proc/1/environ" 2>/dev/null || true
 fi
 for f in product_name sys_vendor board_vendor bios_vendor bios_version product_version; do
   copy "sys/class/dmi/id/$f"
@@ -60,7 +60,8 @@ for v in SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c SetupMode-8be4df61-93ca
 done
 mark_dir sys/firmware/efi
 
-# GRUB and its settings
+# GRUB and its settings; boot/ itself so that free space is measured where it would be
+mark_dir boot
 copy boot/grub/grub.cfg boot/grub/grubenv etc/default/grub
 copy_tree etc/default/grub.d
 

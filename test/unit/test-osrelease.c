@@ -221,6 +221,13 @@ static void test_load(void)
     CHECK_STREQ(path, "untouched");
     CHECK(o.id == NULL);
 
+    /* An unreadable etc/os-release is an error too (here: a directory). */
+    unlink(p);
+    CHECK(mkdir(p, 0755) == 0);
+    CHECK_INTEQ(ks_os_release_load(r, &o, &path), -EISDIR);
+    CHECK(o.id == NULL);
+    rmdir(p);
+
     /* A path argument is optional. */
     put(base, "etc/os-release", "ID=ubuntu\n");
     CHECK_INTEQ(ks_os_release_load(r, &o, NULL), 0);

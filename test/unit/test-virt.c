@@ -119,6 +119,10 @@ static const struct {
     {"Bochs", {DMI("product_name", "Bochs"), DMI("sys_vendor", "Bochs")}, "bochs", NULL},
     {"Parallels", {DMI("sys_vendor", "Parallels Software International Inc.")}, "parallels",
      NULL},
+    {"Parallels before CPUID",
+     {DMI("sys_vendor", "Parallels International GmbH."), CPUINFO(CPU_KVM),
+      CLOCKS("kvm-clock tsc")},
+     "parallels", NULL},
     {"bhyve", {DMI("product_name", "BHYVE"), CPUINFO(CPU_KVM)}, "bhyve", NULL},
     {"Google", {DMI("product_name", "Google Compute Engine"), CPUINFO(CPU_KVM),
                 CLOCKS("kvm-clock tsc")}, "google", NULL},
@@ -186,6 +190,12 @@ static const struct {
     {"WSL1", {F("proc/sys/kernel/osrelease", "4.4.0-19041-Microsoft\n")}, "wsl", NULL},
     {"WSL before container files",
      {F("proc/sys/kernel/osrelease", "5.15.0-WSL2\n"), F(".dockerenv", "")}, "wsl", NULL},
+    /* Live-only signals: in a root that is not this host they do not count. */
+    {"cgroup namespace files under a root",
+     {F("proc/self/ns/cgroup", ""), DIR_("sys/fs/cgroup/systemd/")}, "none", NULL},
+    {"proot tracer under a root",
+     {F("proc/self/status", "Name:\tkswap\nTracerPid:\t5\n"), F("proc/5/comm", "proot\n")},
+     "none", NULL},
     {"ordinary kernel release", {F("proc/sys/kernel/osrelease", "6.8.0-45-generic\n")}, "none",
      NULL},
 };

@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <ctype.h>
+#include <limits.h>
+
+#include "resolve.h"
+
+#include "lib/util.h"
+
+/* grub_strtoull(): -EINVAL without a digit (GRUB_ERR_BAD_NUMBER), -ERANGE on overflow. */
+static int grub_strtoul(const char *s, unsigned long *ret)
+{
+    unsigned long long num = 0;
+    unsigned base = 10;
+    bool found = false;
+
+    while (*s && isspace((unsigned char)*s))
+        s++;
+    if (s[0] == '0') {
+        if (s[1] == 'x') {
+            base = 16;
+            s += 2;
+        } else if (s[1] >= '0' && s[1] <= '7') {
+            base = 8;
+        }
+    }
+    for (; *s; s++) {
+        unsigned long digit = (unsigned long)(tolower((unsigned char)*s) - '0');
+        if (digit >= (unsigned long)('a' - '0'))
+            digit += '0' - 'a' + 10;
+        else if (digit > 9)
+            break;
+        if (digit >= base)
+            break;
+        found = true;
+        if (num > (ULLONG_MAX - digit) / base)
+            return -ERANGE;
+        num = num * base + digit;
+    }
+    if (!found)
+        return -EINVAL;
+    /* x86_64-efi: unsigned long is 64 bits (i386-pc would overflow earlier, same entry 0). */
+    *ret = (unsigned long)num;
+    return 0;
+}
+
+/* menuentry_eq(): id against spec up to the first unescaped '>'. */
+static bool menuentry_eq(const char *id, const char *spec)
+{
+    const char *p1 = id, *p2 = spec;
+    for (;;) {
+        if (*p2 == '>' && p2[1] != '>' && *p1 == 0)
+            return true;
+        if (*p2 == '>' && p2[1] != '>')
+            return false;
+        if (*p2 == '>')
+            p2++;
+        if (*p1 != *p2)
+            return false;
+        if (*p1 == 0)
+            return true;
+        p1++;
+        p2++;
+    }
+}
+
+int ks_grub_entry_number(const ks_grub_entry *menu, size_t n, const char *value,
+                         ks_grub_level_how *ret_how)
+{
+    unsigned long num;
+    int k, entry;
+
+    if (!value) {
+        *ret_how = KS_GRUB_LEVEL_UNSET;
+        return 0;
+    }
+    k = grub_strtoul(value, &num);
+    if (k == 0) {
+        entry = (int)num;
+        if (entry < 0 || (size_t)entry >= n) {
+            *ret_how = KS_GRUB_LEVEL_FALLBACK;
+            return 0;
+        }
+        *ret_how = KS_GRUB_LEVEL_INDEX;
+        return entry;
+    }
+    if (k == -EINVAL)
+        for (size_t i = 0; i < n; i++)
+            if (menuentry_eq(menu[i].title, value) || menuentry_eq(ks_grub_entry_id(&menu[i]), value)) {
+                *ret_how = KS_GRUB_LEVEL_MATCH;
+                return (int)i;
+            }
+    *ret_how = KS_GRUB_LEVEL_FALLBACK;
+    return 0;
+}
+
+char *ks_grub_default_rest(const char *value)
+{
+    const char *p;
+
+    if (!value)
+        return NULL;
+    for (p = value; *p; p++) {
+        if (p[0] == '>' && p[1] == '>') {
+            p++;
+            continue;
+        }
+        if (p[0] == '>')
+            break;
+    }
+    if (p[0] && p[1])
+        return strdup(p + 1);
+    return NULL;
+}
+
+int ks_grub_resolve(const ks_grub_entry *menu, size_t n, const char *value,
+                    ks_grub_resolution *ret)
+{
+    ks_grub_resolution r = {0};
+    _cleanup_free_ char *cur = value ? strdup(value) : NULL;
+
+    if (value && !cur)
+        return -ENOMEM;
+    for (;;) {
+        ks_grub_level_how how;
+        int i;
+
+        if (n == 0 || r.depth >= KS_GRUB_MAX_DEPTH)
+            return -ENOENT;
+        i = ks_grub_entry_number(menu, n, cur, &how);
+        r.index[r.depth] = (size_t)i;
+        r.how[r.depth] = how;
+        r.depth++;
+        if (how == KS_GRUB_LEVEL_FALLBACK)
+            r.fell_back = true;
+        if (!menu[i].submenu) {
+            _cleanup_free_ char *rest = ks_grub_default_rest(cur);
+            r.ignored_rest = rest != NULL;
+            r.entry = &menu[i];
+            break;
+        }
+        char *rest = ks_grub_default_rest(cur);
+        free(cur);
+        cur = rest;
+        n = menu[i].n_children;
+        menu = menu[i].children;
+    }
+    *ret = r;
+    return 0;
+}
+
+static int append_escaped(char **s, const char *comp)
+{
+    size_t ol = *s ? strlen(*s) : 0, cl = strlen(comp);
+    char *p = realloc(*s, ol + 1 + 2 * cl + 1), *q;
+
+    if (!p)
+        return -ENOMEM;
+    q = p + ol;
+    if (ol)
+        *q++ = '>';
+    for (const char *c = comp; *c; c++) {
+        if (*c == '>')
+            *q++ = '>';
+        *q++ = *c;
+    }
+    *q = '\0';
+    *s = p;
+    return 0;
+}
+
+int ks_grub_resolution_paths(const ks_grub_entry *menu, const ks_grub_resolution *r,
+                             char **ret_title_path, char **ret_id_path)
+{
+    _cleanup_free_ char *t = NULL, *id = NULL;
+
+    for (size_t d = 0; d < r->depth; d++) {
+        const ks_grub_entry *e = &menu[r->index[d]];
+        if (append_escaped(&t, e->title) < 0 || append_escaped(&id, ks_grub_entry_id(e)) < 0)
+            return -ENOMEM;
+        menu = e->children;
+    }
+    if (ret_title_path)
+        *ret_title_path = TAKE_PTR(t);
+    if (ret_id_path)
+        *ret_id_path = TAKE_PTR(id);
+    return 0;
+}

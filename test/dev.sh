@@ -1,0 +1,70 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The two set-up commands of the README, for a fresh Debian 12 / Ubuntu 24.04 machine as root:
+#   test/dev.sh demo   install what is needed, build, run kswap plan on the example node
+#   test/dev.sh test   install what is needed, build twice, run every suite, print the summary
+# .ci/run calls 'test/dev.sh test'. KSWAP_NO_APT=1 skips the package installation.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:-test}
+
+# Build: meson, a C compiler, the libraries. Tests: real tools instead of mocks (grub-editenv,
+# mkfs, depmod/modinfo, gpg, qemu with Debian's GRUB), clang for the fuzz and sanitizer build.
+build_pkgs="meson ninja-build pkg-config gcc libc6-dev libblkid-dev libjson-c-dev libkmod-dev
+  libarchive-dev liblzma-dev libzstd-dev libgpgme-dev libgpg-error-dev libinih-dev scdoc python3"
+test_pkgs="clang systemd e2fsprogs btrfs-progs dosfstools fdisk kmod xz-utils zstd cpio gzip lz4
+  dpkg-dev gpg grub-common grub-pc-bin qemu-system-x86 qemu-utils time util-linux"
+
+install_packages() {
+  [ "${KSWAP_NO_APT:-0}" = 1 ] && return 0
+  if [ "$(id -u)" != 0 ]; then
+    echo "dev.sh: run as root (it installs packages with apt-get), or set KSWAP_NO_APT=1" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  # shellcheck disable=SC2086
+  apt-get install -y -q --no-install-recommends $build_pkgs ${1:-}
+  if [ -n "${1:-}" ]; then
+    # libFuzzer and the sanitizer runtimes ship with the matching compiler-rt package.
+    local v
+    v=$(clang --version | sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -1)
+    apt-get install -y -q --no-install-recommends "libclang-rt-$v-dev" ||
+      echo "dev.sh: libclang-rt-$v-dev not available; the fuzz suite will be skipped" >&2
+  fi
+}
+
+case "$mode" in
+demo)
+  install_packages ""
+  [ -d build ] || meson setup build
+  ninja -C build
+  echo
+  echo "\$ kswap --root test/roots/ubuntu-24.04-kvm/root plan"
+  ./build/cmd/kswap --root test/roots/ubuntu-24.04-kvm/root plan || true
+  ;;
+test)
+  install_packages "$test_pkgs"
+  logs=()
+  # 1. plain build: every suite
+  [ -d build ] || meson setup build
+  ninja -C build
+  meson test -C build --print-errorlogs --num-processes 2 || true
+  logs+=(build/meson-logs/testlog.json)
+  # 2. ASan + UBSan (clang, with libFuzzer targets): unit, fixture roots and bounded fuzzing
+  fuzz=true
+  echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { return 0; }' > /tmp/kswap-fuzz-probe.c
+  clang -fsanitize=fuzzer,address /tmp/kswap-fuzz-probe.c -o /tmp/kswap-fuzz-probe 2>/dev/null || fuzz=false
+  [ -d build-san ] || CC=clang meson setup build-san -Db_sanitize=address,undefined -Db_lundef=false \
+    -Dfuzz=$fuzz -Dfuzz_seconds="${KSWAP_FUZZ_SECONDS:-20}"
+  ninja -C build-san
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    meson test -C build-san --print-errorlogs --num-processes 2 --suite unit --suite roots --suite fuzz || true
+  logs+=(build-san/meson-logs/testlog.json)
+  python3 test/summarize.py "${logs[@]}"
+  ;;
+*)
+  echo "usage: $0 demo|test" >&2
+  exit 1
+  ;;
+esac
