@@ -40,6 +40,8 @@ typedef struct ks_cmd {
 } ks_cmd;
 
 extern const ks_cmd ks_cmd_plan;
+extern const ks_cmd ks_cmd_verify;
+extern const ks_cmd ks_cmd_status;
 
 /* Diagnostics on stderr, git style: "kswap: error: cannot open 'x': reason". */
 void ks_error(const char *fmt, ...) _printf_(1, 2);

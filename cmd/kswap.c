@@ -7,6 +7,8 @@
 
 static const ks_cmd *const commands[] = {
     &ks_cmd_plan,
+    &ks_cmd_verify,
+    &ks_cmd_status,
 };
 
 static void print_help(void)

@@ -24,7 +24,7 @@
 #include "grub/cfgscan.h"
 #include "lib/util.h"
 
-#define MARKER "# GRUB lacks write support for "
+#define MARKER "# GRUB lacks write support for"
 #define DEPTH_MAX 64
 
 typedef enum frame_kind {
@@ -98,7 +98,7 @@ static void push(scan *s, frame_kind kind)
         s->overflow++;
         return;
     }
-    s->f[s->depth++] = (frame){ .kind = kind, .in_then = true };
+    s->f[s->depth++] = (frame){.kind = kind, .in_then = true};
 }
 
 /* Pops the innermost frame when it is (or is not, for "fi") a brace block. */
@@ -202,8 +202,10 @@ static int marker(ks_grub_cfg_facts *f, const char *line)
     const char *r = ks_startswith(line, MARKER);
     const char *end;
 
-    if (!r || f->lacks_write_support)
+    if (!r || (*r && *r != ' ') || f->lacks_write_support)
         return 0;
+    while (*r == ' ')
+        r++;
     end = strstr(r, ", so recordfail");
     if (!end)
         end = r + strlen(r);
@@ -221,7 +223,7 @@ int ks_grub_cfg_scan(const char *text, size_t len, ks_grub_cfg_facts *ret)
         .efi_recordfail_timeout = INT_MIN,
         .timeout = INT_MIN,
     };
-    scan s = { .out = &f };
+    scan s = {.out = &f};
     size_t pos = 0, n;
     const char *line;
     int k;

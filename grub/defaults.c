@@ -13,6 +13,7 @@
 #include "lib/util.h"
 
 #define DEFAULTS_MAX (1024u * 1024)
+#define VALUE_MAX (64u * 1024)
 #define DROPIN_PATH "etc/default/grub.d/90-kswap.cfg"
 
 typedef struct buf {
@@ -45,8 +46,8 @@ static int buf_putc(buf *b, char c)
 }
 
 typedef struct word {
-    char *text;      /* after quote removal and expansion */
-    ssize_t eq;      /* index of the assignment '=' in text, -1 when not NAME=... */
+    char *text; /* after quote removal and expansion */
+    ssize_t eq; /* index of the assignment '=' in text, -1 when not NAME=... */
     bool unsupported;
 } word;
 
@@ -71,9 +72,19 @@ static bool is_blank(char c)
     return c == ' ' || c == '\t' || c == '\r';
 }
 
+static bool is_name(const char *s)
+{
+    if (!s || !is_name_start(*s))
+        return false;
+    for (s++; *s; s++)
+        if (!is_name_char(*s))
+            return false;
+    return true;
+}
+
 static bool ends_word(char c)
 {
-    return is_blank(c) || c == '\n' || c == ';' || c == '&' || c == '|' || c == '<' ||
+    return is_blank(c) || c == '\0' || c == '\n' || c == ';' || c == '&' || c == '|' || c == '<' ||
            c == '>' || c == '(' || c == ')';
 }
 
@@ -161,7 +172,14 @@ static int expand(parser *p, buf *b, bool *unsupported)
     /* An unset variable expands to nothing, as in the shell. */
     v = ks_grub_defaults_get(p->d, name);
     free(name);
-    return v ? buf_put(b, v, strlen(v)) : 0;
+    if (!v)
+        return 0;
+    if (b->n + strlen(v) > VALUE_MAX) {
+        /* A=$A$A repeated doubles every line: no real setting is this long. */
+        *unsupported = true;
+        return 0;
+    }
+    return buf_put(b, v, strlen(v));
 }
 
 /* Reads one word at p->i (not at a separator). -EBADMSG on an unterminated quote. */
@@ -237,6 +255,16 @@ static int read_word(parser *p, word *ret)
     return 0;
 }
 
+/* Room for n + 1 entries and the NULL after them. */
+static size_t slots(size_t n)
+{
+    size_t c = 8;
+
+    while (c < n + 2)
+        c *= 2;
+    return c;
+}
+
 static int set_value(ks_grub_defaults *d, const char *key, size_t key_len, const char *value,
                      const char *file)
 {
@@ -253,18 +281,21 @@ static int set_value(ks_grub_defaults *d, const char *key, size_t key_len, const
             d->files[i] = TAKE_PTR(f);
             return 0;
         }
-    nk = realloc(d->keys, (d->n + 2) * sizeof(char *));
-    if (!nk)
-        return -ENOMEM;
-    d->keys = nk;
-    nv = realloc(d->values, (d->n + 2) * sizeof(char *));
-    if (!nv)
-        return -ENOMEM;
-    d->values = nv;
-    nf = realloc(d->files, (d->n + 2) * sizeof(char *));
-    if (!nf)
-        return -ENOMEM;
-    d->files = nf;
+    /* The arrays hold slots(n) entries: grow only when that changes. */
+    if (d->n == 0 || slots(d->n) != slots(d->n - 1)) {
+        nk = realloc(d->keys, slots(d->n) * sizeof(char *));
+        if (!nk)
+            return -ENOMEM;
+        d->keys = nk;
+        nv = realloc(d->values, slots(d->n) * sizeof(char *));
+        if (!nv)
+            return -ENOMEM;
+        d->values = nv;
+        nf = realloc(d->files, slots(d->n) * sizeof(char *));
+        if (!nf)
+            return -ENOMEM;
+        d->files = nf;
+    }
     d->keys[d->n] = TAKE_PTR(k);
     d->values[d->n] = TAKE_PTR(v);
     d->files[d->n] = TAKE_PTR(f);
@@ -290,11 +321,11 @@ static bool word_is(const word *w, const char *s)
 static int run_command(ks_grub_defaults *d, word *w, size_t n, bool bad, unsigned *depth,
                        const char *file)
 {
-    static const char *const open_kw[] = { "if", "case", "for", "while", "until" };
-    static const char *const close_kw[] = { "fi", "esac", "done" };
-    static const char *const lead_kw[] = { "then", "else", "do", "elif", "!" };
+    static const char *const open_kw[] = {"if", "case", "for", "while", "until"};
+    static const char *const close_kw[] = {"fi", "esac", "done"};
+    static const char *const lead_kw[] = {"then", "else", "do", "elif", "!"};
     size_t i = 0;
-    bool lead = true;
+    bool lead = true, exported;
     int k;
 
     /* "then A=1" runs A=1 (inside the block): drop leading reserved words. */
@@ -326,22 +357,26 @@ static int run_command(ks_grub_defaults *d, word *w, size_t n, bool bad, unsigne
                 (*depth)--;
             return 0;
         }
-    if (word_is(&w[i], "export") || word_is(&w[i], "readonly")) {
-        i++;
-        if (i == n)
-            return 0;
-    }
     if (bad || *depth > 0) {
         d->n_skipped++;
         return 0;
     }
-    for (size_t j = i; j < n; j++)
+    /* "export A=1 B" assigns A; marking B for export changes no value. */
+    exported = word_is(&w[i], "export") || word_is(&w[i], "readonly");
+    if (exported)
+        i++;
+    for (size_t j = i; j < n; j++) {
+        if (exported && w[j].eq < 0 && !w[j].unsupported && is_name(w[j].text))
+            continue;
         if (w[j].eq < 0 || w[j].unsupported) {
             /* A command, or an assignment kswap cannot evaluate: skip the whole command. */
             d->n_skipped++;
             return 0;
         }
+    }
     for (size_t j = i; j < n; j++) {
+        if (w[j].eq < 0)
+            continue;
         k = set_value(d, w[j].text, (size_t)w[j].eq, w[j].text + w[j].eq + 1, file);
         if (k < 0)
             return k;
@@ -351,10 +386,10 @@ static int run_command(ks_grub_defaults *d, word *w, size_t n, bool bad, unsigne
 
 int ks_grub_defaults_parse(ks_grub_defaults *d, const char *text, size_t len, const char *file)
 {
-    parser p = { .s = text, .n = len, .d = d };
+    parser p = {.s = text, .n = len, .d = d};
     unsigned depth = 0;
     word *w = NULL;
-    size_t nw = 0;
+    size_t nw = 0, cap = 0;
     bool bad = false;
     int k;
 
@@ -381,7 +416,7 @@ int ks_grub_defaults_parse(ks_grub_defaults *d, const char *text, size_t len, co
                 k = run_command(d, w, nw, bad, &depth, file);
                 words_free(w, nw);
                 w = NULL;
-                nw = 0;
+                nw = cap = 0;
                 bad = false;
                 if (k < 0)
                     return k;
@@ -401,13 +436,17 @@ int ks_grub_defaults_parse(ks_grub_defaults *d, const char *text, size_t len, co
             p.i++;
             continue;
         }
-        {
-            word *nwv = realloc(w, (nw + 1) * sizeof(*w));
+        if (nw == cap) {
+            size_t ncap = cap ? cap * 2 : 8;
+            word *nwv = realloc(w, ncap * sizeof(*w));
             if (!nwv) {
                 words_free(w, nw);
                 return -ENOMEM;
             }
             w = nwv;
+            cap = ncap;
+        }
+        {
             k = read_word(&p, &w[nw]);
             if (k == -EBADMSG) {
                 /* An unterminated quote swallows the rest of the file in the shell too. */
@@ -497,16 +536,6 @@ static int put_quoted(buf *b, const char *v)
     for (; k >= 0 && *v; v++)
         k = *v == '\'' ? buf_put(b, "'\\''", 4) : buf_putc(b, *v);
     return k < 0 ? k : buf_putc(b, '\'');
-}
-
-static bool is_name(const char *s)
-{
-    if (!s || !is_name_start(*s))
-        return false;
-    for (s++; *s; s++)
-        if (!is_name_char(*s))
-            return false;
-    return true;
 }
 
 int ks_grub_defaults_write_dropin(const ks_root *root, const char *const *keys,

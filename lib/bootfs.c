@@ -158,7 +158,7 @@ static const char *stack_from_name(const char *source, unsigned major)
 
 static bool fs_is_writable_type(const char *t)
 {
-    static const char *const ok[] = { "ext2", "ext3", "ext4", "xfs", "vfat" };
+    static const char *const ok[] = {"ext2", "ext3", "ext4", "xfs", "vfat"};
 
     for (size_t i = 0; i < ARRAY_SIZE(ok); i++)
         if (streq(t, ok[i]))
@@ -166,32 +166,42 @@ static bool fs_is_writable_type(const char *t)
     return false;
 }
 
-static char *decide(const ks_bootfs *b, const char *where)
+static char *decide(const ks_bootfs *b, const char *where, bool *ret_by_stack)
 {
     const char *t = b->fs_type;
 
+    *ret_by_stack = false;
+
     if (streq(t, "btrfs") || streq(t, "zfs") || streq(t, "zfs_member"))
         return ks_asprintf("%s is on %s: GRUB cannot write its environment block there "
-                           "(sparse file not allowed)", where, t);
-    if (ks_strv_contains(b->stack, "lvm"))
-        return ks_asprintf("%s is on LVM: GRUB refuses to write its environment block there "
-                           "(diskfilter writes are not supported)", where);
-    if (ks_strv_contains(b->stack, "md"))
-        return ks_asprintf("%s is on mdraid: GRUB refuses to write its environment block there "
-                           "(diskfilter writes are not supported)", where);
-    if (ks_strv_contains(b->stack, "crypt"))
-        return ks_asprintf("%s is on LUKS: GRUB's writes to its environment block there are "
-                           "untested, so kswap treats them as unsafe", where);
-    if (ks_strv_contains(b->stack, "dm"))
-        return ks_asprintf("%s is on a device-mapper device that is neither LVM nor LUKS: "
-                           "GRUB's writes there are unproven", where);
+                           "(sparse file not allowed)",
+                           where, t);
     if (!fs_is_writable_type(t))
         return ks_asprintf("%s is on %s: kswap trusts GRUB's environment block only on ext2/3/4, "
-                           "xfs or vfat", where, t);
+                           "xfs or vfat",
+                           where, t);
+    *ret_by_stack = true;
+    if (ks_strv_contains(b->stack, "lvm"))
+        return ks_asprintf("%s is on LVM: GRUB refuses to write its environment block there "
+                           "(diskfilter writes are not supported)",
+                           where);
+    if (ks_strv_contains(b->stack, "md"))
+        return ks_asprintf("%s is on mdraid: GRUB refuses to write its environment block there "
+                           "(diskfilter writes are not supported)",
+                           where);
+    if (ks_strv_contains(b->stack, "crypt"))
+        return ks_asprintf("%s is on LUKS: GRUB's writes to its environment block there are "
+                           "untested, so kswap treats them as unsafe",
+                           where);
+    if (ks_strv_contains(b->stack, "dm"))
+        return ks_asprintf("%s is on a device-mapper device that is neither LVM nor LUKS: "
+                           "GRUB's writes there are unproven",
+                           where);
     if (!b->stack_known && !b->stack)
         return ks_asprintf("%s is on %s, a device whose stack kswap cannot tell (no "
                            "sys/dev/block/MAJ:MIN and an unknown name): GRUB's writes are "
-                           "unproven", where, strempty(b->source));
+                           "unproven",
+                           where, strempty(b->source));
     return NULL;
 }
 
@@ -200,9 +210,10 @@ int ks_bootfs_probe(const ks_root *root, ks_bootfs *ret)
     _cleanup_(ks_bootfs_done) ks_bootfs b = {};
     _cleanup_free_ char *text = NULL, *sysdev = NULL, *type = NULL, *uuid = NULL;
     _cleanup_free_ char *reason = NULL;
-    ks_mountinfo mi = {};
+    _cleanup_(ks_mountinfo_done) ks_mountinfo mi = {};
     const ks_mount *m;
     struct statvfs sv;
+    bool by_stack;
     size_t len;
     int k;
 
@@ -214,16 +225,13 @@ int ks_bootfs_probe(const ks_root *root, ks_bootfs *ret)
         return k;
     /* The longest mount point wins: /boot/grub, else /boot, else /. */
     m = ks_mountinfo_find(&mi, "/boot/grub");
-    if (!m) {
-        ks_mountinfo_done(&mi);
+    if (!m)
         return -ENOENT;
-    }
+
     b.mount_point = strdup(m->mount_point);
     b.source = strdup(m->source);
-    if (!b.mount_point || !b.source) {
-        ks_mountinfo_done(&mi);
+    if (!b.mount_point || !b.source)
         return -ENOMEM;
-    }
 
     if (m->source[0] == '/')
         k = probe_device(root, m->source, &type, &uuid);
@@ -232,54 +240,41 @@ int ks_bootfs_probe(const ks_root *root, ks_bootfs *ret)
     if (k == -ENOENT) {
         /* udev's dev/block/MAJ:MIN link names the same device when the source does not. */
         _cleanup_free_ char *alt = ks_asprintf("dev/block/%u:%u", m->major, m->minor);
-        if (!alt) {
-            ks_mountinfo_done(&mi);
+        if (!alt)
             return -ENOMEM;
-        }
         k = probe_device(root, alt, &type, &uuid);
     }
-    if (k == -ENOMEM) {
-        ks_mountinfo_done(&mi);
+    if (k == -ENOMEM)
         return k;
-    }
     if (k < 0)
         b.fs_type = strdup(m->fs_type);
     else {
         b.fs_type = TAKE_PTR(type);
         b.uuid = TAKE_PTR(uuid);
     }
-    if (!b.fs_type) {
-        ks_mountinfo_done(&mi);
+    if (!b.fs_type)
         return -ENOMEM;
-    }
 
     sysdev = ks_asprintf("sys/dev/block/%u:%u", m->major, m->minor);
-    if (!sysdev) {
-        ks_mountinfo_done(&mi);
+    if (!sysdev)
         return -ENOMEM;
-    }
     if (ks_root_exists(root, sysdev)) {
         b.stack_known = true;
         k = walk_stack(root, sysdev, 0, &b.stack);
-        if (k == -ENOMEM) {
-            ks_mountinfo_done(&mi);
+        if (k == -ENOMEM)
             return k;
-        }
     } else {
         const char *guess = stack_from_name(m->source, m->major);
-        if (guess && ks_strv_extend(&b.stack, guess) < 0) {
-            ks_mountinfo_done(&mi);
+        if (guess && ks_strv_extend(&b.stack, guess) < 0)
             return -ENOMEM;
-        }
     }
-    ks_mountinfo_done(&mi);
 
-    reason = decide(&b, streq(b.mount_point, "/") ? "/boot/grub" :
-                        streq(b.mount_point, "/boot") ? "/boot" : b.mount_point);
-    if (reason && !b.stack_known && !strstr(reason, "sys/dev/block")) {
+    reason = decide(&b, streq(b.mount_point, "/") ? "/boot/grub" : b.mount_point, &by_stack);
+    if (reason && by_stack && !b.stack_known && !strstr(reason, "sys/dev/block")) {
         /* Say that the device stack was not seen, only guessed. */
         char *r2 = ks_asprintf("%s (device stack guessed from the name %s: no "
-                               "sys/dev/block/%s)", reason, b.source, sysdev + 14);
+                               "sys/dev/block/%s)",
+                               reason, b.source, sysdev + 14);
         if (!r2)
             return -ENOMEM;
         free(reason);

@@ -15,19 +15,39 @@
  * when it does not enable XSAVE, but a hand-made dump may not, and XanMod's own check
  * requires it too.
  */
-static const char *const level_flags[4][10] = {
-    {"lm", "cmov", "cx8", "fpu", "fxsr", "mmx", "syscall", "sse", "sse2", NULL},
-    {"cx16", "lahf_lm", "popcnt", "pni", "ssse3", "sse4_1", "sse4_2", NULL},
-    {"avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "abm", "movbe", "xsave", NULL},
-    {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl", NULL},
+#define FLAG(name, level)                                                                          \
+    {                                                                                              \
+        name, sizeof(name) - 1, level                                                              \
+    }
+static const struct {
+    const char *name;
+    size_t len;
+    int level;
+} level_flags[] = {
+    FLAG("lm", 1),       FLAG("cmov", 1),     FLAG("cx8", 1),      FLAG("fpu", 1),
+    FLAG("fxsr", 1),     FLAG("mmx", 1),      FLAG("syscall", 1),  FLAG("sse", 1),
+    FLAG("sse2", 1),     FLAG("cx16", 2),     FLAG("lahf_lm", 2),  FLAG("popcnt", 2),
+    FLAG("pni", 2),      FLAG("ssse3", 2),    FLAG("sse4_1", 2),   FLAG("sse4_2", 2),
+    FLAG("avx", 3),      FLAG("avx2", 3),     FLAG("bmi1", 3),     FLAG("bmi2", 3),
+    FLAG("f16c", 3),     FLAG("fma", 3),      FLAG("abm", 3),      FLAG("movbe", 3),
+    FLAG("xsave", 3),    FLAG("avx512f", 4),  FLAG("avx512bw", 4), FLAG("avx512cd", 4),
+    FLAG("avx512dq", 4), FLAG("avx512vl", 4),
 };
 
-/* Whole-token search in a white-space separated list: "lm" must not match "lahf_lm". */
-static bool has_token(const char *list, size_t len, const char *token)
+/* Bit i: level_flags[i] is present; bit 63: "hypervisor". */
+#define HYPERVISOR_BIT (UINT64_C(1) << 63)
+
+/*
+ * One pass over a white-space separated list, whole tokens only ("lm" must not match
+ * "lahf_lm"): a dump has 16+ flags lines of 100+ tokens, so each is read once.
+ */
+static uint64_t flag_bits(const char *list, size_t len)
 {
-    size_t tlen = strlen(token), i = 0;
+    uint64_t bits = 0;
+    size_t i = 0;
 
     while (i < len) {
+        const char *tok;
         size_t start, n;
 
         while (i < len && isspace((unsigned char)list[i]))
@@ -36,30 +56,33 @@ static bool has_token(const char *list, size_t len, const char *token)
         while (i < len && !isspace((unsigned char)list[i]))
             i++;
         n = i - start;
-        if (n == tlen && memcmp(list + start, token, n) == 0)
-            return true;
+        if (n == 0)
+            break;
+        tok = list + start;
+        for (size_t f = 0; f < ARRAY_SIZE(level_flags); f++)
+            if (level_flags[f].len == n && level_flags[f].name[0] == tok[0] &&
+                memcmp(level_flags[f].name, tok, n) == 0)
+                bits |= UINT64_C(1) << f;
+        if (n == strlen("hypervisor") && memcmp(tok, "hypervisor", n) == 0)
+            bits |= HYPERVISOR_BIT;
     }
-    return false;
+    return bits;
 }
 
-static int level_of(const char *flags, size_t len)
+/* The table is ordered by level: the first missing flag decides. */
+static int level_of(uint64_t bits)
 {
-    int level = 0;
-
-    for (int l = 0; l < 4; l++) {
-        for (const char *const *f = level_flags[l]; *f; f++)
-            if (!has_token(flags, len, *f))
-                return level;
-        level = l + 1;
-    }
-    return level;
+    for (size_t f = 0; f < ARRAY_SIZE(level_flags); f++)
+        if (!(bits & (UINT64_C(1) << f)))
+            return level_flags[f].level - 1;
+    return 4;
 }
 
 int ks_cpu_level_from_flags(const char *flags)
 {
     if (!flags)
         return 0;
-    return level_of(flags, strlen(flags));
+    return level_of(flag_bits(flags, strlen(flags)));
 }
 
 void ks_cpuinfo_done(ks_cpuinfo *c)
@@ -73,7 +96,7 @@ void ks_cpuinfo_done(ks_cpuinfo *c)
 
 /* One processor block while it is being read. */
 typedef struct block {
-    bool seen;       /* has a "processor" or "flags" line */
+    bool seen; /* has a "processor" or "flags" line */
     bool has_processor;
     bool has_flags;
     int level;
@@ -139,7 +162,9 @@ int ks_cpuinfo_parse(const char *text, size_t len, ks_cpuinfo *ret)
     ks_cpuinfo c = {};
     block b = {};
     bool any_flags = false;
-    const char *line;
+    const char *line, *prev_flags = NULL;
+    size_t prev_len = 0;
+    uint64_t prev_bits = 0;
     size_t pos = 0, n;
     int k;
 
@@ -149,6 +174,7 @@ int ks_cpuinfo_parse(const char *text, size_t len, ks_cpuinfo *ret)
     while (ks_next_line(text, len, &pos, &line, &n)) {
         const char *key, *value;
         size_t klen, vlen, i;
+        uint64_t bits;
 
         /* CRLF and trailing blanks are not part of the value. */
         while (n > 0 && isspace((unsigned char)line[n - 1]))
@@ -173,8 +199,17 @@ int ks_cpuinfo_parse(const char *text, size_t len, ks_cpuinfo *ret)
                 end_block(&b, &c, &any_flags); /* two flags lines: two processors */
             b.seen = true;
             b.has_flags = true;
-            b.level = level_of(value, vlen);
-            b.hypervisor = has_token(value, vlen, "hypervisor");
+            /* Processors of one machine share their flags: read a repeated line once. */
+            if (prev_flags && vlen == prev_len && memcmp(value, prev_flags, vlen) == 0) {
+                bits = prev_bits;
+            } else {
+                bits = flag_bits(value, vlen);
+                prev_flags = value;
+                prev_len = vlen;
+                prev_bits = bits;
+            }
+            b.level = level_of(bits);
+            b.hypervisor = bits & HYPERVISOR_BIT;
         } else if (key_is(key, klen, "vendor_id")) {
             k = set_once(&c.vendor_id, value, vlen);
             if (k < 0)
@@ -251,8 +286,7 @@ int ks_cpu_level_live(void)
     if (!all(edx1, BIT(15) | BIT(8) | BIT(0) | BIT(24) | BIT(23) | BIT(25) | BIT(26)))
         return 0;
     /* v2: CX16 POPCNT SSE3 SSSE3 SSE4_1 SSE4_2 (leaf 1 ECX), LAHF64 (0x80000001 ECX). */
-    if (!all(ecx1, BIT(13) | BIT(23) | BIT(0) | BIT(9) | BIT(19) | BIT(20)) ||
-        !(ecx81 & BIT(0)))
+    if (!all(ecx1, BIT(13) | BIT(23) | BIT(0) | BIT(9) | BIT(19) | BIT(20)) || !(ecx81 & BIT(0)))
         return 1;
     /* v3: AVX AVX2 FMA F16C usable, BMI1 BMI2 (leaf 7 EBX), LZCNT (0x80000001), MOVBE. */
     if (!avx || !all(ebx7, BIT(5) | BIT(3) | BIT(8)) || !all(ecx1, BIT(12) | BIT(29)) ||

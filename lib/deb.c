@@ -15,9 +15,10 @@
 #define BUILTIN_MAX (16u * 1024 * 1024)
 #define SMALL_MODULE_MAX (2u * 1024 * 1024)
 #define XZ_THREADS_MAX 8
-/* Above this the multi-threaded decoder uses fewer threads: keeps the peak near dpkg-deb's.
- * Debian's data.tar.xz has 24 MiB blocks; two threads need about 80 MiB, 64 MiB means one. */
-#define XZ_MEMLIMIT_THREADING (128u * 1024 * 1024)
+/* Memory the multi-threaded decoder may use per thread. A block in flight costs its output
+ * (Debian's data.tar.xz: 24 MiB blocks), its input (up to ~10 MiB) and the 8 MiB dictionary:
+ * 48 MiB per thread lets one block per thread run, and no more, like dpkg-deb's peak. */
+#define XZ_MEMLIMIT_PER_THREAD (48u * 1024 * 1024)
 
 typedef enum comp {
     COMP_NONE, /* plain tar, or gzip/bzip2 left to libarchive */
@@ -196,10 +197,11 @@ static int source_init(source *s, int fd, uint64_t off, uint64_t size, comp c)
         return -ENOMEM;
     if (c == COMP_XZ) {
         uint32_t cpus = lzma_cputhreads();
+        uint32_t threads = cpus == 0 ? 1 : cpus > XZ_THREADS_MAX ? XZ_THREADS_MAX : cpus;
         lzma_mt mt = {
             .flags = LZMA_CONCATENATED,
-            .threads = cpus == 0 ? 1 : cpus > XZ_THREADS_MAX ? XZ_THREADS_MAX : cpus,
-            .memlimit_threading = XZ_MEMLIMIT_THREADING,
+            .threads = threads,
+            .memlimit_threading = (uint64_t)XZ_MEMLIMIT_PER_THREAD * threads,
             .memlimit_stop = UINT64_MAX,
         };
         s->lz = (lzma_stream)LZMA_STREAM_INIT;

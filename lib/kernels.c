@@ -143,7 +143,7 @@ static bool is_dir(const ks_root *root, const char *path)
 /* lib/modules/RELEASE, or usr/lib/modules/RELEASE on a merged-/usr system without the link. */
 static char *modules_dir(const ks_root *root, const char *release)
 {
-    static const char *const bases[] = { "lib/modules", "usr/lib/modules" };
+    static const char *const bases[] = {"lib/modules", "usr/lib/modules"};
 
     for (size_t i = 0; i < ARRAY_SIZE(bases); i++) {
         char *p = ks_asprintf("%s/%s", bases[i], release);
@@ -158,8 +158,9 @@ static char *modules_dir(const ks_root *root, const char *release)
 
 static bool skip_image_name(const char *name)
 {
-    static const char *const suffixes[] = { ".old", ".bak", "~", ".dpkg-old", ".dpkg-new",
-                                            ".dpkg-tmp", ".dpkg-dist", ".dpkg-bak", ".efi.signed" };
+    static const char *const suffixes[] = {".old",       ".bak",      "~",
+                                           ".dpkg-old",  ".dpkg-new", ".dpkg-tmp",
+                                           ".dpkg-dist", ".dpkg-bak", ".efi.signed"};
 
     for (size_t i = 0; i < ARRAY_SIZE(suffixes); i++)
         if (ks_endswith(name, suffixes[i]))
@@ -252,7 +253,7 @@ int ks_running_kernel(const ks_root *root, char **ret)
 /* "kernel/net/ipv4/tcp_bbr.ko.zst" names module "tcp_bbr" ('-' and '_' alike). */
 static bool path_names_module(const char *path, size_t n, const char *module)
 {
-    static const char *const suffixes[] = { ".ko", ".ko.xz", ".ko.zst", ".ko.gz" };
+    static const char *const suffixes[] = {".ko", ".ko.xz", ".ko.zst", ".ko.gz"};
     const char *base = path;
     size_t bl, ml = strlen(module);
 
@@ -292,7 +293,7 @@ static char *list_find(const char *text, size_t len, const char *module)
 /* modules.order names NAME.ko even when the package ships NAME.ko.zst: try every suffix. */
 static bool module_file_exists(const ks_root *root, const char *mdir, const char *entry)
 {
-    static const char *const suffixes[] = { "", ".xz", ".zst", ".gz" };
+    static const char *const suffixes[] = {"", ".xz", ".zst", ".gz"};
     _cleanup_free_ char *base = strdup(entry);
     char *dot;
 
@@ -348,8 +349,7 @@ int ks_kernel_module_kind(const ks_root *root, const char *release, const char *
     size_t len;
     int k;
 
-    if (!release || !*release || strchr(release, '/') || !module || !*module ||
-        strchr(module, '/'))
+    if (!release || !*release || strchr(release, '/') || !module || !*module || strchr(module, '/'))
         return -EINVAL;
     mdir = modules_dir(root, release);
     if (!mdir)

@@ -145,7 +145,11 @@ static int check_os(const ks_root *root, const ks_plan_opts *opts, ks_plan *p)
 
     k = ks_os_release_load(root, &os, &file);
     if (k < 0)
-        return fail(p, file ? file : "etc/os-release", k);
+        return fail(p,
+                    file                                   ? file
+                    : ks_root_exists(root, "etc/os-release") ? "etc/os-release"
+                                                           : "usr/lib/os-release",
+                    k);
     p->os_release_file = strdup(file);
     make_abs(&p->os_release_file);
     p->os_id = dup_or_null(os.id);
@@ -284,6 +288,7 @@ static int check_boot(const ks_root *root, ks_plan *p)
         if (k < 0)
             return fail(p, "boot/grub/grub.cfg", k);
         p->recordfail_timeout = facts.recordfail_timeout;
+        p->efi_recordfail_timeout = facts.efi_recordfail_timeout;
     }
 
     if (!p->grub_cfg_found)
@@ -396,6 +401,13 @@ static int check_grub_settings(const ks_root *root, ks_plan *p)
                 "/boot/grub/grub.cfg waits at the menu forever after a failed boot (recordfail "
                 "timeout %d): a headless node would never come back",
                 p->recordfail_timeout);
+    else if (p->secureboot.efi && p->efi_recordfail_timeout != INT_MIN &&
+             p->efi_recordfail_timeout < 0)
+        k = add(p, "grub.recordfail-wait", KS_SEV_BLOCK,
+                "set GRUB_RECORDFAIL_TIMEOUT=30 (or 0) in /etc/default/grub.d and run update-grub",
+                "/boot/grub/grub.cfg waits at the menu forever on every EFI boot (GRUB cannot save "
+                "recordfail here, timeout %d)",
+                p->efi_recordfail_timeout);
     else if (rf && streq(rf, "-1"))
         k = add(p, "grub.recordfail-wait", KS_SEV_BLOCK,
                 "set GRUB_RECORDFAIL_TIMEOUT=30 (or 0) and run update-grub",
@@ -501,7 +513,11 @@ static int check_bbr(const ks_root *root, ks_plan *p)
 
 int ks_plan_run(const ks_root *root, const ks_plan_opts *opts, ks_plan *ret)
 {
-    ks_plan p = {.branch = opts->branch, .recordfail_timeout = INT_MIN};
+    ks_plan p = {
+        .branch = opts->branch,
+        .recordfail_timeout = INT_MIN,
+        .efi_recordfail_timeout = INT_MIN,
+    };
     int k;
 
     /* Order matters only for output: host first, then boot, then run-time BBR. */

@@ -14,7 +14,7 @@
 
 #define CONF_MAX (1024u * 1024)
 
-static const char *const conf_dirs[] = { "/etc", "/run", "/usr/local/lib", "/usr/lib", "/lib" };
+static const char *const conf_dirs[] = {"/etc", "/run", "/usr/local/lib", "/usr/lib", "/lib"};
 
 /* Collapses runs of white space to one space and trims: "reno\tcubic\n" -> "reno cubic". */
 static char *normalize_value(const char *s, size_t n)
@@ -100,8 +100,8 @@ static bool is_mask(const ks_root *root, const char *path)
 
     if (ks_root_readlink(root, path, &target) >= 0 && streq(target, "/dev/null"))
         return true;
-    return ks_root_stat(root, path, &st) >= 0 && S_ISCHR(st.st_mode) &&
-           major(st.st_rdev) == 1 && minor(st.st_rdev) == 3;
+    return ks_root_stat(root, path, &st) >= 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 &&
+           minor(st.st_rdev) == 3;
 }
 
 /* The files of "<dir>/<sub>" for every conf dir, in systemd's order, masks dropped. */

@@ -35,11 +35,13 @@ static int decide(verdict *v, const char *word, char *evidence)
     return 1;
 }
 
-/* A one-line file with trailing white space stripped; NULL when absent or unreadable. */
+/*
+ * The first line of a file, ending at CR or LF as systemd's read_one_line_file() sees it
+ * (other white space stays: "lxc " is not "lxc"). NULL when absent or unreadable.
+ */
 static int read_value(const ks_root *root, const char *path, char **ret)
 {
-    _cleanup_free_ char *s = NULL;
-    size_t n;
+    char *s = NULL;
     int k;
 
     k = ks_root_read_line(root, path, &s);
@@ -49,10 +51,8 @@ static int read_value(const ks_root *root, const char *path, char **ret)
         *ret = NULL;
         return 0;
     }
-    n = strlen(s);
-    while (n > 0 && isspace((unsigned char)s[n - 1]))
-        s[--n] = '\0';
-    *ret = TAKE_PTR(s);
+    s[strcspn(s, "\r\n")] = '\0';
+    *ret = s;
     return 0;
 }
 
@@ -181,8 +181,12 @@ static int detect_proot(const ks_root *root, verdict *v)
     k = read_value(root, path, &comm);
     if (k < 0)
         return k;
-    if (comm && ks_startswith(comm, "proot"))
-        return decide(v, "proot", ks_asprintf("traced by '%s' (pid %d)", comm, pid));
+    if (comm && ks_startswith(comm, "proot")) {
+        _cleanup_free_ char *shown = printable(comm);
+        if (!shown)
+            return -ENOMEM;
+        return decide(v, "proot", ks_asprintf("traced by '%s' (pid %d)", shown, pid));
+    }
     return 0;
 }
 
@@ -245,31 +249,31 @@ static int detect_container(const ks_root *root, verdict *v)
     if (m && *m)
         return translate(root, m, "/run/host/container-manager", v);
 
-    /* As PID 1 our own environment is authoritative; an empty $container means none. */
     if (host && getpid() == 1) {
+        /* As PID 1 our own environment is authoritative; an empty $container means none. */
         const char *e = getenv("container");
 
         if (e && !*e)
             return 0;
         if (e)
             return translate(root, e, "$container", v);
-        goto check_files;
+    } else {
+        /* PID 1 (systemd) leaves it in /run; other inits only in their environment. */
+        free(TAKE_PTR(m));
+        k = read_value(root, "run/systemd/container", &m);
+        if (k < 0)
+            return k;
+        if (m && *m)
+            return translate(root, m, "/run/systemd/container", v);
+
+        k = pid1_container_env(root, &env);
+        if (k < 0)
+            return k;
+        if (k > 0)
+            return translate(root, env, "container= in /proc/1/environ", v);
     }
 
-    free(TAKE_PTR(m));
-    k = read_value(root, "run/systemd/container", &m);
-    if (k < 0)
-        return k;
-    if (m && *m)
-        return translate(root, m, "/run/systemd/container", v);
-
-    k = pid1_container_env(root, &env);
-    if (k < 0)
-        return k;
-    if (k > 0)
-        return translate(root, env, "container= in /proc/1/environ", v);
-
-check_files:
+    /* The well-known files only now: a stray /.dockerenv must not hide another manager. */
     k = container_files(root, v);
     if (k != 0)
         return k;
@@ -309,9 +313,9 @@ static const struct {
 /* What DMI says; the values are kept for later steps and evidence. */
 typedef struct dmi {
     char *value[ARRAY_SIZE(dmi_files)];
-    const char *word;     /* NULL: nothing matched */
-    const char *file;     /* the file that matched */
-    const char *matched;  /* its value */
+    const char *word;    /* NULL: nothing matched */
+    const char *file;    /* the file that matched */
+    const char *matched; /* its value */
 } dmi;
 
 static void dmi_done(dmi *d)
@@ -334,8 +338,7 @@ static int smbios_vm_bit(const ks_root *root)
     _cleanup_free_ char *raw = NULL;
     size_t len;
 
-    if (ks_root_read_file(root, "sys/firmware/dmi/entries/0-0/raw", SMALL_FILE_MAX, &raw,
-                          &len) < 0)
+    if (ks_root_read_file(root, "sys/firmware/dmi/entries/0-0/raw", SMALL_FILE_MAX, &raw, &len) < 0)
         return -1;
     if (len < 20 || (unsigned char)raw[1] < 20)
         return -1;
@@ -456,10 +459,10 @@ static const struct {
     const char sig[13];
     const char *word;
 } cpuid_vendors[] = {
-    {"XenVMMXenVMM", "xen"},      {"KVMKVMKVM", "kvm"},        {"Linux KVM Hv", "kvm"},
-    {"TCGTCGTCGTCG", "qemu"},     {"VMwareVMware", "vmware"},  {"Microsoft Hv", "microsoft"},
-    {"bhyve bhyve ", "bhyve"},    {"QNXQVMBSQG", "qnx"},       {"ACRNACRNACRN", "acrn"},
-    {"SRESRESRESRE", "sre"},      {"Apple VZ", "apple"},
+    {"XenVMMXenVMM", "xen"},   {"KVMKVMKVM", "kvm"},       {"Linux KVM Hv", "kvm"},
+    {"TCGTCGTCGTCG", "qemu"},  {"VMwareVMware", "vmware"}, {"Microsoft Hv", "microsoft"},
+    {"bhyve bhyve ", "bhyve"}, {"QNXQVMBSQG", "qnx"},      {"ACRNACRNACRN", "acrn"},
+    {"SRESRESRESRE", "sre"},   {"Apple VZ", "apple"},
 };
 
 /* detect_vm_cpuid() on the live host: "none", "vm-other" (unknown vendor) or a word. */
@@ -612,36 +615,34 @@ static int detect_vm(const ks_root *root, verdict *v)
         goto out;
     }
     /* A Xen dom0 is the host, not a guest: only CPUID (a nesting hypervisor) counts. */
-    if (dom0 > 0)
-        goto finish;
-
-    if (streq(dv.word, "vm-other")) {
-        free(other);
-        other = TAKE_PTR(dv.evidence);
-    } else if (!streq(dv.word, "none")) {
-        k = take(v, &dv);
-        goto out;
-    }
-
-    k = read_value(root, "sys/hypervisor/type", &hvtype);
-    if (k < 0)
-        goto out;
-    if (hvtype && streq(hvtype, "xen")) {
-        k = decide(v, "xen", strdup("/sys/hypervisor/type is 'xen'"));
-        goto out;
-    }
-    if (hvtype) {
-        _cleanup_free_ char *shown = printable(hvtype);
-
-        free(other);
-        other = shown ? ks_asprintf("/sys/hypervisor/type is '%s'", shown) : NULL;
-        if (!other) {
-            k = -ENOMEM;
+    if (dom0 == 0) {
+        if (streq(dv.word, "vm-other")) {
+            free(other);
+            other = TAKE_PTR(dv.evidence);
+        } else if (!streq(dv.word, "none")) {
+            k = take(v, &dv);
             goto out;
+        }
+
+        k = read_value(root, "sys/hypervisor/type", &hvtype);
+        if (k < 0)
+            goto out;
+        if (hvtype && streq(hvtype, "xen")) {
+            k = decide(v, "xen", strdup("/sys/hypervisor/type is 'xen'"));
+            goto out;
+        }
+        if (hvtype) {
+            _cleanup_free_ char *shown = printable(hvtype);
+
+            free(other);
+            other = shown ? ks_asprintf("/sys/hypervisor/type is '%s'", shown) : NULL;
+            if (!other) {
+                k = -ENOMEM;
+                goto out;
+            }
         }
     }
 
-finish:
     /* Nothing clear: Hyper-V enlightenments alone mean Microsoft, any hint means a VM. */
     if (hyperv)
         k = take(v, &cv);

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Runs one libFuzzer target for a bounded time on a scratch copy of its seeds.
 set -eu
-exe=$1 seconds=$2
+exe=$(realpath "$1") seconds=$2 # meson passes a path relative to the build dir
 shift 2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -44,6 +44,7 @@ virtio_disk() { # root partitions...
   local d=sys/devices/pci0000:00/0000:00:04.0/virtio1
   mkdir -p "$r/$d/block/vda" "$r/sys/dev/block" "$r/sys/bus/virtio/drivers/virtio_blk"
   ln -sfn ../../../../bus/virtio/drivers/virtio_blk "$r/$d/driver"
+  : > "$r/sys/bus/virtio/drivers/virtio_blk/uevent"
   ln -sfn ../../../virtio1 "$r/$d/block/vda/device"
   line "$r/$d/block/vda/dev" "252:0"
   ln -sfn "../../devices/pci0000:00/0000:00:04.0/virtio1/block/vda" "$r/sys/dev/block/252:0"
@@ -198,7 +199,7 @@ EOT
   line "$r/etc/modules-load.d/bbr.conf" "tcp_bbr"
   dpkg_status "$r" "linux-image-$OLD=6.8.0-48.48" "linux-image-$PREV=6.8.0-45.45" \
     "linux-generic=6.8.0-48.48" "grub-pc=2.12-1ubuntu7" "grub-common=2.12-1ubuntu7"
-  mkdir -p "$r/var/lib/kswap" "$r/etc/apt/sources.list.d"
+  mkdir -p "$r/etc/apt/sources.list.d"
   w "$r/etc/apt/sources.list.d/ubuntu.sources" <<'EOT'
 Types: deb
 URIs: http://archive.ubuntu.com/ubuntu/
@@ -265,7 +266,10 @@ gen_openvz() {
   local r=$here/openvz/root
   ubuntu_kvm "$r"
   rm -rf "$r/sys/class/dmi" "$r/dev/vda1"
+  # git keeps no empty directories; real /proc/vz holds files like these.
   mkdir -p "$r/proc/vz"
+  line "$r/proc/vz/veinfo" "     0     0     2     0.0.0.0"
+  line "$r/proc/vz/version" "028stab123.1"
   w "$r/proc/self/mountinfo" <<'EOT'
 1074 988 182:3487505 / / rw,relatime shared:474 master:1 - ext4 /dev/ploop54797p1 rw,data=ordered,balloon_ino=12,pfcache_csum,usrquota,grpquota
 1075 1074 0:1002 / /dev rw,nosuid,relatime shared:475 - devtmpfs devtmpfs rw,size=1048576k,nr_inodes=262144,mode=755

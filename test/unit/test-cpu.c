@@ -24,8 +24,7 @@ static const struct {
     {"baremetal-desktop-i5-6500-skylake-v3-single-block.txt", 3, 1, false, "GenuineIntel"},
     {"baremetal-desktop-i7-2600-sandybridge-v2.txt", 2, 8, false, "GenuineIntel"},
     {"baremetal-laptop-i5-m560-westmere-arrandale-v2.txt", 2, 4, false, "GenuineIntel"},
-    {"baremetal-laptop-i7-7700hq-kabylake-v3-leading-blank-line.txt", 3, 2, false,
-     "GenuineIntel"},
+    {"baremetal-laptop-i7-7700hq-kabylake-v3-leading-blank-line.txt", 3, 2, false, "GenuineIntel"},
     {"baremetal-server-2x-xeon-e5620-westmere-ep-v2-no-final-newline.txt", 2, 16, false,
      "GenuineIntel"},
     {"baremetal-xeon-netburst-3.8ghz-v1-no-lahf.txt", 1, 2, false, "GenuineIntel"},
@@ -56,14 +55,14 @@ static const struct {
     {V1 " cx16 lahf_lm popcnt ssse3 sse4_1 sse4_2", 1},      /* XanMod's script omits pni */
     {V1 " cx16 popcnt pni ssse3 sse4_1 sse4_2", 1},          /* no lahf_lm */
     {V1 " cx16 lahf_lm popcnt pni ssse3 sse4_1 sse4_2x", 1},
-    {V2 " avx2 bmi1 bmi2 f16c fma abm movbe xsave", 2},       /* avx2 without avx */
-    {V2 " avx avx2 bmi1 bmi2 f16c fma abm movbe", 2},         /* no xsave */
+    {V2 " avx2 bmi1 bmi2 f16c fma abm movbe xsave", 2}, /* avx2 without avx */
+    {V2 " avx avx2 bmi1 bmi2 f16c fma abm movbe", 2},   /* no xsave */
     {V2 " avx avx2 bmi1 bmi2 f16c fma abm movbe xsaveopt xsaves", 2},
-    {V2 " avx avx2 bmi1 bmi2 f16c fma movbe xsave", 2},       /* no abm (lzcnt) */
-    {V2 " avx avx2 bmi1 f16c fma abm movbe xsave", 2},        /* no bmi2 */
-    {V3 " avx512f avx512bw avx512cd avx512dq", 3},            /* no avx512vl */
+    {V2 " avx avx2 bmi1 bmi2 f16c fma movbe xsave", 2}, /* no abm (lzcnt) */
+    {V2 " avx avx2 bmi1 f16c fma abm movbe xsave", 2},  /* no bmi2 */
+    {V3 " avx512f avx512bw avx512cd avx512dq", 3},      /* no avx512vl */
     {V3 " avx512f avx512bw avx512cd avx512dq avx512vlx", 3},
-    {V2 " avx512f avx512bw avx512cd avx512dq avx512vl", 2},   /* v4 needs v3 */
+    {V2 " avx512f avx512bw avx512cd avx512dq avx512vl", 2}, /* v4 needs v3 */
     {"avx512f avx512bw avx512cd avx512dq avx512vl", 0},
 };
 
@@ -81,42 +80,45 @@ static const struct {
      " hypervisor\n\nprocessor\t: 1\nvendor_id\t: Other\nmodel name\t: B\nflags\t\t: " V2
      " hypervisor\n\n",
      0, 2, 2, true, "GenuineIntel", "A"},
-    {"first block weaker", "processor : 0\nflags : " V1 "\n\nprocessor : 1\nflags : " V4 "\n",
-     0, 1, 2, false, NULL, NULL},
+    {"first block weaker", "processor : 0\nflags : " V1 "\n\nprocessor : 1\nflags : " V4 "\n", 0, 1,
+     2, false, NULL, NULL},
     {"hypervisor in one block only",
-     "processor : 0\nflags : " V3 " hypervisor\n\nprocessor : 1\nflags : " V3 "\n", 0, 3, 2,
-     false, NULL, NULL},
+     "processor : 0\nflags : " V3 " hypervisor\n\nprocessor : 1\nflags : " V3 "\n", 0, 3, 2, false,
+     NULL, NULL},
     {"hypervisor in the last block only",
-     "processor : 0\nflags : " V3 "\n\nprocessor : 1\nflags : " V3 " hypervisor\n", 0, 3, 2,
-     false, NULL, NULL},
+     "processor : 0\nflags : " V3 "\n\nprocessor : 1\nflags : " V3 " hypervisor\n", 0, 3, 2, false,
+     NULL, NULL},
     {"block without flags (truncated)",
-     "processor : 0\nflags : " V3 "\n\nprocessor : 1\nvendor_id : GenuineIntel\n", 0, 0, 2,
-     false, "GenuineIntel", NULL},
+     "processor : 0\nflags : " V3 "\n\nprocessor : 1\nvendor_id : GenuineIntel\n", 0, 0, 2, false,
+     "GenuineIntel", NULL},
     {"truncated flags line", "processor : 0\nflags : fpu cx8 cm", 0, 0, 1, false, NULL, NULL},
     {"no blank line between blocks",
-     "processor : 0\nflags : " V3 "\nprocessor : 1\nflags : " V1 "\n", 0, 1, 2, false, NULL,
-     NULL},
+     "processor : 0\nflags : " V3 "\nprocessor : 1\nflags : " V1 "\n", 0, 1, 2, false, NULL, NULL},
     {"flags lines without processor lines", "flags : " V2 "\nflags : " V4 "\n", 0, 2, 2, false,
      NULL, NULL},
     {"CRLF",
-     "processor\t: 0\r\nflags\t\t: " V4 "\r\n\r\nprocessor\t: 1\r\nflags\t\t: " V4 "\r\n\r\n",
-     0, 4, 2, false, NULL, NULL},
-    {"leading blank lines, no final newline", "\n\n \t\nprocessor : 0\nflags : " V2, 0, 2, 1,
-     false, NULL, NULL},
-    {"blank lines made of spaces", "processor : 0\nflags : " V2 "\n  \t\nprocessor : 1\nflags : "
-     V3 "\n", 0, 2, 2, false, NULL, NULL},
+     "processor\t: 0\r\nflags\t\t: " V4 "\r\n\r\nprocessor\t: 1\r\nflags\t\t: " V4 "\r\n\r\n", 0, 4,
+     2, false, NULL, NULL},
+    {"leading blank lines, no final newline", "\n\n \t\nprocessor : 0\nflags : " V2, 0, 2, 1, false,
+     NULL, NULL},
+    {"blank lines made of spaces",
+     "processor : 0\nflags : " V2 "\n  \t\nprocessor : 1\nflags : " V3 "\n", 0, 2, 2, false, NULL,
+     NULL},
     {"vmx flags is not flags", "processor : 0\nvmx flags : " V4 "\nflags : " V1 "\n", 0, 1, 1,
      false, NULL, NULL},
     {"empty flags value", "processor : 0\nflags\t\t:\n", 0, 0, 1, false, NULL, NULL},
-    {"garbage lines around", "%%%\n\x01\x02\x03\nprocessor : 0\n::::\nflags : " V3
-     "\nnonsense\n", 0, 3, 1, false, NULL, NULL},
+    {"garbage lines around", "%%%\n\x01\x02\x03\nprocessor : 0\n::::\nflags : " V3 "\nnonsense\n",
+     0, 3, 1, false, NULL, NULL},
     {"empty vendor value", "vendor_id :\nflags : " V1 "\n", 0, 1, 1, false, "", NULL},
     {"only vmx flags", "processor : 0\nvmx flags : " V4 "\n", -EBADMSG},
     {"no flags line", "processor\t: 0\nvendor_id\t: GenuineIntel\n\n", -EBADMSG},
     {"flags without colon", "processor 0\nflags " V4 "\n", -EBADMSG},
     {"empty", "", -EBADMSG},
     {"only blank lines", "\n\n\r\n  \n", -EBADMSG},
-    {"binary garbage", "\x7f" "ELF\x02\x01\x01\xff\xfe\x80\x90:\xa0", -EBADMSG},
+    {"binary garbage",
+     "\x7f"
+     "ELF\x02\x01\x01\xff\xfe\x80\x90:\xa0",
+     -EBADMSG},
 };
 
 static char *slurp(const char *path, size_t *ret_len)
@@ -292,8 +294,8 @@ static void test_fixtures(void)
             /* avx gone, avx2 still there: a substring match would keep v3. */
             weak = drop_flag(text, "avx", true);
             CHECK(strstr(weak, "avx2") != NULL);
-            check_parse("without avx", weak, strlen(weak), 2, fixtures[i].n,
-                        fixtures[i].hypervisor, fixtures[i].vendor);
+            check_parse("without avx", weak, strlen(weak), 2, fixtures[i].n, fixtures[i].hypervisor,
+                        fixtures[i].vendor);
             free(TAKE_PTR(weak));
         }
         /* lm gone, lahf_lm still there. */
@@ -309,8 +311,7 @@ static void test_fixtures(void)
     while (d && (de = readdir(d))) {
         if (!ks_endswith(de->d_name, ".txt"))
             continue;
-        CHECK_MSG(ks_strv_contains(seen, de->d_name), "fixture %s has no expectation",
-                  de->d_name);
+        CHECK_MSG(ks_strv_contains(seen, de->d_name), "fixture %s has no expectation", de->d_name);
     }
     CHECK_INTEQ(ks_strv_length(seen), ARRAY_SIZE(fixtures));
 }
@@ -340,8 +341,8 @@ static void test_texts(void)
                   c.level, text_cases[i].level);
         CHECK_MSG(c.n_processors == text_cases[i].n, "%s: %u processors, want %u",
                   text_cases[i].name, c.n_processors, text_cases[i].n);
-        CHECK_MSG(c.hypervisor == text_cases[i].hypervisor, "%s: hypervisor %d",
-                  text_cases[i].name, c.hypervisor);
+        CHECK_MSG(c.hypervisor == text_cases[i].hypervisor, "%s: hypervisor %d", text_cases[i].name,
+                  c.hypervisor);
         if (text_cases[i].vendor)
             CHECK_STREQ(c.vendor_id, text_cases[i].vendor);
         if (text_cases[i].model)

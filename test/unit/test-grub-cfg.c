@@ -181,7 +181,15 @@ static void test_garbage(void)
     /* Binary garbage and a 50 MB config: an answer, no crash. */
     size_t n = 50u << 20;
     char *big = malloc(n + 1);
-    const char *entry = "menuentry 'Linux' --id lin { linux /vmlinuz-1.0 ro }\n";
+    /* Entries of about 4 KiB (long comments and arguments), as a generated file with many
+     * kernels and verbose templates would have. */
+    _cleanup_free_ char *pad = malloc(2049), *args = malloc(2049);
+    memset(pad, '#', 2048);
+    pad[2048] = '\0';
+    memset(args, 'a', 2048);
+    args[2048] = '\0';
+    _cleanup_free_ char *entry =
+        ks_asprintf("menuentry 'Linux' --id lin {\n  %s\n  linux /vmlinuz-1.0 ro %s\n}\n", pad, args);
     size_t el = strlen(entry), pos = 0;
     ks_grub_cfg *c = NULL;
     ks_grub_error err;

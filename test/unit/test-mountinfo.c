@@ -46,21 +46,21 @@ static const struct {
     const char *mount_point, *fs_type, *source, *root;
     unsigned major, minor;
 } fixtures[] = {
-    { "containerd-pod-overlay-root.mountinfo", "/", "overlay", "overlay", "/", 0, 66 },
-    { "docker-container-overlay-root-oneline.mountinfo", "/", "overlay", "overlay", "/", 0, 84 },
-    { "fedora-lvm-root-docker-host.mountinfo", "/boot", "ext4", "/dev/nvme0n1p1", "/", 259, 1 },
-    { "lxd-container-ext4-subdir-root.mountinfo", "/", "ext4", "/dev/vda2",
-      "/var/snap/lxd/common/lxd/storage-pools/default/containers/juju-04f1e3-1-lxd-5/rootfs", 252,
-      2 },
-    { "mdraid-root-md2-boot-md1.mountinfo", "/boot", "ext3", "/dev/md1", "/", 9, 1 },
-    { "systemd-nspawn-container-subdir-root.mountinfo", "/", "ext4", "/dev/sda3", "/arch", 8, 3 },
-    { "ubuntu-20.04-kvm-cloudimg-ext4-vda1-efi-host.mountinfo", "/", "ext4", "/dev/vda1", "/", 252,
-      1 },
-    { "ubuntu-efi-ext4-root-nvme.mountinfo", "/", "ext4", "/dev/nvme0n1p2", "/", 259, 2 },
-    { "util-linux-btrfs-root-subvol.mountinfo", "/", "btrfs", "/dev/sdc1", "/root", 259, 3 },
-    { "util-linux-ext3-root-boot-dm-home.mountinfo", "/boot", "ext3", "/dev/sda6", "/", 8, 6 },
-    { "util-linux-ext4-root-ext4-boot.mountinfo", "/boot", "ext4", "/dev/sda2", "/", 8, 2 },
-    { "util-linux-libmount-cr-in-mountpoint.mountinfo", "/boot", "ext3", "/dev/sda6", "/", 8, 6 },
+    {"containerd-pod-overlay-root.mountinfo", "/", "overlay", "overlay", "/", 0, 66},
+    {"docker-container-overlay-root-oneline.mountinfo", "/", "overlay", "overlay", "/", 0, 84},
+    {"fedora-lvm-root-docker-host.mountinfo", "/boot", "ext4", "/dev/nvme0n1p1", "/", 259, 1},
+    {"lxd-container-ext4-subdir-root.mountinfo", "/", "ext4", "/dev/vda2",
+     "/var/snap/lxd/common/lxd/storage-pools/default/containers/juju-04f1e3-1-lxd-5/rootfs", 252,
+     2},
+    {"mdraid-root-md2-boot-md1.mountinfo", "/boot", "ext3", "/dev/md1", "/", 9, 1},
+    {"systemd-nspawn-container-subdir-root.mountinfo", "/", "ext4", "/dev/sda3", "/arch", 8, 3},
+    {"ubuntu-20.04-kvm-cloudimg-ext4-vda1-efi-host.mountinfo", "/", "ext4", "/dev/vda1", "/", 252,
+     1},
+    {"ubuntu-efi-ext4-root-nvme.mountinfo", "/", "ext4", "/dev/nvme0n1p2", "/", 259, 2},
+    {"util-linux-btrfs-root-subvol.mountinfo", "/", "btrfs", "/dev/sdc1", "/root", 259, 3},
+    {"util-linux-ext3-root-boot-dm-home.mountinfo", "/boot", "ext3", "/dev/sda6", "/", 8, 6},
+    {"util-linux-ext4-root-ext4-boot.mountinfo", "/boot", "ext4", "/dev/sda2", "/", 8, 2},
+    {"util-linux-libmount-cr-in-mountpoint.mountinfo", "/boot", "ext3", "/dev/sda6", "/", 8, 6},
 };
 
 static void test_fixtures(void)
@@ -119,8 +119,8 @@ static void test_special_fixture_lines(void)
     static const struct {
         const char *file, *mount_point;
     } t[] = {
-        { "util-linux-libmount-cr-in-mountpoint.mountinfo", "/mnt/test/foo\rbar" },
-        { "util-linux-ext3-root-boot-dm-home.mountinfo", "/mnt/foo (deleted)" },
+        {"util-linux-libmount-cr-in-mountpoint.mountinfo", "/mnt/test/foo\rbar"},
+        {"util-linux-ext3-root-boot-dm-home.mountinfo", "/mnt/foo (deleted)"},
     };
 
     for (size_t j = 0; j < ARRAY_SIZE(t); j++) {
@@ -150,45 +150,45 @@ static const struct {
     const char *mp; /* mount point of the last mount */
     const char *source;
 } cases[] = {
-    { "", -EBADMSG, 0, NULL, NULL },
-    { "\n\n", -EBADMSG, 0, NULL, NULL },
-    { "garbage\n", -EBADMSG, 0, NULL, NULL },
-    { "1 2 8:1 / / rw - ext4 /dev/sda1 rw", 0, 1, "/", "/dev/sda1" },
+    {"", -EBADMSG, 0, NULL, NULL},
+    {"\n\n", -EBADMSG, 0, NULL, NULL},
+    {"garbage\n", -EBADMSG, 0, NULL, NULL},
+    {"1 2 8:1 / / rw - ext4 /dev/sda1 rw", 0, 1, "/", "/dev/sda1"},
     /* optional fields, several of them */
-    { "1 2 8:1 / /boot rw shared:1 master:2 propagate_from:3 - ext4 /dev/sda1 rw\n", 0, 1, "/boot",
-      "/dev/sda1" },
+    {"1 2 8:1 / /boot rw shared:1 master:2 propagate_from:3 - ext4 /dev/sda1 rw\n", 0, 1, "/boot",
+     "/dev/sda1"},
     /* escapes: space, tab, newline, backslash */
-    { "1 2 8:1 / /a\\040b\\011c\\012d\\134e rw - ext4 /dev/x\\040y rw\n", 0, 1, "/a b\tc\nd\\e",
-      "/dev/x y" },
+    {"1 2 8:1 / /a\\040b\\011c\\012d\\134e rw - ext4 /dev/x\\040y rw\n", 0, 1, "/a b\tc\nd\\e",
+     "/dev/x y"},
     /* not an escape: too short, not octal, \000 */
-    { "1 2 8:1 / /a\\04 rw - ext4 s rw\n", 0, 1, "/a\\04", "s" },
-    { "1 2 8:1 / /a\\089 rw - ext4 s rw\n", 0, 1, "/a\\089", "s" },
-    { "1 2 8:1 / /a\\000 rw - ext4 s rw\n", 0, 1, "/a\\000", "s" },
+    {"1 2 8:1 / /a\\04 rw - ext4 s rw\n", 0, 1, "/a\\04", "s"},
+    {"1 2 8:1 / /a\\089 rw - ext4 s rw\n", 0, 1, "/a\\089", "s"},
+    {"1 2 8:1 / /a\\000 rw - ext4 s rw\n", 0, 1, "/a\\000", "s"},
     /* empty source: kept as an empty field */
-    { "1 2 0:5 / /run rw - tmpfs  rw\n", 0, 1, "/run", "" },
+    {"1 2 0:5 / /run rw - tmpfs  rw\n", 0, 1, "/run", ""},
     /* malformed lines among good ones are skipped */
-    { "1 2 8:1 / / rw - ext4 /dev/sda1 rw\n"
-      "x 2 8:1 / /a rw - ext4 /dev/sda1 rw\n"         /* id not a number */
-      "1 2 81 / /b rw - ext4 /dev/sda1 rw\n"          /* no colon */
-      "1 2 8:x / /c rw - ext4 /dev/sda1 rw\n"         /* minor not a number */
-      "1 2 8:1 / /d rw ext4 /dev/sda1 rw\n"           /* no separator */
-      "1 2 8:1 / /e rw - ext4\n"                      /* too few fields after it */
-      "1 2 8:1 / relative rw - ext4 /dev/sda1 rw\n"   /* mount point not absolute */
-      "1 2 8:1 /  rw - ext4 /dev/sda1 rw\n"           /* empty mount point */
-      "1 2 8:1 / /f rw -  /dev/sda1 rw\n"             /* empty fs type */
-      "1 2 9999999999:1 / /g rw - ext4 /dev/sda1 rw\n" /* major too large */
-      "2 1 8:2 / /boot rw - ext4 /dev/sda2 rw\n",
-      0, 2, "/boot", "/dev/sda2" },
+    {"1 2 8:1 / / rw - ext4 /dev/sda1 rw\n"
+     "x 2 8:1 / /a rw - ext4 /dev/sda1 rw\n"          /* id not a number */
+     "1 2 81 / /b rw - ext4 /dev/sda1 rw\n"           /* no colon */
+     "1 2 8:x / /c rw - ext4 /dev/sda1 rw\n"          /* minor not a number */
+     "1 2 8:1 / /d rw ext4 /dev/sda1 rw\n"            /* no separator */
+     "1 2 8:1 / /e rw - ext4\n"                       /* too few fields after it */
+     "1 2 8:1 / relative rw - ext4 /dev/sda1 rw\n"    /* mount point not absolute */
+     "1 2 8:1 /  rw - ext4 /dev/sda1 rw\n"            /* empty mount point */
+     "1 2 8:1 / /f rw -  /dev/sda1 rw\n"              /* empty fs type */
+     "1 2 9999999999:1 / /g rw - ext4 /dev/sda1 rw\n" /* major too large */
+     "2 1 8:2 / /boot rw - ext4 /dev/sda2 rw\n",
+     0, 2, "/boot", "/dev/sda2"},
     /* a "-" inside the first six fields is not the separator */
-    { "1 2 8:1 - /x rw - ext4 /dev/sda1 rw\n", 0, 1, "/x", "/dev/sda1" },
+    {"1 2 8:1 - /x rw - ext4 /dev/sda1 rw\n", 0, 1, "/x", "/dev/sda1"},
     /* CRLF: the \r stays part of the last field, the rest parses */
-    { "1 2 8:1 / /x rw - ext4 /dev/sda1 rw\r\n", 0, 1, "/x", "/dev/sda1" },
+    {"1 2 8:1 / /x rw - ext4 /dev/sda1 rw\r\n", 0, 1, "/x", "/dev/sda1"},
 };
 
 static void test_cases(void)
 {
     for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-        ks_mountinfo mi = { .v = (ks_mount *)1, .n = 77 };
+        ks_mountinfo mi = {.v = (ks_mount *)1, .n = 77};
         int k = ks_mountinfo_parse(cases[i].text, strlen(cases[i].text), &mi);
 
         CHECK_MSG(k == cases[i].ret, "case %zu: %d", i, k);
@@ -216,14 +216,9 @@ static void test_find(void)
     static const struct {
         const char *path, *source;
     } t[] = {
-        { "/", "/dev/sda1" },
-        { "/boot/grub", "/dev/sda5" },
-        { "/boot", "/dev/sda5" },
-        { "/boot/", "/dev/sda5" },
-        { "/bootx/grub", "/dev/sda3" },
-        { "/boot/efi/EFI", "/dev/sda4" },
-        { "/boo", "/dev/sda1" },
-        { "/etc", "/dev/sda1" },
+        {"/", "/dev/sda1"},      {"/boot/grub", "/dev/sda5"},  {"/boot", "/dev/sda5"},
+        {"/boot/", "/dev/sda5"}, {"/bootx/grub", "/dev/sda3"}, {"/boot/efi/EFI", "/dev/sda4"},
+        {"/boo", "/dev/sda1"},   {"/etc", "/dev/sda1"},
     };
     ks_mountinfo mi = {};
 

@@ -14,8 +14,8 @@ static const struct {
     {"ubuntu-22.04-jammy.os-release", "ubuntu", "debian", "22.04", "jammy", "jammy", "Ubuntu"},
     {"debian-12-bookworm.os-release", "debian", NULL, "12", "bookworm", NULL, "Debian GNU/Linux"},
     {"debian-13-trixie.os-release", "debian", NULL, "13", "trixie", NULL, "Debian GNU/Linux"},
-    {"debian-trixie-testing-dec2024-no-version-id.os-release", "debian", NULL, NULL, "trixie",
-     NULL, "Debian GNU/Linux"},
+    {"debian-trixie-testing-dec2024-no-version-id.os-release", "debian", NULL, NULL, "trixie", NULL,
+     "Debian GNU/Linux"},
     {"rocky-9.3.os-release", "rocky", "rhel centos fedora", "9.3", NULL, NULL, "Rocky Linux"},
     {"almalinux-9.os-release", "almalinux", "rhel centos fedora", "9.1", NULL, NULL, "AlmaLinux"},
 };
@@ -29,8 +29,8 @@ static const struct {
     const char *id, *version_id, *codename, *pretty;
 } cases[] = {
     {"plain", "ID=ubuntu\nVERSION_ID=24.04\n", 0, 0, "ubuntu", "24.04", NULL, NULL},
-    {"no final newline", "ID=debian\nVERSION_CODENAME=bookworm", 0, 0, "debian", NULL,
-     "bookworm", NULL},
+    {"no final newline", "ID=debian\nVERSION_CODENAME=bookworm", 0, 0, "debian", NULL, "bookworm",
+     NULL},
     {"CRLF", "ID=debian\r\nVERSION_ID=\"12\"\r\nVERSION_CODENAME=bookworm\r\n", 0, 0, "debian",
      "12", "bookworm", NULL},
     {"single quotes", "ID='ubuntu'\nPRETTY_NAME='It''s \"x\"'\n", 0, 0, "ubuntu", NULL, NULL,
@@ -38,12 +38,10 @@ static const struct {
     {"escapes in double quotes", "ID=x\nPRETTY_NAME=\"a \\\"b\\\" \\$c \\\\ \\n\"\n", 0, 0, "x",
      NULL, NULL, "a \"b\" $c \\ \\n"},
     {"bare backslash escape", "ID=x\nPRETTY_NAME=a\\ b\n", 0, 0, "x", NULL, NULL, "a b"},
-    {"comment and blank lines", "# comment\n\n   \nID=x\n  # ID=y\n", 0, 0, "x", NULL, NULL,
-     NULL},
+    {"comment and blank lines", "# comment\n\n   \nID=x\n  # ID=y\n", 0, 0, "x", NULL, NULL, NULL},
     {"last assignment wins", "ID=a\nID=b\n", 0, 0, "b", NULL, NULL, NULL},
     {"leading white space", "  ID=lead\n", 0, 0, "lead", NULL, NULL, NULL},
-    {"trailing white space", "ID=trail  \t\nVERSION_ID=\"1\"  \n", 0, 0, "trail", "1", NULL,
-     NULL},
+    {"trailing white space", "ID=trail  \t\nVERSION_ID=\"1\"  \n", 0, 0, "trail", "1", NULL, NULL},
     {"unterminated quote", "ID=\"ubuntu\nVERSION_ID=1\n", 0, 0, "ubuntu", "1", NULL, NULL},
     {"empty value", "ID=x\nVERSION_ID=\n", 0, 0, "x", "", NULL, NULL},
     {"key prefix is not the key", "IDENT=x\nID_LIKE=debian\nXID=y\n", 0, -EBADMSG},
@@ -55,7 +53,10 @@ static const struct {
     {"empty text", "", 0, -EBADMSG},
     {"only newlines", "\n\n\n", 0, -EBADMSG},
     {"NUL byte", "ID=ubuntu\n\0garbage", 19, -EBADMSG},
-    {"binary garbage", "\x7f" "ELF\x02\x01\x01\xff\xfe", 0, -EBADMSG},
+    {"binary garbage",
+     "\x7f"
+     "ELF\x02\x01\x01\xff\xfe",
+     0, -EBADMSG},
     {"truncated mid-key", "NAME=\"Ubuntu\"\nI", 0, -EBADMSG},
     {"truncated mid-value", "ID=ubu", 0, 0, "ubu", NULL, NULL, NULL},
     {"garbage around", "%%%\n=x\nID=ok\n\x01\x02=3\n", 0, 0, "ok", NULL, NULL, NULL},
@@ -134,8 +135,7 @@ static void test_fixtures(void)
     while (d && (de = readdir(d))) {
         if (!ks_endswith(de->d_name, ".os-release"))
             continue;
-        CHECK_MSG(ks_strv_contains(seen, de->d_name), "fixture %s has no expectation",
-                  de->d_name);
+        CHECK_MSG(ks_strv_contains(seen, de->d_name), "fixture %s has no expectation", de->d_name);
     }
     CHECK_INTEQ(ks_strv_length(seen), ARRAY_SIZE(fixtures));
 }

@@ -14,17 +14,17 @@ static const struct {
     const char *name, *setup;
     bool efi, enabled, shim_off;
 } cases[] = {
-    { "BIOS boot", "true;", false, false, false },
-    { "UEFI without efivars", "mkdir -p sys/firmware/efi;", true, false, false },
-    { "Secure Boot on", "mkdir -p " V ";" VAR(SB, "001") VAR(SM, "000"), true, true, false },
-    { "setup mode", "mkdir -p " V ";" VAR(SB, "001") VAR(SM, "001"), true, false, false },
-    { "Secure Boot off", "mkdir -p " V ";" VAR(SB, "000") VAR(SM, "000"), true, false, false },
-    { "no SetupMode variable", "mkdir -p " V ";" VAR(SB, "001"), true, true, false },
-    { "SecureBoot without data", "mkdir -p " V "; printf '\\006\\000\\000\\000' > " SB ";",
-      true, false, false },
-    { "value 2 is not 1", "mkdir -p " V ";" VAR(SB, "002") VAR(SM, "000"), true, false, false },
-    { "shim validation disabled",
-      "mkdir -p " V ";" VAR(SB, "001") VAR(SM, "000") VAR(MOK, "001"), true, true, true },
+    {"BIOS boot", "true;", false, false, false},
+    {"UEFI without efivars", "mkdir -p sys/firmware/efi;", true, false, false},
+    {"Secure Boot on", "mkdir -p " V ";" VAR(SB, "001") VAR(SM, "000"), true, true, false},
+    {"setup mode", "mkdir -p " V ";" VAR(SB, "001") VAR(SM, "001"), true, false, false},
+    {"Secure Boot off", "mkdir -p " V ";" VAR(SB, "000") VAR(SM, "000"), true, false, false},
+    {"no SetupMode variable", "mkdir -p " V ";" VAR(SB, "001"), true, true, false},
+    {"SecureBoot without data", "mkdir -p " V "; printf '\\006\\000\\000\\000' > " SB ";", true,
+     false, false},
+    {"value 2 is not 1", "mkdir -p " V ";" VAR(SB, "002") VAR(SM, "000"), true, false, false},
+    {"shim validation disabled", "mkdir -p " V ";" VAR(SB, "001") VAR(SM, "000") VAR(MOK, "001"),
+     true, true, true},
 };
 
 int main(void)
@@ -36,7 +36,7 @@ int main(void)
     for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
         _cleanup_free_ char *dir = ks_asprintf("%s/%zu", base, i), *cmd = NULL;
         _cleanup_root_ ks_root *root = NULL;
-        ks_secureboot sb = { .efi = !cases[i].efi };
+        ks_secureboot sb = {.efi = !cases[i].efi};
 
         cmd = ks_asprintf("mkdir -p %s && cd %s && %s", dir, dir, cases[i].setup);
         CHECK_MSG(system(cmd) == 0, "%s", cmd);

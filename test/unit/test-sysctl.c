@@ -24,79 +24,77 @@ static const struct scenario {
     file files[MAX_FILES];
     expect want[MAX_EXPECT];
 } scenarios[] = {
-    { "etc sorts after usr/lib by file name",
-      { { "usr/lib/sysctl.d/50-default.conf", "net.core.default_qdisc = fq_codel\n" },
-        { "etc/sysctl.d/99-bbr.conf", "net.core.default_qdisc = fq\n" } },
-      { { "net.core.default_qdisc", "fq", "/etc/sysctl.d/99-bbr.conf" } } },
-    { "file name order beats directory order",
-      { { "etc/sysctl.d/10-a.conf", "x.y = 1\n" }, { "usr/lib/sysctl.d/50-b.conf", "x.y = 2\n" } },
-      { { "x.y", "2", "/usr/lib/sysctl.d/50-b.conf" } } },
-    { "same name in an earlier directory hides the later one",
-      { { "etc/sysctl.d/10-a.conf", "x.y = 1\n" },
-        { "usr/lib/sysctl.d/50-b.conf", "x.y = 2\n" },
-        { "run/sysctl.d/50-b.conf", "x.y = 4\n" },
-        { "etc/sysctl.d/50-b.conf", "x.y = 3\n" },
-        { "lib/sysctl.d/50-b.conf", "x.y = 5\n" },
-        { "usr/local/lib/sysctl.d/50-b.conf", "x.y = 6\n" } },
-      { { "x.y", "3", "/etc/sysctl.d/50-b.conf" } } },
-    { "run hides usr/local/lib, usr/lib and lib",
-      { { "usr/lib/sysctl.d/50-b.conf", "x.y = 2\n" },
-        { "usr/local/lib/sysctl.d/50-b.conf", "x.y = 6\n" },
-        { "run/sysctl.d/50-b.conf", "x.y = 4\n" } },
-      { { "x.y", "4", "/run/sysctl.d/50-b.conf" } } },
-    { "usr/local/lib hides usr/lib",
-      { { "usr/lib/sysctl.d/50-b.conf", "x.y = 2\n" },
-        { "usr/local/lib/sysctl.d/50-b.conf", "x.y = 6\n" },
-        { "lib/sysctl.d/60-c.conf", "a.b = 7\n" } },
-      { { "x.y", "6", "/usr/local/lib/sysctl.d/50-b.conf" },
-        { "a.b", "7", "/lib/sysctl.d/60-c.conf" } } },
-    { "a symlink to /dev/null masks the name",
-      { { "etc/sysctl.d/10-a.conf", "x.y = 1\n" },
-        { "usr/lib/sysctl.d/50-b.conf", "x.y = 2\n" },
-        { "etc/sysctl.d/50-b.conf", NULL, "/dev/null" } },
-      { { "x.y", "1", "/etc/sysctl.d/10-a.conf" } } },
-    { "etc/sysctl.conf counts through Debian's 99-sysctl.conf link",
-      { { "usr/lib/sysctl.d/50-default.conf", "net.ipv4.tcp_congestion_control = cubic\n" },
-        { "etc/sysctl.conf", "net.ipv4.tcp_congestion_control=bbr\n" },
-        { "etc/sysctl.d/99-sysctl.conf", NULL, "../sysctl.conf" } },
-      { { "net.ipv4.tcp_congestion_control", "bbr", "/etc/sysctl.d/99-sysctl.conf" } } },
-    { "etc/sysctl.conf without the link is not read by systemd-sysctl",
-      { { "usr/lib/sysctl.d/50-default.conf", "net.ipv4.tcp_congestion_control = cubic\n" },
-        { "etc/sysctl.conf", "net.ipv4.tcp_congestion_control=bbr\n" } },
-      { { "net.ipv4.tcp_congestion_control", "cubic", "/usr/lib/sysctl.d/50-default.conf" } } },
-    { "syntax",
-      { { "etc/sysctl.d/30-syntax.conf",
-          "# comment = 1\n"
-          "; comment = 2\n"
-          "   # indented comment\n"
-          "not an assignment\n"
-          "-net.core.default_qdisc = fq   \n"
-          "net/ipv4/tcp_congestion_control\t=\tbbr\n"
-          "net.ipv4.tcp_allowed_congestion_control =  reno \t cubic  bbr \n"
-          "a.b = 1\n"
-          "a.b = 2\n"
-          "= 5\n"
-          "c.d =\n"
-          "net.ipv4.conf.eth0/100.rp_filter = 0\n" },
-        { "etc/sysctl.d/40-other.txt", "a.b = 9\n" },
-        { "etc/sysctl.d/.hidden.conf", "a.b = 8\n" } },
-      { { "net.core.default_qdisc", "fq", "/etc/sysctl.d/30-syntax.conf" },
-        { "net.ipv4.tcp_congestion_control", "bbr", "/etc/sysctl.d/30-syntax.conf" },
-        { "net/ipv4/tcp_congestion_control", "bbr", "/etc/sysctl.d/30-syntax.conf" },
-        { "net.ipv4.tcp_allowed_congestion_control", "reno cubic bbr",
-          "/etc/sysctl.d/30-syntax.conf" },
-        { "a.b", "2", "/etc/sysctl.d/30-syntax.conf" },
-        { "c.d", "", "/etc/sysctl.d/30-syntax.conf" },
-        { "net/ipv4/conf/eth0.100/rp_filter", "0", "/etc/sysctl.d/30-syntax.conf" },
-        { "comment", NULL, NULL } } },
-    { "globs, explicit assignments win over them, '-' excludes",
-      { { "usr/lib/sysctl.d/10-explicit.conf", "net.ipv4.conf.all.rp_filter = 1\n" },
-        { "usr/lib/sysctl.d/50-glob.conf",
-          "net.ipv4.conf.*.rp_filter = 2\n-net.ipv4.conf.lo.rp_filter\n" } },
-      { { "net.ipv4.conf.all.rp_filter", "1", "/usr/lib/sysctl.d/10-explicit.conf" },
-        { "net.ipv4.conf.eth0.rp_filter", "2", "/usr/lib/sysctl.d/50-glob.conf" },
-        { "net.ipv4.conf.lo.rp_filter", NULL, NULL } } },
-    { "nothing configured", { { "etc/hostname", "x\n" } }, { { "x.y", NULL, NULL } } },
+    {"etc sorts after usr/lib by file name",
+     {{"usr/lib/sysctl.d/50-default.conf", "net.core.default_qdisc = fq_codel\n"},
+      {"etc/sysctl.d/99-bbr.conf", "net.core.default_qdisc = fq\n"}},
+     {{"net.core.default_qdisc", "fq", "/etc/sysctl.d/99-bbr.conf"}}},
+    {"file name order beats directory order",
+     {{"etc/sysctl.d/10-a.conf", "x.y = 1\n"}, {"usr/lib/sysctl.d/50-b.conf", "x.y = 2\n"}},
+     {{"x.y", "2", "/usr/lib/sysctl.d/50-b.conf"}}},
+    {"same name in an earlier directory hides the later one",
+     {{"etc/sysctl.d/10-a.conf", "x.y = 1\n"},
+      {"usr/lib/sysctl.d/50-b.conf", "x.y = 2\n"},
+      {"run/sysctl.d/50-b.conf", "x.y = 4\n"},
+      {"etc/sysctl.d/50-b.conf", "x.y = 3\n"},
+      {"lib/sysctl.d/50-b.conf", "x.y = 5\n"},
+      {"usr/local/lib/sysctl.d/50-b.conf", "x.y = 6\n"}},
+     {{"x.y", "3", "/etc/sysctl.d/50-b.conf"}}},
+    {"run hides usr/local/lib, usr/lib and lib",
+     {{"usr/lib/sysctl.d/50-b.conf", "x.y = 2\n"},
+      {"usr/local/lib/sysctl.d/50-b.conf", "x.y = 6\n"},
+      {"run/sysctl.d/50-b.conf", "x.y = 4\n"}},
+     {{"x.y", "4", "/run/sysctl.d/50-b.conf"}}},
+    {"usr/local/lib hides usr/lib",
+     {{"usr/lib/sysctl.d/50-b.conf", "x.y = 2\n"},
+      {"usr/local/lib/sysctl.d/50-b.conf", "x.y = 6\n"},
+      {"lib/sysctl.d/60-c.conf", "a.b = 7\n"}},
+     {{"x.y", "6", "/usr/local/lib/sysctl.d/50-b.conf"}, {"a.b", "7", "/lib/sysctl.d/60-c.conf"}}},
+    {"a symlink to /dev/null masks the name",
+     {{"etc/sysctl.d/10-a.conf", "x.y = 1\n"},
+      {"usr/lib/sysctl.d/50-b.conf", "x.y = 2\n"},
+      {"etc/sysctl.d/50-b.conf", NULL, "/dev/null"}},
+     {{"x.y", "1", "/etc/sysctl.d/10-a.conf"}}},
+    {"etc/sysctl.conf counts through Debian's 99-sysctl.conf link",
+     {{"usr/lib/sysctl.d/50-default.conf", "net.ipv4.tcp_congestion_control = cubic\n"},
+      {"etc/sysctl.conf", "net.ipv4.tcp_congestion_control=bbr\n"},
+      {"etc/sysctl.d/99-sysctl.conf", NULL, "../sysctl.conf"}},
+     {{"net.ipv4.tcp_congestion_control", "bbr", "/etc/sysctl.d/99-sysctl.conf"}}},
+    {"etc/sysctl.conf without the link is not read by systemd-sysctl",
+     {{"usr/lib/sysctl.d/50-default.conf", "net.ipv4.tcp_congestion_control = cubic\n"},
+      {"etc/sysctl.conf", "net.ipv4.tcp_congestion_control=bbr\n"}},
+     {{"net.ipv4.tcp_congestion_control", "cubic", "/usr/lib/sysctl.d/50-default.conf"}}},
+    {"syntax",
+     {{"etc/sysctl.d/30-syntax.conf",
+       "# comment = 1\n"
+       "; comment = 2\n"
+       "   # indented comment\n"
+       "not an assignment\n"
+       "-net.core.default_qdisc = fq   \n"
+       "net/ipv4/tcp_congestion_control\t=\tbbr\n"
+       "net.ipv4.tcp_allowed_congestion_control =  reno \t cubic  bbr \n"
+       "a.b = 1\n"
+       "a.b = 2\n"
+       "= 5\n"
+       "c.d =\n"
+       "net.ipv4.conf.eth0/100.rp_filter = 0\n"},
+      {"etc/sysctl.d/40-other.txt", "a.b = 9\n"},
+      {"etc/sysctl.d/.hidden.conf", "a.b = 8\n"}},
+     {{"net.core.default_qdisc", "fq", "/etc/sysctl.d/30-syntax.conf"},
+      {"net.ipv4.tcp_congestion_control", "bbr", "/etc/sysctl.d/30-syntax.conf"},
+      {"net/ipv4/tcp_congestion_control", "bbr", "/etc/sysctl.d/30-syntax.conf"},
+      {"net.ipv4.tcp_allowed_congestion_control", "reno cubic bbr", "/etc/sysctl.d/30-syntax.conf"},
+      {"a.b", "2", "/etc/sysctl.d/30-syntax.conf"},
+      {"c.d", "", "/etc/sysctl.d/30-syntax.conf"},
+      {"net/ipv4/conf/eth0.100/rp_filter", "0", "/etc/sysctl.d/30-syntax.conf"},
+      {"comment", NULL, NULL}}},
+    {"globs, explicit assignments win over them, '-' excludes",
+     {{"usr/lib/sysctl.d/10-explicit.conf", "net.ipv4.conf.all.rp_filter = 1\n"},
+      {"usr/lib/sysctl.d/50-glob.conf",
+       "net.ipv4.conf.*.rp_filter = 2\n-net.ipv4.conf.lo.rp_filter\n"}},
+     {{"net.ipv4.conf.all.rp_filter", "1", "/usr/lib/sysctl.d/10-explicit.conf"},
+      {"net.ipv4.conf.eth0.rp_filter", "2", "/usr/lib/sysctl.d/50-glob.conf"},
+      {"net.ipv4.conf.lo.rp_filter", NULL, NULL}}},
+    {"nothing configured", {{"etc/hostname", "x\n"}}, {{"x.y", NULL, NULL}}},
 };
 
 static void make_files(const char *dir, const file *files)
@@ -106,12 +104,13 @@ static void make_files(const char *dir, const file *files)
     CHECK(ks_root_open(dir, &root) == 0);
     for (size_t i = 0; i < MAX_FILES && files[i].path; i++) {
         if (files[i].content)
-            CHECK(ks_write_atomic(root, files[i].path, files[i].content,
-                                  strlen(files[i].content), 0644) == 0);
+            CHECK(ks_write_atomic(root, files[i].path, files[i].content, strlen(files[i].content),
+                                  0644) == 0);
         else {
-            _cleanup_free_ char *cmd = ks_asprintf("cd %s && mkdir -p \"$(dirname %s)\" && "
-                                                   "ln -s %s %s", dir, files[i].path,
-                                                   files[i].link, files[i].path);
+            _cleanup_free_ char *cmd =
+                ks_asprintf("cd %s && mkdir -p \"$(dirname %s)\" && "
+                            "ln -s %s %s",
+                            dir, files[i].path, files[i].link, files[i].path);
             CHECK(system(cmd) == 0);
         }
     }
@@ -148,16 +147,16 @@ static void test_configured(const char *base)
 static void test_live(const char *base)
 {
     static const file files[] = {
-        { "proc/sys/net/ipv4/tcp_available_congestion_control", "reno\tcubic\n" },
-        { "proc/sys/net/core/default_qdisc", "fq\n" },
-        { "proc/sys/net/ipv4/conf/eth0.100/rp_filter", "2\n" },
+        {"proc/sys/net/ipv4/tcp_available_congestion_control", "reno\tcubic\n"},
+        {"proc/sys/net/core/default_qdisc", "fq\n"},
+        {"proc/sys/net/ipv4/conf/eth0.100/rp_filter", "2\n"},
         {},
     };
     static const expect want[] = {
-        { "net.ipv4.tcp_available_congestion_control", "reno cubic" },
-        { "net/core/default_qdisc", "fq" },
-        { "net.core.default_qdisc", "fq" },
-        { "net.ipv4.conf.eth0/100.rp_filter", "2" },
+        {"net.ipv4.tcp_available_congestion_control", "reno cubic"},
+        {"net/core/default_qdisc", "fq"},
+        {"net.core.default_qdisc", "fq"},
+        {"net.ipv4.conf.eth0/100.rp_filter", "2"},
     };
     _cleanup_free_ char *dir = ks_asprintf("%s/live", base), *cmd = NULL;
     _cleanup_root_ ks_root *root = NULL;
@@ -188,28 +187,43 @@ static void test_modules_load(const char *base)
         bool listed;
         const char *file;
     } t[] = {
-        { "modules-load.d", { { "etc/modules-load.d/bbr.conf", "# BBR\ntcp_bbr\n" } }, "tcp_bbr",
-          true, "/etc/modules-load.d/bbr.conf" },
-        { "usr/lib, with white space and a comment",
-          { { "usr/lib/modules-load.d/net.conf", "; x\n  sch_fq  \n\ttcp_bbr\n" } }, "tcp_bbr",
-          true, "/usr/lib/modules-load.d/net.conf" },
-        { "masked in etc", { { "usr/lib/modules-load.d/bbr.conf", "tcp_bbr\n" },
-                             { "etc/modules-load.d/bbr.conf", NULL, "/dev/null" } },
-          "tcp_bbr", false, NULL },
-        { "hidden by an empty file of the same name",
-          { { "usr/lib/modules-load.d/bbr.conf", "tcp_bbr\n" },
-            { "etc/modules-load.d/bbr.conf", "\n" } },
-          "tcp_bbr", false, NULL },
-        { "Debian's etc/modules with '-' for '_'",
-          { { "etc/modules", "# /etc/modules\nloop\ntcp-bbr\n" } }, "tcp_bbr", true,
-          "/etc/modules" },
-        { "commented out", { { "etc/modules-load.d/bbr.conf", "#tcp_bbr\n" },
-                             { "etc/modules", "# tcp_bbr\n" } },
-          "tcp_bbr", false, NULL },
-        { "a prefix is not the module", { { "etc/modules-load.d/x.conf", "tcp_bbr2\n" } },
-          "tcp_bbr", false, NULL },
-        { "not a .conf file", { { "etc/modules-load.d/bbr", "tcp_bbr\n" } }, "tcp_bbr", false,
-          NULL },
+        {"modules-load.d",
+         {{"etc/modules-load.d/bbr.conf", "# BBR\ntcp_bbr\n"}},
+         "tcp_bbr",
+         true,
+         "/etc/modules-load.d/bbr.conf"},
+        {"usr/lib, with white space and a comment",
+         {{"usr/lib/modules-load.d/net.conf", "; x\n  sch_fq  \n\ttcp_bbr\n"}},
+         "tcp_bbr",
+         true,
+         "/usr/lib/modules-load.d/net.conf"},
+        {"masked in etc",
+         {{"usr/lib/modules-load.d/bbr.conf", "tcp_bbr\n"},
+          {"etc/modules-load.d/bbr.conf", NULL, "/dev/null"}},
+         "tcp_bbr",
+         false,
+         NULL},
+        {"hidden by an empty file of the same name",
+         {{"usr/lib/modules-load.d/bbr.conf", "tcp_bbr\n"}, {"etc/modules-load.d/bbr.conf", "\n"}},
+         "tcp_bbr",
+         false,
+         NULL},
+        {"Debian's etc/modules with '-' for '_'",
+         {{"etc/modules", "# /etc/modules\nloop\ntcp-bbr\n"}},
+         "tcp_bbr",
+         true,
+         "/etc/modules"},
+        {"commented out",
+         {{"etc/modules-load.d/bbr.conf", "#tcp_bbr\n"}, {"etc/modules", "# tcp_bbr\n"}},
+         "tcp_bbr",
+         false,
+         NULL},
+        {"a prefix is not the module",
+         {{"etc/modules-load.d/x.conf", "tcp_bbr2\n"}},
+         "tcp_bbr",
+         false,
+         NULL},
+        {"not a .conf file", {{"etc/modules-load.d/bbr", "tcp_bbr\n"}}, "tcp_bbr", false, NULL},
     };
 
     for (size_t i = 0; i < ARRAY_SIZE(t); i++) {

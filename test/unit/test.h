@@ -3,7 +3,9 @@
 
 /* A minimal table-friendly test harness: each CHECK counts; main returns failures != 0. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int ks_test_failed, ks_test_run;
 
@@ -59,5 +61,13 @@ static int ks_test_failed, ks_test_run;
 static inline const char *ks_fixture_dir(void)
 {
     const char *d = getenv("KS_FIXTURES");
-    return d ? d : "../shared/fixtures";
+    if (!d)
+        d = "../shared/fixtures";
+    if (access(d, R_OK) != 0) {
+        /* A missing data folder must not look like a parser bug (or pass by reading nothing). */
+        fprintf(stderr, "fixtures folder '%s' is missing: the team's shared/ must sit beside the "
+                        "checkout\n", d);
+        exit(1);
+    }
+    return d;
 }

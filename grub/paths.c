@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "paths.h"
+
+#include "lib/util.h"
+
+typedef struct candidate {
+    const ks_grub_entry *chain[KS_GRUB_MAX_DEPTH];
+    size_t depth;
+    int score;
+} candidate;
+
+static void search(const ks_grub_entry *menu, size_t n, const char *release, candidate *cur,
+                   candidate *best)
+{
+    if (cur->depth >= KS_GRUB_MAX_DEPTH)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        const ks_grub_entry *e = &menu[i];
+        cur->chain[cur->depth++] = e;
+        if (e->submenu) {
+            search(e->children, e->n_children, release, cur, best);
+        } else if (!e->recovery && e->release && streq(e->release, release)) {
+            /* An id naming the release, or a place in a submenu, stays right when a newer
+             * kernel arrives; the top "simple" entry follows the newest kernel. */
+            int score = 1 + ((e->id && strstr(e->id, release)) ? 2 : 0) + (cur->depth > 1 ? 1 : 0);
+            if (score > best->score) {
+                *best = *cur;
+                best->score = score;
+            }
+        }
+        cur->depth--;
+    }
+}
+
+static int build(const candidate *c, bool ids, char **ret)
+{
+    _cleanup_free_ char *s = NULL;
+    for (size_t d = 0; d < c->depth; d++) {
+        const char *comp = ids ? ks_grub_entry_id(c->chain[d]) : c->chain[d]->title;
+        size_t ol = s ? strlen(s) : 0;
+        char *p = realloc(s, ol + 2 + 2 * strlen(comp)), *q;
+        if (!p)
+            return -ENOMEM;
+        s = p;
+        q = s + ol;
+        if (ol)
+            *q++ = '>';
+        for (; *comp; comp++) {
+            if (*comp == '>')
+                *q++ = '>';
+            *q++ = *comp;
+        }
+        *q = '\0';
+    }
+    *ret = TAKE_PTR(s);
+    return 0;
+}
+
+void ks_grub_entry_path_done(ks_grub_entry_path *p)
+{
+    free(p->id_path);
+    free(p->title_path);
+    *p = (ks_grub_entry_path){0};
+}
+
+static bool resolves_to(const ks_grub_entry *menu, size_t n, const char *path,
+                        const ks_grub_entry *want)
+{
+    ks_grub_resolution r;
+    return ks_grub_resolve(menu, n, path, &r) == 0 && !r.fell_back && !r.ignored_rest &&
+           r.entry == want;
+}
+
+int ks_grub_entry_path_find(const ks_grub_entry *menu, size_t n, const char *release,
+                            ks_grub_entry_path *ret)
+{
+    candidate cur = {0}, best = {0};
+    ks_grub_entry_path p = {0};
+    int k;
+
+    search(menu, n, release, &cur, &best);
+    if (best.score == 0)
+        return -ENOENT;
+    p.entry = best.chain[best.depth - 1];
+    k = build(&best, true, &p.id_path);
+    if (k >= 0)
+        k = build(&best, false, &p.title_path);
+    if (k < 0) {
+        ks_grub_entry_path_done(&p);
+        return k;
+    }
+    if (!resolves_to(menu, n, p.id_path, p.entry)) {
+        ks_grub_entry_path_done(&p);
+        return -EADDRNOTAVAIL;
+    }
+    p.title_path_ok = resolves_to(menu, n, p.title_path, p.entry);
+    *ret = p;
+    return 0;
+}
+
+ks_grub_path_verdict ks_grub_path_check(const ks_grub_entry *menu, size_t n, const char *path,
+                                        const char *release, const ks_grub_entry **ret_entry)
+{
+    ks_grub_resolution r;
+
+    if (ks_grub_resolve(menu, n, path, &r) < 0)
+        return KS_GRUB_PATH_NO_ENTRY;
+    if (ret_entry)
+        *ret_entry = r.entry;
+    if (r.fell_back)
+        return KS_GRUB_PATH_FALLS_BACK;
+    if (r.entry->recovery)
+        return KS_GRUB_PATH_RECOVERY;
+    if (!r.entry->release || (release && !streq(r.entry->release, release)))
+        return KS_GRUB_PATH_OTHER_KERNEL;
+    return KS_GRUB_PATH_OK;
+}
+
+const char *ks_grub_path_verdict_to_string(ks_grub_path_verdict v)
+{
+    static const char *const s[] = {"ok", "falls-back", "recovery", "other-kernel", "no-entry"};
+    return (unsigned)v < ARRAY_SIZE(s) ? s[v] : "invalid";
+}

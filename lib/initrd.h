@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include "root.h"
+
+/*
+ * The initramfs check: what the new kernel needs to find its root file system (the root
+ * device's drivers and the file system's module) must be built in or inside the initrd.
+ */
+
+/*
+ * Names of the kernel modules inside an initramfs image (normalized, sorted, unique): every
+ * segment of the concatenated cpio archives, uncompressed ones (early microcode) first, then
+ * one compressed with zstd, xz, gzip, lz4, bzip2 or lzma. -EBADMSG when it is not an initramfs.
+ */
+int ks_initrd_list_modules_fd(int fd, char ***ret_names, char **ret_error);
+/* The same for a file inside the root (e.g. "boot/initrd.img-6.1.0-57-amd64"). */
+int ks_initrd_list_modules(const ks_root *root, const char *path, char ***ret_names,
+                           char **ret_error);
+
+/*
+ * The drivers of the device that holds "/" (from proc/self/mountinfo and
+ * sys/dev/block/MAJ:MIN/device/driver, walking up to the bus: e.g. "virtio_blk",
+ * "virtio_pci"), as module names, and the root file system type ("ext4"). ret_drivers may be
+ * empty (NULL) when sysfs tells nothing (a fixture without sys/, or device-mapper).
+ */
+int ks_root_device_drivers(const ks_root *root, char ***ret_drivers, char **ret_fs_type);

@@ -1,0 +1,290 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Real GRUB (Debian's grub-pc-bin) under qemu-system-x86_64 -accel tcg against kswap's forecast.
+
+For each scenario: a disk image is built from files (mkfs.ext4 -d at a partition offset,
+grub-mkimage core.img after boot.img in the MBR gap), with a grub.cfg whose menu entry bodies
+only are replaced (the grubenv-writing calls stay, then `echo KSWAP-BOOT <release>; halt`) and
+a given grubenv. The image boots three times; after each boot grubenv is read out of the image
+(debugfs bmap + offset) and compared byte for byte with what kswap's forecast says GRUB leaves,
+and the printed release with the forecast's kernel. Between boots only `grub-editenv unset
+recordfail` touches the block, as a booted system's grub-common.service does.
+
+usage: qemu-grub.py FORECAST_TOOL [SCENARIO...]     exit 77 when a tool is missing
+"""
+import os, re, shutil, subprocess, sys, tempfile, time
+
+TOOL = sys.argv[1]
+ONLY = sys.argv[2:]
+FIX = os.path.join(os.environ.get("KS_FIXTURES", "../shared/fixtures"), "grub")
+MODDIR = "/usr/lib/grub/i386-pc"
+PART_OFFSET = 1048576
+BOOT_TIMEOUT = float(os.environ.get("KS_QEMU_BOOT_TIMEOUT", "25"))
+
+for tool in ("qemu-system-x86_64", "grub-mkimage", "grub-editenv", "mkfs.ext4", "debugfs", "sfdisk"):
+    if not shutil.which(tool) and not os.path.exists("/usr/sbin/" + tool):
+        print(f"{tool} not installed: skip")
+        sys.exit(77)
+if not os.path.exists(MODDIR + "/boot.img"):
+    print("grub-pc-bin not installed: skip")
+    sys.exit(77)
+
+os.environ["PATH"] += ":/usr/sbin:/sbin"
+
+U24 = "f93ca2dd-74af-4ee8-b478-970b29be5ca3"
+ADV24 = "gnulinux-advanced-" + U24
+K45 = "gnulinux-6.8.0-45-generic-advanced-" + U24
+K48 = "gnulinux-6.8.0-48-generic-advanced-" + U24
+U22 = "b78b2f9f-3a08-427a-ad4e-4a04f235761c"
+K1026 = "gnulinux-5.15.0-1026-aws-advanced-" + U22
+
+
+def fixture(name):
+    with open(os.path.join(FIX, name), encoding="utf-8") as f:
+        return f.read()
+
+
+def saved_default(text):
+    # GRUB_DEFAULT=saved: 00_header writes default="${saved_entry}"
+    assert 'set default="0"' in text
+    return text.replace('set default="0"', 'set default="${saved_entry}"', 1)
+
+
+def flat(text, uuid):
+    # GRUB_DISABLE_SUBMENU=true: 10_linux writes the same entries without the submenu
+    head = f"submenu 'Advanced options for Ubuntu' $menuentry_id_option 'gnulinux-advanced-{uuid}' {{\n"
+    assert head in text
+    text = text.replace(head, "", 1)
+    tail = "}\n\n### END /etc/grub.d/10_linux ###"
+    assert tail in text
+    return text.replace(tail, "\n### END /etc/grub.d/10_linux ###", 1)
+
+
+def russian(text):
+    # Titles as update-grub writes them under LANG=ru_RU.UTF-8; ids are not translated
+    text = text.replace("'Advanced options for Ubuntu'", "'Дополнительные параметры для Ubuntu'")
+    return re.sub(r"'Ubuntu, with Linux ([^' ]+)", r"'Ubuntu, с Linux \1", text)
+
+
+SCENARIOS = [
+    # name, grub.cfg text, grubenv variables
+    ("default-0", lambda: fixture("ubuntu-24.04-two-kernels.cfg"), []),
+    ("one-shot-id-path", lambda: fixture("ubuntu-24.04-two-kernels.cfg"),
+     [f"next_entry={ADV24}>{K45}"]),
+    ("saved-plus-one-shot", lambda: saved_default(fixture("ubuntu-24.04-two-kernels.cfg")),
+     [f"saved_entry={ADV24}>{K48}", f"next_entry={ADV24}>{K45}"]),
+    ("one-shot-title-path", lambda: fixture("ubuntu-24.04-two-kernels.cfg"),
+     ["next_entry=Advanced options for Ubuntu>Ubuntu, with Linux 6.8.0-45-generic"]),
+    ("one-shot-bare-title", lambda: fixture("ubuntu-24.04-two-kernels.cfg"),
+     ["next_entry=Ubuntu, with Linux 6.8.0-45-generic"]),
+    ("localized-ru", lambda: russian(saved_default(fixture("ubuntu-24.04-two-kernels.cfg"))),
+     [f"saved_entry={ADV24}>{K48}", f"next_entry={ADV24}>{K45}"]),
+    ("flat-menu", lambda: flat(saved_default(fixture("ubuntu-24.04-two-kernels.cfg")), U24),
+     [f"saved_entry={K48}", f"next_entry={K45}"]),
+    ("u22-initrdfail-submenu", lambda: fixture("ubuntu-22.04-aws-force-partuuid-two-kernels.cfg"),
+     [f"next_entry=gnulinux-advanced-{U22}>{K1026}"]),
+    ("u22-initrdfail-flat", lambda: flat(fixture("ubuntu-22.04-aws-force-partuuid-two-kernels.cfg"), U22),
+     [f"next_entry={K1026}"]),
+    ("u22-initrdfail-rearm", lambda: flat(fixture("ubuntu-22.04-aws-force-partuuid-two-kernels.cfg"), U22),
+     [f"next_entry={K1026}>2"]),
+    ("debian-one-shot", lambda: fixture("debian-lvm.cfg"),
+     ["next_entry=gnulinux-advanced-3378f75a-e05c-4372-88dd-b98c02822c90>"
+      "gnulinux-4.9.0-3-amd64-advanced-3378f75a-e05c-4372-88dd-b98c02822c90"]),
+    ("u22-cloud", lambda: fixture("ubuntu-22.04-cloud.cfg"), []),
+    # GRUB_RECORDFAIL_TIMEOUT=-1 after a failed boot: the menu waits for a key.
+    ("recordfail-waits", lambda: fixture("ubuntu-24.04-two-kernels.cfg").replace(
+        "set timeout=30", "set timeout=-1", 1), ["recordfail=1"], {"timeout": 12}),
+    # /boot on btrfs: save_env cannot write ("sparse file not allowed"), the one-shot repeats.
+    ("btrfs-one-shot-repeats", lambda: fixture("ubuntu-24.04-two-kernels.cfg"),
+     [f"next_entry={ADV24}>{K45}"], {"fs": "btrfs", "writable": False}),
+]
+
+
+def run(*args, **kw):
+    return subprocess.run(args, check=True, capture_output=True, **kw)
+
+
+def build_base(work):
+    """Files for /boot/grub, core.img; the image itself is made per scenario (the config differs)."""
+    core = os.path.join(work, "core.img")
+    early = os.path.join(work, "early.cfg")
+    with open(early, "w") as f:
+        f.write("serial --unit=0 --speed=115200\nterminal_input serial\nterminal_output serial\n")
+    run("grub-mkimage", "-O", "i386-pc", "-o", core, "-c", early, "-p", "(hd0,msdos1)/boot/grub",
+        "biosdisk", "part_msdos", "ext2", "normal", "configfile", "echo", "test", "loadenv",
+        "serial", "terminal", "search", "search_fs_uuid", "halt", "sleep", "linux", "boot",
+        "btrfs")
+    return core
+
+
+def make_image(work, core, cfg_text, env_path, fs):
+    root = os.path.join(work, "root")
+    shutil.rmtree(root, ignore_errors=True)
+    mods = os.path.join(root, "boot/grub/i386-pc")
+    os.makedirs(mods)
+    for n in os.listdir(MODDIR):
+        # No terminal.lst: gfxterm must not autoload, the serial line is the only output.
+        if n.endswith(".mod") or (n.endswith(".lst") and n != "terminal.lst"):
+            shutil.copy(os.path.join(MODDIR, n), mods)
+    with open(os.path.join(root, "boot/grub/grub.cfg"), "w", encoding="utf-8") as f:
+        f.write(cfg_text)
+    shutil.copy(env_path, os.path.join(root, "boot/grub/grubenv"))
+    img = os.path.join(work, "disk.img")
+    size_mb = 32 if fs == "ext4" else 130
+    with open(img, "wb") as f:
+        f.truncate(size_mb << 20)
+    run("sfdisk", "-q", img, input=b"2048,,83,*\n")
+    part_kib = (size_mb << 10) - PART_OFFSET // 1024
+    if fs == "ext4":
+        run("mkfs.ext4", "-q", "-F", "-b", "4096", "-E", f"offset={PART_OFFSET}", "-d", root, img,
+            f"{part_kib}k")
+    else:
+        # mkfs.btrfs has no offset: make the partition apart and copy it in.
+        part = os.path.join(work, "part.img")
+        with open(part, "wb") as f:
+            f.truncate(part_kib << 10)
+        run("mkfs.btrfs", "-q", "-f", "-r", root, part)
+        with open(part, "rb") as src, open(img, "r+b") as dst:
+            dst.seek(PART_OFFSET)
+            shutil.copyfileobj(src, dst, 1 << 20)
+        os.unlink(part)
+    with open(MODDIR + "/boot.img", "rb") as f:
+        boot = bytearray(f.read())
+    boot[0x66:0x68] = b"\x90\x90"  # grub-bios-setup: no drive check for hard disks
+    with open(core, "rb") as f:
+        core_data = f.read()
+    assert len(core_data) < PART_OFFSET - 512, "core.img does not fit before the partition"
+    with open(img, "r+b") as f:
+        f.write(boot[:440])
+        f.seek(512)
+        f.write(core_data)
+    return img
+
+
+def env_offset(img, fs):
+    if fs != "ext4":
+        # btrfs keeps a small file inline in its metadata: find the block by its signature.
+        with open(img, "rb") as f:
+            # (loadenv.mod holds the signature too; the WARNING line is only in the file)
+            return f.read().index(b"# GRUB Environment Block\n# WARNING", PART_OFFSET)
+    out = run("debugfs", "-R", "bmap /boot/grub/grubenv 0", f"{img}?offset={PART_OFFSET}").stdout
+    return PART_OFFSET + int(out.split()[-1]) * 4096
+
+
+def read_env(img, off):
+    with open(img, "rb") as f:
+        f.seek(off)
+        return f.read(1024)
+
+
+def write_env(img, off, data):
+    assert len(data) == 1024
+    with open(img, "r+b") as f:
+        f.seek(off)
+        f.write(data)
+
+
+def boot(img, log, timeout):
+    """One boot; returns (release printed or None, seconds)."""
+    t0 = time.monotonic()
+    with open(log, "wb") as out:
+        p = subprocess.Popen(["qemu-system-x86_64", "-accel", "tcg", "-m", "64", "-nodefaults",
+                              "-display", "none", "-no-reboot", "-serial", "stdio",
+                              "-drive", f"file={img},format=raw,if=ide"],
+                             stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        try:
+            p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+    with open(log, "rb") as f:
+        m = re.search(rb"KSWAP-BOOT (\S+)", f.read())
+    return (m.group(1).decode() if m else None), time.monotonic() - t0
+
+
+def list_env(data):
+    tmp = tempfile.NamedTemporaryFile(delete=False)
+    tmp.write(data)
+    tmp.close()
+    try:
+        return run("grub-editenv", tmp.name, "list").stdout.decode("utf-8", "replace").strip()
+    finally:
+        os.unlink(tmp.name)
+
+
+def scenario(work, core, name, make_cfg, env_vars, opts):
+    fs = opts.get("fs", "ext4")
+    writable = opts.get("writable", True)
+    sdir = os.path.join(work, name)
+    os.makedirs(sdir)
+    cfg = os.path.join(sdir, "grub.cfg")
+    with open(cfg, "w", encoding="utf-8") as f:
+        f.write(make_cfg())
+    env = os.path.join(sdir, "grubenv")
+    run("grub-editenv", env, "create")
+    if env_vars:
+        run("grub-editenv", env, "set", *env_vars)
+    stub = os.path.join(sdir, "stub.cfg")
+    run(TOOL, "stub", cfg, stub)
+    lines = run(TOOL, "forecast", cfg, env, "1" if writable else "0", sdir).stdout.decode().splitlines()
+    want = [dict(kv.split("=", 1) for kv in l.split()) for l in lines]
+    with open(stub, encoding="utf-8") as f:
+        img = make_image(sdir, core, f.read(), env, fs)
+    off = env_offset(img, fs)
+    ok = True
+    for i, w in enumerate(want, 1):
+        got, secs = boot(img, os.path.join(sdir, f"serial-{i}.log"),
+                         opts.get("timeout", BOOT_TIMEOUT))
+        if w["waits"] == "1":
+            want_rel = None
+        else:
+            want_rel = w["kernel"] if w["kernel"] != "-" else "none"
+        after = read_env(img, off)
+        with open(os.path.join(sdir, f"after-{i}.env"), "rb") as f:
+            want_env = f.read()
+        same_env = after == want_env
+        print(f"  {name} boot {i}: GRUB {got or 'waits'}, kswap {want_rel or 'waits'}"
+              f"{' (one-shot)' if w['one_shot'] == '1' else ''}; grubenv "
+              f"{'same' if same_env else 'DIFFERENT'} ({secs:.1f}s)")
+        if got != want_rel or not same_env:
+            ok = False
+            if not same_env:
+                print("    GRUB left:  " + list_env(after).replace("\n", " | "))
+                print("    kswap says: " + list_env(want_env).replace("\n", " | "))
+            print(f"    serial log: {sdir}/serial-{i}.log")
+            break
+        if fs != "ext4":
+            continue  # GRUB could not write it; userspace would rewrite the file elsewhere
+        # The booted system's grub-common.service: grub-editenv grubenv unset recordfail
+        tmp = os.path.join(sdir, "userspace.env")
+        with open(tmp, "wb") as f:
+            f.write(after)
+        run("grub-editenv", tmp, "unset", "recordfail")
+        with open(tmp, "rb") as f:
+            write_env(img, off, f.read())
+    return ok
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="kswap-qemu-")
+    keep = os.environ.get("KS_KEEP")
+    t0 = time.monotonic()
+    failed = []
+    try:
+        core = build_base(work)
+        for sc in SCENARIOS:
+            name, make_cfg, env_vars = sc[:3]
+            if ONLY and name not in ONLY:
+                continue
+            if not scenario(work, core, name, make_cfg, env_vars, sc[3] if len(sc) > 3 else {}):
+                failed.append(name)
+    finally:
+        if not keep and not failed:
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            print(f"work directory kept: {work}")
+    print(f"{time.monotonic() - t0:.0f}s, failed: {', '.join(failed) or 'none'}")
+    return 1 if failed else 0
+
+
+sys.exit(main())
