@@ -43,15 +43,20 @@ peak() {
 }
 
 echo "package: $deb ($(du -h "$deb" | cut -f1)), $runs runs each, $(nproc) CPUs" >&2
-for cmd in floor kswap peer; do
-    case $cmd in
-    floor) set -- sh -c 'dpkg-deb --fsys-tarfile "$1" > /dev/null' sh "$deb" ;;
-    kswap) set -- "$kswap" verify --deb "$deb" ;;
-    peer) set -- bash "$peer" "$deb" ;;
+run_one() { # LABEL COMMAND: the three commands, by name
+    case $2 in
+    floor) measure "$1" sh -c 'dpkg-deb --fsys-tarfile "$1" > /dev/null' sh "$deb" ;;
+    kswap) measure "$1" "$kswap" verify --deb "$deb" ;;
+    peer) measure "$1" bash "$peer" "$deb" ;;
     esac
-    measure warmup "$@" # page cache
-    for _ in $(seq "$runs"); do
-        measure "$cmd" "$@"
+}
+# Interleaved, so that a change in the machine's load hits all three alike.
+for cmd in floor kswap peer; do
+    run_one warmup "$cmd" # page cache
+done
+for _ in $(seq "$runs"); do
+    for cmd in floor kswap peer; do
+        run_one "$cmd" "$cmd"
     done
 done
 

@@ -6,6 +6,7 @@
 
 #include "lib/findings.h"
 #include "lib/root.h"
+#include "lib/verify.h"
 
 /* Exit codes: the stable contract of DESIGN.md. */
 enum {
@@ -28,7 +29,8 @@ typedef struct ks_ctx {
     const char *config_path; /* --config, a path on the running machine */
     bool json;
     bool verbose;
-    bool color; /* stdout is a TTY and NO_COLOR is unset */
+    bool color;        /* stdout is a TTY and NO_COLOR is unset */
+    bool stderr_color; /* the same for stderr (progress lines) */
 } ks_ctx;
 
 typedef struct ks_cmd {
@@ -42,6 +44,9 @@ typedef struct ks_cmd {
 extern const ks_cmd ks_cmd_plan;
 extern const ks_cmd ks_cmd_verify;
 extern const ks_cmd ks_cmd_status;
+extern const ks_cmd ks_cmd_apply;
+extern const ks_cmd ks_cmd_pin;
+extern const ks_cmd ks_cmd_rollback;
 
 /* Diagnostics on stderr, git style: "kswap: error: cannot open 'x': reason". */
 void ks_error(const char *fmt, ...) _printf_(1, 2);
@@ -59,3 +64,7 @@ json_object *ks_json_findings(const ks_findings *f);
 void ks_print_findings(const ks_ctx *ctx, const ks_findings *f);
 const char *ks_color(const ks_ctx *ctx, ks_severity s);
 const char *ks_color_reset(const ks_ctx *ctx);
+
+/* A kernel's module set (verify, and plan when the target kernel is known). */
+json_object *ks_json_verify(const ks_verify_result *r);
+void ks_print_verify_modules(const ks_ctx *ctx, const ks_verify_result *r);

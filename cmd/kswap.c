@@ -3,11 +3,14 @@
 #include <locale.h>
 
 #include "cmd.h"
-#include "config.h"
+#include "build-config.h"
 
 static const ks_cmd *const commands[] = {
     &ks_cmd_plan,
     &ks_cmd_verify,
+    &ks_cmd_apply,
+    &ks_cmd_pin,
+    &ks_cmd_rollback,
     &ks_cmd_status,
 };
 
@@ -144,6 +147,7 @@ int main(int argc, char **argv)
         return KS_EXIT_ERROR;
     }
     ctx.color = !ctx.json && isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+    ctx.stderr_color = isatty(STDERR_FILENO) && !getenv("NO_COLOR");
 
     if ((cmd->flags & KS_NEEDS_ROOT_USER) && ks_root_is_host(ctx.root) && geteuid() != 0) {
         ks_error("'kswap %s' changes the boot setup and must run as root; try 'sudo kswap %s'",

@@ -4,6 +4,8 @@
 
 #include "cmd.h"
 
+static void vmsg(const char *level, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+
 static void vmsg(const char *level, const char *fmt, va_list ap)
 {
     fprintf(stderr, "kswap: %s", level);

@@ -66,6 +66,8 @@ static json_object *plan_json(const ks_plan *p)
     json_object_object_add(target, "installed", json_object_new_boolean(p->target_installed));
     json_object_object_add(target, "repository_suite", ks_json_string_or_null(p->xanmod_suite));
     json_object_object_add(o, "target", target);
+    if (p->verified)
+        json_object_object_add(o, "modules", ks_json_verify(&p->verify));
 
     grub = json_object_new_object();
     json_object_object_add(grub, "default", ks_json_string_or_null(p->grub_default));
@@ -124,6 +126,8 @@ static void plan_print(const ks_ctx *ctx, const ks_plan *p)
     else
         printf("target  none (no XanMod build fits)\n");
     printf("\n");
+    if (p->verified)
+        ks_print_verify_modules(ctx, &p->verify);
     ks_print_findings(ctx, &p->findings);
     for (size_t i = 0; i < p->findings.n; i++) {
         warns += p->findings.v[i].severity == KS_SEV_WARN;
@@ -143,6 +147,8 @@ static int run_plan(ks_ctx *ctx, int argc, char **argv)
         {},
     };
     ks_plan_opts opts = {.branch = KS_BRANCH_LTS};
+    _cleanup_(ks_config_freep) ks_config *cfg = NULL;
+    _cleanup_free_ char *cfg_err = NULL;
     ks_plan p = {0};
     int c, k, ret;
 
@@ -169,6 +175,12 @@ static int run_plan(ks_ctx *ctx, int argc, char **argv)
     if (opts.kernel && opts.deb)
         return ks_usage_error(&ks_cmd_plan, "give --kernel or --deb, not both");
 
+    k = ks_config_load(ctx->root, ctx->config_path, &cfg, &cfg_err);
+    if (k < 0) {
+        ks_error("cannot read the configuration: %s", cfg_err ? cfg_err : strerror(-k));
+        return KS_EXIT_ERROR;
+    }
+    opts.config = cfg;
     k = ks_plan_run(ctx->root, &opts, &p);
     if (k < 0) {
         ks_error("cannot assess '%s': cannot read '%s': %s", ks_root_path(ctx->root),

@@ -12,11 +12,11 @@
 
 typedef struct status {
     ks_grub_cfg *cfg;
-    ks_grubenv *env;      /* NULL: no grubenv */
+    ks_grubenv *env; /* NULL: no grubenv */
     bool env_writable;
     bool env_writable_known;
     char *unwritable_reason;
-    char *running;        /* proc/sys/kernel/osrelease */
+    char *running; /* proc/sys/kernel/osrelease */
     ks_grub_forecast forecast;
     ks_findings findings;
 } status;
@@ -85,21 +85,25 @@ static int status_collect(const ks_ctx *ctx, status *s)
     }
     for (size_t i = 0; i < s->forecast.n; i++) {
         const ks_grub_forecast_boot *f = &s->forecast.v[i];
-        if (f->fell_back &&
-            !ks_findings_get(&s->findings, "grub.entry-missing"))
+        if (f->fell_back && !ks_findings_get(&s->findings, "grub.entry-missing"))
             ks_findings_add(&s->findings, "grub.entry-missing", KS_SEV_BLOCK,
                             "name an entry by its full id path, e.g. the one kswap pins",
                             "boot %u: default '%s' matches no menu entry at some level; GRUB "
                             "silently boots entry 0 there ('%s')",
                             f->boot, strempty(f->default_value), strempty(f->title_path));
-        if (f->waits)
+        if (f->waits && streq_ptr(f->wait_reason, "timeout"))
             ks_findings_add(&s->findings, "grub.recordfail-wait", KS_SEV_BLOCK,
                             "set GRUB_RECORDFAIL_TIMEOUT to a value >= 0 and run update-grub",
                             "boot %u: GRUB stops at its menu and waits for a key", f->boot);
+        else if (f->waits)
+            ks_findings_add(&s->findings, "grub.boot-waits", KS_SEV_BLOCK, NULL,
+                            "boot %u: GRUB waits at the console (%s)", f->boot,
+                            strempty(f->wait_reason));
         if (f->one_shot && i > 0 && s->forecast.v[i - 1].one_shot && !s->env_writable &&
             !ks_findings_get(&s->findings, "grub.env-unwritable"))
             ks_findings_add(&s->findings, "grub.env-unwritable", KS_SEV_BLOCK,
-                            "remove next_entry with 'grub-editenv " "/" GRUBENV " unset next_entry'",
+                            "remove next_entry with 'grub-editenv "
+                            "/" GRUBENV " unset next_entry'",
                             "GRUB cannot clear next_entry at boot%s%s: the one-shot repeats on "
                             "every boot",
                             s->unwritable_reason ? ": " : "", strempty(s->unwritable_reason));
@@ -109,6 +113,8 @@ static int status_collect(const ks_ctx *ctx, status *s)
 
 static const char *boot_label(const ks_grub_forecast_boot *f)
 {
+    if (f->waits && streq_ptr(f->wait_reason, "password"))
+        return "waits for a GRUB password";
     if (f->waits)
         return "waits at the menu";
     if (f->fell_back)
@@ -128,6 +134,7 @@ static json_object *forecast_json(const status *s)
         json_object_object_add(o, "id_path", ks_json_string_or_null(f->id_path));
         json_object_object_add(o, "one_shot", json_object_new_boolean(f->one_shot));
         json_object_object_add(o, "waits", json_object_new_boolean(f->waits));
+        json_object_object_add(o, "waits_for", ks_json_string_or_null(f->wait_reason));
         json_object_object_add(o, "timeout", json_object_new_int(f->timeout));
         json_object_object_add(o, "default", ks_json_string_or_null(f->default_value));
         json_object_object_add(o, "fell_back", json_object_new_boolean(f->fell_back));
@@ -200,8 +207,7 @@ static void status_print(const ks_ctx *ctx, const status *s)
     if (!s->env)
         printf("grubenv: none (%s)\n", GRUBENV);
     else
-        printf("grubenv: %zu variable(s), GRUB %s write it at boot%s%s\n",
-               ks_grubenv_count(s->env),
+        printf("grubenv: %zu variable(s), GRUB %s write it at boot%s%s\n", ks_grubenv_count(s->env),
                !s->env_writable_known ? "may not be able to"
                : s->env_writable      ? "can"
                                       : "cannot",

@@ -12,7 +12,7 @@ static json_object *strv_array(char *const *l)
     return a;
 }
 
-static json_object *verify_json(const ks_verify_result *r)
+json_object *ks_json_verify(const ks_verify_result *r)
 {
     json_object *o = json_object_new_object(), *mods = json_object_new_array();
 
@@ -40,7 +40,7 @@ static json_object *verify_json(const ks_verify_result *r)
     return o;
 }
 
-static void verify_print(const ks_ctx *ctx, const ks_verify_result *r)
+void ks_print_verify_modules(const ks_ctx *ctx, const ks_verify_result *r)
 {
     size_t w = strlen("module");
 
@@ -63,6 +63,11 @@ static void verify_print(const ks_ctx *ctx, const ks_verify_result *r)
         printf("\n  BBR: no tcp_bbr\n\n");
     else
         printf("\n  BBR: version %d\n\n", r->bbr_version);
+}
+
+static void verify_print(const ks_ctx *ctx, const ks_verify_result *r)
+{
+    ks_print_verify_modules(ctx, r);
     ks_print_findings(ctx, &r->findings);
     printf("\nverdict: %s\n", ks_verdict_to_string(ks_findings_worst(&r->findings)));
 }
@@ -123,7 +128,7 @@ static int run_verify(ks_ctx *ctx, int argc, char **argv)
                 res.deb_stats.stopped_early ? ", stopped early" : "");
 
     if (ctx->json) {
-        json_object *o = verify_json(&res);
+        json_object *o = ks_json_verify(&res);
         ret = ks_print_json(o);
         json_object_put(o);
     } else {

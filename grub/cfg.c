@@ -26,12 +26,12 @@ typedef struct lexer {
     bool have;
     tok_type type;
     ks_grub_word word;
-    char *raw;  /* the token text when the word is plain unquoted text, else NULL */
+    char *raw; /* the token text when the word is plain unquoted text, else NULL */
     unsigned tline, tcol;
     size_t tstart;
     unsigned depth;
-    unsigned in_list;   /* inside a block or an if/loop: no function definitions there */
-    unsigned last_nd;   /* delimiters after the last command of a list */
+    unsigned in_list; /* inside a block or an if/loop: no function definitions there */
+    unsigned last_nd; /* delimiters after the last command of a list */
     unsigned brace_line, brace_col; /* the innermost open '{' */
     bool failed;
     ks_grub_error *err;
@@ -365,9 +365,9 @@ static const char *tok_desc(const lexer *lx)
     }
 }
 
-static const char *const keywords[] = {"case", "do",   "done", "elif",  "else",  "esac",    "fi",
-                                       "for",  "if",   "in",   "select", "then", "until",
-                                       "while", "function"};
+static const char *const keywords[] = {"case",   "do",   "done",  "elif",  "else",
+                                       "esac",   "fi",   "for",   "if",    "in",
+                                       "select", "then", "until", "while", "function"};
 
 static bool tok_is_any_kw(const lexer *lx)
 {
@@ -765,9 +765,10 @@ static int parse_command(lexer *lx, ks_grub_node **ret)
         if (k >= 0)
             k = parse_if(lx, n);
     } else if (tok_is_kw(lx, "for") || tok_is_kw(lx, "while") || tok_is_kw(lx, "until")) {
-        k = node_new(lx, tok_is_kw(lx, "for")     ? KS_GRUB_NODE_FOR
-                         : tok_is_kw(lx, "while") ? KS_GRUB_NODE_WHILE
-                                                  : KS_GRUB_NODE_UNTIL,
+        k = node_new(lx,
+                     tok_is_kw(lx, "for")     ? KS_GRUB_NODE_FOR
+                     : tok_is_kw(lx, "while") ? KS_GRUB_NODE_WHILE
+                                              : KS_GRUB_NODE_UNTIL,
                      &n);
         if (k >= 0)
             k = parse_loop(lx, n);
@@ -850,7 +851,11 @@ static int argv_append(char ***argv, size_t *n, bool *open, const char *s, size_
         *open = true;
     }
     size_t ol = strlen(v[*n - 1]);
-    char *ns = realloc(v[*n - 1], ol + len + 1);
+    char *ns;
+
+    if (ol + len > (1u << 20))
+        return -E2BIG; /* a runaway expansion, not a boot setup */
+    ns = realloc(v[*n - 1], ol + len + 1);
     if (!ns)
         return -ENOMEM;
     memcpy(ns + ol, s, len);
@@ -1097,10 +1102,9 @@ static void scan_block(ks_grub_entry *e, const ks_grub_block *b)
     }
 }
 
-void ks_grub_entry_scan_body(ks_grub_entry *e, const char *text)
+void ks_grub_entry_scan_body(ks_grub_entry *e)
 {
     const ks_grub_block *b = e->node ? e->node->body : NULL;
-    (void)text;
     if (!b)
         return;
     scan_block(e, b);
@@ -1148,7 +1152,7 @@ static int collect(const ks_grub_cfg *c, const ks_grub_block *b, ks_grub_entry *
         if (e.submenu) {
             k = collect(c, nd->body, &e.children, &e.n_children, depth + 1);
         } else {
-            ks_grub_entry_scan_body(&e, c->text);
+            ks_grub_entry_scan_body(&e);
             k = 0;
         }
         nv = k < 0 ? NULL : realloc(*v, (*n + 1) * sizeof(*nv));

@@ -35,10 +35,10 @@ typedef struct ks_grub_word {
 } ks_grub_word;
 
 typedef enum ks_grub_node_type {
-    KS_GRUB_NODE_CMD,      /* words [+ block] (menuentry and submenu are commands with a block) */
-    KS_GRUB_NODE_IF,       /* conds[i] then bodies[i]; else_body */
-    KS_GRUB_NODE_FOR,      /* name in words do body */
-    KS_GRUB_NODE_WHILE,    /* conds[0] do body */
+    KS_GRUB_NODE_CMD,   /* words [+ block] (menuentry and submenu are commands with a block) */
+    KS_GRUB_NODE_IF,    /* conds[i] then bodies[i]; else_body */
+    KS_GRUB_NODE_FOR,   /* name in words do body */
+    KS_GRUB_NODE_WHILE, /* conds[0] do body */
     KS_GRUB_NODE_UNTIL,
     KS_GRUB_NODE_FUNCTION, /* name { body } */
 } ks_grub_node_type;
@@ -55,12 +55,12 @@ struct ks_grub_node {
     unsigned line, column;
     ks_grub_word *words; /* CMD: the command line; FOR: the list */
     size_t n_words;
-    char *name;          /* FOR: variable; FUNCTION: function name */
+    char *name;            /* FOR: variable; FUNCTION: function name */
     ks_grub_block *conds;  /* IF: one per if/elif; WHILE/UNTIL: one */
     ks_grub_block *bodies; /* IF: one per cond */
     size_t n_conds;
-    ks_grub_block *else_body; /* IF */
-    ks_grub_block *body;      /* CMD with a block, FOR, WHILE, UNTIL, FUNCTION */
+    ks_grub_block *else_body;    /* IF */
+    ks_grub_block *body;         /* CMD with a block, FOR, WHILE, UNTIL, FUNCTION */
     size_t body_start, body_end; /* CMD with a block: byte offsets of the text between { and } */
 };
 
@@ -69,18 +69,18 @@ typedef struct ks_grub_entry ks_grub_entry;
 /* One menu entry or submenu as GRUB's menuentry command registers it. */
 struct ks_grub_entry {
     char *title;
-    char *id;            /* --id; NULL when absent (GRUB then uses the title as id) */
+    char *id; /* --id; NULL when absent (GRUB then uses the title as id) */
     char **classes;
-    char *users;         /* --users; NULL */
+    char *users; /* --users; NULL */
     bool unrestricted;
     bool submenu;
     const ks_grub_node *node; /* the menuentry command in the parsed script */
     /* From the first linux/linux16/linuxefi command of the body (static view). */
     char *linux_path;
-    char *release;       /* "6.8.0-48-generic" from ".../vmlinuz-6.8.0-48-generic"; NULL otherwise */
-    char *linux_args;    /* the rest of the linux line as written */
-    char *initrd;        /* the initrd line's arguments as written */
-    bool recovery;       /* "-recovery-" id, or "recovery"/"single" on the linux line */
+    char *release;    /* "6.8.0-48-generic" from ".../vmlinuz-6.8.0-48-generic"; NULL otherwise */
+    char *linux_args; /* the rest of the linux line as written */
+    char *initrd;     /* the initrd line's arguments as written */
+    bool recovery;    /* "-recovery-" id, or "recovery"/"single" on the linux line */
     ks_grub_entry *children; /* submenu entries */
     size_t n_children;
 };
@@ -128,7 +128,7 @@ const char *ks_grub_word_literal(const ks_grub_word *w, char **ret_buf);
  */
 int ks_grub_entry_from_argv(char **argv, ks_grub_entry *ret);
 /* Fills linux_path/release/linux_args/initrd/recovery from the entry's body. */
-void ks_grub_entry_scan_body(ks_grub_entry *e, const char *text);
+void ks_grub_entry_scan_body(ks_grub_entry *e);
 void ks_grub_entry_done(ks_grub_entry *e);
 /* "vmlinuz-6.8.0-48-generic" -> "6.8.0-48-generic"; NULL for other file names. */
 char *ks_grub_release_from_path(const char *path);

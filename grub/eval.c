@@ -7,9 +7,11 @@
 
 #include "lib/util.h"
 
-#define MAX_STEPS 1000000u
+#define MAX_STEPS 200000u
 #define MAX_CALLS 64
-#define MAX_LOOP 10000u
+#define MAX_LOOP 1000u
+#define MAX_VALUE (64u << 10)    /* a longer variable is a runaway script, not a boot setup */
+#define MAX_EXPANDED (64u << 20) /* bytes of arguments one run may build in all */
 
 typedef struct var {
     char *name;
@@ -47,6 +49,7 @@ struct ks_grub_eval {
     menu *cur_menu;
     int status;
     unsigned steps;
+    size_t expanded; /* bytes of arguments built so far, against MAX_EXPANDED */
     bool returning, breaking, stopped;
     unsigned save_env_failures;
     char **notes;
@@ -81,8 +84,11 @@ static int var_set(ks_grub_eval *ev, const char *name, const char *value, bool e
 {
     var *v = find_var(ev, name);
     context *c = cur_ctx(ev);
-    char *nv = strdup(value);
+    char *nv;
 
+    if (strlen(value) > MAX_VALUE)
+        return -E2BIG;
+    nv = strdup(value);
     if (!nv)
         return -ENOMEM;
     if (v) {
@@ -221,10 +227,11 @@ int ks_grub_eval_new(const ks_grub_cfg *cfg, const ks_grub_eval_opts *opts, ks_g
 {
     /* normal.mod sets these features to "y" and exports them (grub-core/normal/main.c). */
     static const char *const features[] = {
-        "feature_chainloader_bpb", "feature_ntldr",       "feature_platform_search_hint",
-        "feature_default_font_path", "feature_all_video_module", "feature_menuentry_id",
-        "feature_menuentry_options", "feature_200_final", "feature_nativedisk_cmd",
-        "feature_timeout_style",
+        "feature_chainloader_bpb",      "feature_ntldr",
+        "feature_platform_search_hint", "feature_default_font_path",
+        "feature_all_video_module",     "feature_menuentry_id",
+        "feature_menuentry_options",    "feature_200_final",
+        "feature_nativedisk_cmd",       "feature_timeout_style",
     };
     ks_grub_eval *ev = calloc(1, sizeof(*ev));
     int k = -ENOMEM;
@@ -320,7 +327,7 @@ typedef struct test_ctx {
 
 static void update_val(bool val, test_ctx *c)
 {
-    c->and = c->and && (c->invert ? !val : val);
+    c->and = c->and &&(c->invert ? !val : val);
     c->invert = false;
 }
 
@@ -577,7 +584,7 @@ static int register_entry(ks_grub_eval *ev, const ks_grub_node *n, char **argv)
             return k;
         }
     } else {
-        ks_grub_entry_scan_body(&e, ev->cfg ? ev->cfg->text : NULL);
+        ks_grub_entry_scan_body(&e);
     }
     v = realloc(ev->cur_menu->v, (ev->cur_menu->n + 1) * sizeof(*v));
     if (!v) {
@@ -599,6 +606,10 @@ static int exec_cmd(ks_grub_eval *ev, const ks_grub_node *n)
     k = ks_grub_words_expand(n->words, n->n_words, lookup, ev, &argv);
     if (k < 0)
         return k;
+    for (size_t i = 0; argv[i]; i++)
+        ev->expanded += strlen(argv[i]) + 1;
+    if (ev->expanded > MAX_EXPANDED)
+        return -ELOOP;
     if (!argv[0])
         return 0;
     c = argv[0];
@@ -780,6 +791,8 @@ static int exec_node(ks_grub_eval *ev, const ks_grub_node *n)
         }
         return 0;
     }
+    if (k == -E2BIG)
+        k = 1; /* GRUB runs out of memory there: the command fails, the script goes on */
     if (k < 0)
         return k;
     ev->status = k;
@@ -912,6 +925,7 @@ int ks_grub_eval_boot(ks_grub_eval *ev, ks_grub_boot_result *ret)
         r.timeout = get_timeout(ev);
         if (n == 0 || n_subs >= KS_GRUB_MAX_DEPTH) {
             r.waits = true; /* nothing to boot: GRUB drops to its prompt */
+            r.wait_reason = "no-entries";
             break;
         }
         i = ks_grub_entry_number(m, n, def, &how);
@@ -925,6 +939,13 @@ int ks_grub_eval_boot(ks_grub_eval *ev, ks_grub_boot_result *ret)
         }
         if (r.timeout < 0) {
             r.waits = true; /* the menu shows with this entry highlighted and waits */
+            r.wait_reason = "timeout";
+            break;
+        }
+        if (!e->unrestricted && ks_grub_eval_get(ev, "superusers")) {
+            /* auth.c: with superusers set, a restricted entry asks for a user and password */
+            r.waits = true;
+            r.wait_reason = "password";
             break;
         }
         rest = ks_grub_default_rest(def);
@@ -970,6 +991,7 @@ int ks_grub_eval_boot(ks_grub_eval *ev, ks_grub_boot_result *ret)
         } else if (!ev->halted) {
             /* Nothing loaded: back to the menu, whose timeout execute_entry unset. */
             r.waits = true;
+            r.wait_reason = "nothing-loaded";
         }
         break;
     }

@@ -65,11 +65,13 @@ typedef struct ks_grub_boot_result {
     char *title_path;    /* path of the entry run, '>' separated, '>>' escaped */
     char *id_path;
     bool recovery;
-    bool loaded;         /* a linux command succeeded */
+    bool loaded; /* a linux command succeeded */
     char *linux_path;
-    char *kernel;        /* release from the linux path, NULL when not a vmlinuz-*/
+    char *kernel; /* release from the linux path, NULL when not a vmlinuz-*/
     char *linux_args;
-    bool halted;         /* halt/poweroff/reboot ran in the entry */
+    bool halted;             /* halt/poweroff/reboot ran in the entry */
+    const char *wait_reason; /* static text when it waits: "timeout", "password",
+                                "nothing-loaded", "no-entries" */
 } ks_grub_boot_result;
 
 /* Picks the default entry and runs it (after ks_grub_eval_run). */

@@ -84,6 +84,7 @@ static int one_boot(const ks_grub_cfg *cfg, const ks_grubenv *env, bool writable
     b->default_value = TAKE_PTR(r.default_value);
     b->one_shot = r.one_shot;
     b->waits = r.waits;
+    b->wait_reason = r.wait_reason;
     b->timeout = r.timeout;
     b->fell_back = r.fell_back;
     b->recovery = r.recovery;

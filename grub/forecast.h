@@ -16,16 +16,17 @@
  * on a person.
  */
 typedef struct ks_grub_forecast_boot {
-    unsigned boot;       /* 1.. */
-    char *kernel;        /* release from the linux line; NULL when it waits or loads no vmlinuz */
+    unsigned boot; /* 1.. */
+    char *kernel;  /* release from the linux line; NULL when it waits or loads no vmlinuz */
     char *linux_path;
     char *title_path;
     char *id_path;
-    char *default_value; /* what "default" held after the header */
-    bool one_shot;       /* started by next_entry (boot_once) */
-    bool waits;          /* stops at the menu without a timeout */
-    int timeout;         /* seconds shown before booting, -1 when it waits */
-    bool fell_back;      /* default matched nothing at some level: GRUB took entry 0 there */
+    char *default_value;     /* what "default" held after the header */
+    bool one_shot;           /* started by next_entry (boot_once) */
+    bool waits;              /* stops at the menu without a timeout */
+    const char *wait_reason; /* "timeout", "password", "nothing-loaded", "no-entries"; NULL */
+    int timeout;             /* seconds shown before booting, -1 when it waits */
+    bool fell_back;          /* default matched nothing at some level: GRUB took entry 0 there */
     bool recovery;
     unsigned save_env_failures; /* save_env calls that could not write (error on screen) */
     ks_grubenv *env_before;     /* the block GRUB read; NULL when there is no grubenv */

@@ -32,10 +32,10 @@ void ks_grub_entry_path_done(ks_grub_entry_path *p);
 /* Why a path given by someone (grubenv, a flag) is not fit to boot release. */
 typedef enum ks_grub_path_verdict {
     KS_GRUB_PATH_OK,
-    KS_GRUB_PATH_FALLS_BACK,  /* no match at some level: GRUB silently takes entry 0 */
-    KS_GRUB_PATH_RECOVERY,    /* resolves to a recovery entry */
+    KS_GRUB_PATH_FALLS_BACK,   /* no match at some level: GRUB silently takes entry 0 */
+    KS_GRUB_PATH_RECOVERY,     /* resolves to a recovery entry */
     KS_GRUB_PATH_OTHER_KERNEL, /* resolves to an entry of another release (or none) */
-    KS_GRUB_PATH_NO_ENTRY,    /* the menu is empty */
+    KS_GRUB_PATH_NO_ENTRY,     /* the menu is empty */
 } ks_grub_path_verdict;
 
 /* release NULL: any normal kernel entry will do. */

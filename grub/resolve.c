@@ -85,7 +85,8 @@ int ks_grub_entry_number(const ks_grub_entry *menu, size_t n, const char *value,
     }
     if (k == -EINVAL)
         for (size_t i = 0; i < n; i++)
-            if (menuentry_eq(menu[i].title, value) || menuentry_eq(ks_grub_entry_id(&menu[i]), value)) {
+            if (menuentry_eq(menu[i].title, value) ||
+                menuentry_eq(ks_grub_entry_id(&menu[i]), value)) {
                 *ret_how = KS_GRUB_LEVEL_MATCH;
                 return (int)i;
             }
@@ -112,8 +113,7 @@ char *ks_grub_default_rest(const char *value)
     return NULL;
 }
 
-int ks_grub_resolve(const ks_grub_entry *menu, size_t n, const char *value,
-                    ks_grub_resolution *ret)
+int ks_grub_resolve(const ks_grub_entry *menu, size_t n, const char *value, ks_grub_resolution *ret)
 {
     ks_grub_resolution r = {0};
     _cleanup_free_ char *cur = value ? strdup(value) : NULL;

@@ -32,11 +32,11 @@ int ks_grub_entry_number(const ks_grub_entry *menu, size_t n, const char *value,
 char *ks_grub_default_rest(const char *value);
 
 typedef struct ks_grub_resolution {
-    const ks_grub_entry *entry;           /* the entry that boots (never a submenu) */
-    size_t index[KS_GRUB_MAX_DEPTH];      /* entry number per level */
+    const ks_grub_entry *entry;      /* the entry that boots (never a submenu) */
+    size_t index[KS_GRUB_MAX_DEPTH]; /* entry number per level */
     ks_grub_level_how how[KS_GRUB_MAX_DEPTH];
     size_t depth;
-    bool fell_back;   /* some level had a value that matched nothing */
+    bool fell_back;    /* some level had a value that matched nothing */
     bool ignored_rest; /* the value went on past a normal entry ("0>1" on a plain entry) */
 } ks_grub_resolution;
 

@@ -135,7 +135,8 @@ int ks_config_parse(ks_config *c, const char *text, const char *origin, char **r
     if (r != 0 || s.error < 0) {
         if (ret_error)
             *ret_error = r > 0 ? ks_asprintf("%s:%d: cannot parse line (a key outside a "
-                                             "[section], or no '=')", origin, r)
+                                             "[section], or no '=')",
+                                             origin, r)
                                : ks_asprintf("%s: cannot parse", origin);
         return -EBADMSG;
     }
@@ -302,8 +303,8 @@ int ks_config_get_int(const ks_config *c, const char *section, const char *key, 
 int ks_config_get_bool(const ks_config *c, const char *section, const char *key, bool def,
                        bool *ret)
 {
-    static const char *const yes[] = {"1", "yes", "true", "on"}, *const no[] = {"0", "no",
-                                                                               "false", "off"};
+    static const char *const yes[] = {"1", "yes", "true", "on"}, *const no[] = {"0", "no", "false",
+                                                                                "off"};
     const char *s = ks_config_get_string(c, section, key, NULL);
 
     if (!s) {

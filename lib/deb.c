@@ -14,6 +14,7 @@
 #define IO_BUF (1024 * 1024)
 #define BUILTIN_MAX (16u * 1024 * 1024)
 #define SMALL_MODULE_MAX (2u * 1024 * 1024)
+#define DEB_PASSES_MAX 8
 #define XZ_THREADS_MAX 8
 /* Memory the multi-threaded decoder may use per thread. A block in flight costs its output
  * (Debian's data.tar.xz: 24 MiB blocks), its input (up to ~10 MiB) and the 8 MiB dictionary:
@@ -158,7 +159,8 @@ static int find_data_member(int fd, uint64_t *ret_off, uint64_t *ret_size, comp 
             return -EBADMSG;
         }
         off += sizeof(hdr);
-        if (S_ISREG(st.st_mode) && (size > (uint64_t)st.st_size || off > (uint64_t)st.st_size - size)) {
+        if (S_ISREG(st.st_mode) &&
+            (size > (uint64_t)st.st_size || off > (uint64_t)st.st_size - size)) {
             set_error(err, "package is truncated ('%s' needs %llu bytes, file has %llu)", name,
                       (unsigned long long)size, (unsigned long long)((uint64_t)st.st_size - off));
             return -EPIPE;
@@ -397,10 +399,12 @@ static int read_member(reader *rd, struct archive *a, size_t size, size_t max)
 static int decompress_module(const unsigned char *in, size_t in_len, unsigned char **ret,
                              size_t *ret_len)
 {
+    static const unsigned char xz_magic[6] = {0xfd, '7', 'z', 'X', 'Z', 0};
+    static const unsigned char zstd_magic[4] = {0x28, 0xb5, 0x2f, 0xfd};
     _cleanup_free_ unsigned char *out = NULL;
     size_t cap = 0, len = 0;
 
-    if (in_len >= 6 && memcmp(in, "\xfd" "7zXZ\0", 6) == 0) {
+    if (in_len >= sizeof(xz_magic) && memcmp(in, xz_magic, sizeof(xz_magic)) == 0) {
         lzma_stream lz = LZMA_STREAM_INIT;
         lzma_ret lr;
         if (lzma_stream_decoder(&lz, 256u * 1024 * 1024, LZMA_CONCATENATED) != LZMA_OK)
@@ -430,7 +434,7 @@ static int decompress_module(const unsigned char *in, size_t in_len, unsigned ch
         lzma_end(&lz);
         if (lr != LZMA_STREAM_END)
             return -EBADMSG;
-    } else if (in_len >= 4 && memcmp(in, "\x28\xb5\x2f\xfd", 4) == 0) {
+    } else if (in_len >= sizeof(zstd_magic) && memcmp(in, zstd_magic, sizeof(zstd_magic)) == 0) {
         ZSTD_DCtx *zd = ZSTD_createDCtx();
         ZSTD_inBuffer ib = {.src = in, .size = in_len};
         size_t zr = 1;
@@ -740,7 +744,6 @@ int ks_deb_read_modset_fd(int fd, char *const *wanted, ks_modset **ret, ks_deb_s
     reader rd = {.set = set};
     uint64_t off = 0, size = 0;
     comp c = COMP_NONE;
-    bool again = false;
     int r;
 
     if (!set)
@@ -768,22 +771,29 @@ int ks_deb_read_modset_fd(int fd, char *const *wanted, ks_modset **ret, ks_deb_s
         r = -ENOENT;
         goto out;
     }
-    /* Compressed modules that became needed only after they went by. */
-    for (char **i = rd.interest; i && *i; i++)
-        if (ks_modset_needs_info(set, *i))
-            again = true;
-    if (again) {
+    /* Compressed modules that became needed only after they went by; each pass may find
+     * further dependencies that went by earlier still. */
+    for (unsigned pass = 2;; pass++) {
+        bool again = false;
+        for (char **i = rd.interest; i && *i; i++)
+            if (ks_modset_needs_info(set, *i))
+                again = true;
+        if (!again)
+            break;
+        if (pass > DEB_PASSES_MAX) {
+            for (char **i = rd.interest; i && *i; i++)
+                if (ks_modset_needs_info(set, *i)) {
+                    set_error(&rd.errmsg, "cannot read the .modinfo of module '%s'", *i);
+                    break;
+                }
+            r = -EBADMSG;
+            goto out;
+        }
         rd.second_pass = true;
-        rd.stats.passes = 2;
+        rd.stats.passes = pass;
         r = one_pass(&rd, fd, off, size, c);
         if (r < 0)
             goto out;
-        for (char **i = rd.interest; i && *i; i++)
-            if (ks_modset_needs_info(set, *i)) {
-                set_error(&rd.errmsg, "cannot read the .modinfo of module '%s'", *i);
-                r = -EBADMSG;
-                goto out;
-            }
     }
     /* The set was created before the release was known. */
     r = ks_modset_set_release(set, rd.release);
@@ -812,12 +822,12 @@ int ks_deb_read_modset(const char *path, char *const *wanted, ks_modset **ret,
     if (fd < 0) {
         int r = -errno;
         if (ret_error)
-            *ret_error = ks_asprintf("cannot open '%s': %s", path, strerror(errno));
+            *ret_error = strdup(strerror(-r));
         return r;
     }
     if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
         if (ret_error)
-            *ret_error = ks_asprintf("'%s' is a directory", path);
+            *ret_error = strdup(strerror(EISDIR));
         return -EISDIR;
     }
     posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);

@@ -15,12 +15,12 @@
 #define KS_DEB_MODULE_MAX (64u * 1024 * 1024)
 
 typedef struct ks_deb_stats {
-    uint64_t data_bytes;    /* bytes of data.tar decoded */
-    unsigned members;       /* tar members seen */
-    unsigned modules;       /* module files seen */
-    unsigned passes;        /* 1, or 2 when a compressed dependency came before it was needed */
-    int threads;            /* decoder threads used */
-    bool stopped_early;     /* everything needed was seen before the end */
+    uint64_t data_bytes; /* bytes of data.tar decoded */
+    unsigned members;    /* tar members seen */
+    unsigned modules;    /* module files seen */
+    unsigned passes;     /* 1; more when compressed dependencies went by before needed */
+    int threads;         /* decoder threads used */
+    bool stopped_early;  /* everything needed was seen before the end */
 } ks_deb_stats;
 
 /*

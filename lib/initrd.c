@@ -211,6 +211,110 @@ static int driver_module(const ks_root *root, const char *dev, char **ret)
     return 0;
 }
 
+static int add_name(char ***l, const char *name)
+{
+    if (ks_strv_contains(*l, name))
+        return 0;
+    return ks_strv_extend(l, name);
+}
+
+/* The drivers of the hardware behind one disk: the device and its parents up to the bus:
+ * virtio2 (virtio_blk), then the PCI function (virtio_pci); a SCSI disk (sd), its host
+ * (virtio_scsi), ... */
+static int hardware_drivers(const ks_root *root, const char *disk, char ***drivers)
+{
+    _cleanup_free_ char *dev = ks_asprintf("%s/device", disk);
+    int r;
+
+    if (!dev)
+        return -ENOMEM;
+    for (unsigned depth = 0; depth < SYSFS_DEPTH_MAX; depth++) {
+        _cleanup_free_ char *name = NULL, *sub = ks_asprintf("%s/subsystem", dev);
+        char *up;
+
+        if (!sub)
+            return -ENOMEM;
+        if (!ks_root_exists(root, dev))
+            break;
+        r = driver_module(root, dev, &name);
+        if (r == -ENOMEM)
+            return r;
+        if (r >= 0 && (r = add_name(drivers, name)) < 0)
+            return r;
+        if (!ks_root_exists(root, sub))
+            break; /* sys/devices/pci0000:00 and above: no bus any more */
+        up = ks_asprintf("%s/..", dev);
+        if (!up)
+            return -ENOMEM;
+        free(dev);
+        dev = up;
+    }
+    return 0;
+}
+
+/* The modules a block device needs: device-mapper and md targets, then their slaves, down to
+ * the disks and their hardware. blk: a sysfs block device directory inside the root. */
+static int block_drivers(const ks_root *root, const char *blk, unsigned depth, char ***drivers)
+{
+    _cleanup_free_ char *p = NULL, *v = NULL, *slaves_dir = NULL, *disk = NULL;
+    _cleanup_strv_free_ char **slaves = NULL;
+    int r;
+
+    if (depth > 8)
+        return 0;
+    p = ks_asprintf("%s/dm/uuid", blk);
+    if (!p)
+        return -ENOMEM;
+    if (ks_root_read_line(root, p, &v) >= 0) {
+        /* LVM volumes are dm-linear (dm_mod); LUKS adds dm_crypt. */
+        r = add_name(drivers, "dm_mod");
+        if (r >= 0 && ks_startswith(v, "CRYPT-"))
+            r = add_name(drivers, "dm_crypt");
+        if (r < 0)
+            return r;
+    }
+    free(TAKE_PTR(p));
+    free(TAKE_PTR(v));
+    p = ks_asprintf("%s/md/level", blk);
+    if (!p)
+        return -ENOMEM;
+    if (ks_root_read_line(root, p, &v) >= 0) {
+        const char *level = v;
+        r = add_name(drivers, "md_mod");
+        if (r < 0)
+            return r;
+        if (streq(v, "raid4") || streq(v, "raid5") || streq(v, "raid6"))
+            level = "raid456";
+        if (ks_startswith(level, "raid") && (r = add_name(drivers, level)) < 0)
+            return r;
+    }
+
+    slaves_dir = ks_asprintf("%s/slaves", blk);
+    if (!slaves_dir)
+        return -ENOMEM;
+    if (ks_root_list_dir(root, slaves_dir, &slaves) >= 0 && slaves && slaves[0]) {
+        for (char **sl = slaves; *sl; sl++) {
+            _cleanup_free_ char *sub = ks_asprintf("%s/%s", slaves_dir, *sl);
+            if (!sub)
+                return -ENOMEM;
+            r = block_drivers(root, sub, depth + 1, drivers);
+            if (r < 0)
+                return r;
+        }
+        return 0;
+    }
+
+    /* A partition's hardware is its disk's: one level up. */
+    free(TAKE_PTR(p));
+    p = ks_asprintf("%s/partition", blk);
+    if (!p)
+        return -ENOMEM;
+    disk = ks_root_exists(root, p) ? ks_asprintf("%s/..", blk) : strdup(blk);
+    if (!disk)
+        return -ENOMEM;
+    return hardware_drivers(root, disk, drivers);
+}
+
 int ks_root_device_drivers(const ks_root *root, char ***ret_drivers, char **ret_fs_type)
 {
     _cleanup_free_ char *text = NULL, *fs = NULL, *dev = NULL;
@@ -236,53 +340,9 @@ int ks_root_device_drivers(const ks_root *root, char ***ret_drivers, char **ret_
     ks_mountinfo_done(&mi);
     if (!fs || !dev)
         return -ENOMEM;
-
-    /* A partition's device is its disk's: go up one level first. */
-    {
-        _cleanup_free_ char *part = ks_asprintf("%s/partition", dev);
-        if (!part)
-            return -ENOMEM;
-        if (ks_root_exists(root, part)) {
-            char *up = ks_asprintf("%s/..", dev);
-            if (!up)
-                return -ENOMEM;
-            free(dev);
-            dev = up;
-        }
-    }
-    {
-        char *d = ks_asprintf("%s/device", dev);
-        if (!d)
-            return -ENOMEM;
-        free(dev);
-        dev = d;
-    }
-    /* The device and its parents up to the bus: virtio2 (virtio_blk), then the PCI function
-     * (virtio_pci); a SCSI disk (sd_mod), its host (virtio_scsi), ... */
-    for (unsigned depth = 0; depth < SYSFS_DEPTH_MAX; depth++) {
-        _cleanup_free_ char *name = NULL, *sub = ks_asprintf("%s/subsystem", dev);
-        char *up;
-
-        if (!sub)
-            return -ENOMEM;
-        if (!ks_root_exists(root, dev))
-            break;
-        r = driver_module(root, dev, &name);
-        if (r == -ENOMEM)
-            return r;
-        if (r >= 0 && !ks_strv_contains(drivers, name)) {
-            r = ks_strv_push(&drivers, TAKE_PTR(name));
-            if (r < 0)
-                return r;
-        }
-        if (!ks_root_exists(root, sub))
-            break; /* sys/devices/pci0000:00 and above: no bus any more */
-        up = ks_asprintf("%s/..", dev);
-        if (!up)
-            return -ENOMEM;
-        free(dev);
-        dev = up;
-    }
+    r = block_drivers(root, dev, 0, &drivers);
+    if (r < 0)
+        return r;
     *ret_drivers = TAKE_PTR(drivers);
     *ret_fs_type = TAKE_PTR(fs);
     return 0;

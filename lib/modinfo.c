@@ -65,8 +65,8 @@ int ks_elf_find_modinfo(const void *buf, size_t len, const char **ret_data, size
     if (shstrndx == SHN_XINDEX && !field(&e, shoff, offsetof(Elf32_Shdr, sh_link), 4,
                                          offsetof(Elf64_Shdr, sh_link), 4, &shstrndx))
         return -EBADMSG;
-    if (shnum == 0 || shnum > len / shentsize || shstrndx >= shnum ||
-        shoff > len || shnum * shentsize > len - shoff)
+    if (shnum == 0 || shnum > len / shentsize || shstrndx >= shnum || shoff > len ||
+        shnum * shentsize > len - shoff)
         return -EBADMSG;
 
     if (!field(&e, shoff + shstrndx * shentsize, offsetof(Elf32_Shdr, sh_offset), 4,
@@ -84,8 +84,8 @@ int ks_elf_find_modinfo(const void *buf, size_t len, const char **ret_data, size
                    &name) ||
             !field(&e, base, offsetof(Elf32_Shdr, sh_type), 4, offsetof(Elf64_Shdr, sh_type), 4,
                    &type) ||
-            !field(&e, base, offsetof(Elf32_Shdr, sh_offset), 4, offsetof(Elf64_Shdr, sh_offset),
-                   8, &off) ||
+            !field(&e, base, offsetof(Elf32_Shdr, sh_offset), 4, offsetof(Elf64_Shdr, sh_offset), 8,
+                   &off) ||
             !field(&e, base, offsetof(Elf32_Shdr, sh_size), 4, offsetof(Elf64_Shdr, sh_size), 8,
                    &size))
             return -EBADMSG;

@@ -13,7 +13,7 @@
 
 typedef struct modent {
     char *name;
-    char *file;     /* relative to the tree; NULL for built-in or absent */
+    char *file; /* relative to the tree; NULL for built-in or absent */
     char **depends;
     char *version;
     bool builtin, absent, info_loaded;
@@ -30,6 +30,7 @@ struct ks_modset {
     char *dir; /* "/proc/self/fd/N": the tree inside the root, for libkmod */
     struct kmod_ctx *kmod;
     bool indexed;
+    char *error;
 };
 
 static const char *const state_names[_KS_MODULE_STATE_MAX] = {
@@ -91,6 +92,7 @@ ks_modset *ks_modset_free(ks_modset *s)
     if (s->dirfd >= 0)
         close(s->dirfd);
     free(s->dir);
+    free(s->error);
     free(s->release);
     free(s);
     return NULL;
@@ -109,6 +111,11 @@ int ks_modset_set_release(ks_modset *s, const char *release)
     free(s->release);
     s->release = r;
     return 0;
+}
+
+const char *ks_modset_error(const ks_modset *s)
+{
+    return s->error;
 }
 
 bool ks_modset_used_index(const ks_modset *s)
@@ -137,17 +144,21 @@ static modent *lookup(const ks_modset *s, const char *name)
     }
 }
 
+static void slot_insert(uint32_t *slots, size_t nslots, const char *name, size_t index)
+{
+    size_t i = hash(name) & (nslots - 1);
+    while (slots[i])
+        i = (i + 1) & (nslots - 1);
+    slots[i] = (uint32_t)(index + 1);
+}
+
 static int rehash(ks_modset *s, size_t nslots)
 {
     uint32_t *slots = calloc(nslots, sizeof(uint32_t));
     if (!slots)
         return -ENOMEM;
-    for (size_t k = 0; k < s->n; k++) {
-        size_t i = hash(s->v[k].name) & (nslots - 1);
-        while (slots[i])
-            i = (i + 1) & (nslots - 1);
-        slots[i] = (uint32_t)(k + 1);
-    }
+    for (size_t k = 0; k < s->n; k++)
+        slot_insert(slots, nslots, s->v[k].name, k);
     free(s->slots);
     s->slots = slots;
     s->nslots = nslots;
@@ -185,12 +196,7 @@ static int get_entry(ks_modset *s, const char *raw, modent **ret)
             return r;
     }
     s->v[s->n] = (modent){.name = TAKE_PTR(name)};
-    {
-        size_t i = hash(s->v[s->n].name) & (s->nslots - 1);
-        while (s->slots[i])
-            i = (i + 1) & (s->nslots - 1);
-        s->slots[i] = (uint32_t)(s->n + 1);
-    }
+    slot_insert(s->slots, s->nslots, s->v[s->n].name, s->n);
     *ret = &s->v[s->n++];
     return 0;
 }
@@ -318,7 +324,7 @@ static int resolve_indexed(ks_modset *s, const char *name)
     if (r < 0)
         goto out;
     e->absent = true;
-    kmod_list_foreach(l, list) {
+    for (l = list; l; l = kmod_list_next(list, l)) {
         struct kmod_module *m = kmod_module_get_module(l);
         const char *mname = kmod_module_get_name(m), *path = kmod_module_get_path(m);
         _cleanup_free_ char *n = strdup(mname ? mname : "");
@@ -364,7 +370,7 @@ static int load_tree_info(ks_modset *s, modent *e)
         kmod_module_unref(m);
         return r;
     }
-    kmod_list_foreach(l, info) {
+    for (l = info; l; l = kmod_list_next(info, l)) {
         const char *k = kmod_module_info_get_key(l), *v = kmod_module_info_get_value(l);
         if (streq_ptr(k, "depends") && !deps)
             deps = strdup(strempty(v));
@@ -400,8 +406,12 @@ static int need(ks_modset *s, const char *raw, modent **ret)
     if (!e->info_loaded && s->kmod) {
         size_t idx = (size_t)(e - s->v);
         r = load_tree_info(s, e);
-        if (r < 0)
+        if (r < 0) {
+            free(s->error);
+            s->error = ks_asprintf("cannot read the .modinfo of '/lib/modules/%s/%s': %s",
+                                   s->release, s->v[idx].file, strerror(-r));
             return r;
+        }
         e = &s->v[idx]; /* the array may have moved */
     }
     *ret = e;
@@ -608,20 +618,28 @@ static int walk_tree(ks_modset *s, int dirfd, const char *rel, unsigned depth)
     }
     while ((de = readdir(d))) {
         _cleanup_free_ char *p = NULL, *name = NULL;
+        unsigned char type = de->d_type;
+
         if (de->d_name[0] == '.')
             continue;
         p = rel[0] ? ks_asprintf("%s/%s", rel, de->d_name) : strdup(de->d_name);
         if (!p)
             return -ENOMEM;
-        if (de->d_type == DT_DIR) {
+        if (type == DT_UNKNOWN) {
+            /* Some file systems do not fill d_type. */
+            struct stat st;
+            if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                continue;
+            type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_LNK;
+        }
+        if (type == DT_DIR) {
             /* build and source point back into the kernel's sources, not modules. */
             if (depth == 0 && (streq(de->d_name, "build") || streq(de->d_name, "source")))
                 continue;
             r = walk_tree(s, dirfd, p, depth + 1);
             if (r < 0)
                 return r;
-        } else if ((de->d_type == DT_REG || de->d_type == DT_UNKNOWN) &&
-                   ks_module_name_from_path(de->d_name, &name) == 0) {
+        } else if (type == DT_REG && ks_module_name_from_path(de->d_name, &name) == 0) {
             r = ks_modset_add_module(s, name, p);
             if (r < 0)
                 return r;

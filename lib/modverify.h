@@ -75,5 +75,7 @@ int ks_modset_closure(ks_modset *s, const char *name, char ***ret_modules, char 
  * and .zst) are read directly. -ENOENT when the tree does not exist.
  */
 int ks_modset_open_tree(const ks_root *root, const char *release, ks_modset **ret);
+/* What went wrong in the last failed lookup ("cannot read the .modinfo of 'FILE'"), or NULL. */
+const char *ks_modset_error(const ks_modset *s);
 /* Whether ks_modset_open_tree used depmod's indexes. */
 bool ks_modset_used_index(const ks_modset *s);

@@ -268,6 +268,35 @@ static int check_kernels(const ks_root *root, const ks_plan_opts *opts, ks_plan 
     return 0;
 }
 
+/* The target's module set: from --deb, or from the tree of an installed target kernel. */
+static int check_target_modules(const ks_root *root, const ks_plan_opts *opts, ks_plan *p)
+{
+    _cleanup_free_ char *err = NULL;
+    ks_verify_opts vo = {.error = &err};
+    int k;
+
+    if (opts->deb)
+        vo.deb_path = opts->deb;
+    else if (p->target_release && ks_kernels_find(&p->kernels, p->target_release))
+        vo.release = p->target_release;
+    else
+        return 0;
+    k = ks_verify_run(root, opts->config, &vo, &p->verify);
+    if (k < 0)
+        return fail(p, opts->deb ? opts->deb : "lib/modules", k);
+    p->verified = true;
+    if (opts->deb && p->verify.release) {
+        free(p->target_release);
+        p->target_release = strdup(p->verify.release);
+        p->target_installed = ks_kernels_find(&p->kernels, p->verify.release) != NULL;
+    }
+    for (size_t i = 0; i < p->verify.findings.n && k >= 0; i++) {
+        const ks_finding *f = &p->verify.findings.v[i];
+        k = ks_findings_add(&p->findings, f->id, f->severity, f->remedy, "%s", f->message);
+    }
+    return k;
+}
+
 static int check_boot(const ks_root *root, ks_plan *p)
 {
     _cleanup_free_ char *cfg = NULL;
@@ -529,6 +558,8 @@ int ks_plan_run(const ks_root *root, const ks_plan_opts *opts, ks_plan *ret)
     if (k >= 0)
         k = check_kernels(root, opts, &p);
     if (k >= 0)
+        k = check_target_modules(root, opts, &p);
+    if (k >= 0)
         k = check_secureboot(root, &p);
     if (k >= 0)
         k = check_boot(root, &p);
@@ -557,5 +588,7 @@ void ks_plan_done(ks_plan *p)
     ks_kernels_done(&p->kernels);
     if (p->bootfs_known)
         ks_bootfs_done(&p->bootfs);
+    if (p->verified)
+        ks_verify_result_done(&p->verify);
     ks_findings_clear(&p->findings);
 }

@@ -9,6 +9,7 @@
 #include "kernels.h"
 #include "root.h"
 #include "secureboot.h"
+#include "verify.h"
 
 typedef enum ks_branch {
     KS_BRANCH_LTS,
@@ -21,6 +22,7 @@ typedef struct ks_plan_opts {
     const char *kernel; /* --kernel RELEASE */
     const char *deb;    /* --deb FILE (a path on the running machine) */
     ks_branch branch;
+    const ks_config *config; /* [verify] settings; NULL: defaults */
 } ks_plan_opts;
 
 /* Everything `kswap plan` found; strings may be NULL where a fact is unknown. */
@@ -56,6 +58,9 @@ typedef struct ks_plan {
     ks_branch branch;
     char *target_package, *target_release;
     bool target_installed;
+    /* the target kernel's module set, when it is installed or given as a package */
+    ks_verify_result verify;
+    bool verified;
     ks_findings findings;
     /* set when plan could not evaluate the host: which file and why (for the error line) */
     char *error_file;

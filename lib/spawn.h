@@ -10,18 +10,18 @@
  * optional extra environment (KSWAP_ROOT=DIR) and optional pass-through to the terminal.
  */
 typedef struct ks_spawn_opts {
-    unsigned timeout_ms;     /* 0: no timeout */
-    char *const *env;        /* extra "KEY=VALUE" entries, override the inherited ones */
-    bool passthrough;        /* inherit stdin/stdout/stderr (a TTY); nothing is captured */
-    size_t max_output;       /* bytes of output kept (the last ones); 0: 64 KiB */
-    const char *cwd;         /* working directory of the child, NULL: unchanged */
+    unsigned timeout_ms; /* 0: no timeout */
+    char *const *env;    /* extra "KEY=VALUE" entries, override the inherited ones */
+    bool passthrough;    /* inherit stdin/stdout/stderr (a TTY); nothing is captured */
+    size_t max_output;   /* bytes of output kept (the last ones); 0: 64 KiB */
+    const char *cwd;     /* working directory of the child, NULL: unchanged */
 } ks_spawn_opts;
 
 typedef struct ks_spawn_result {
-    int exit_code;         /* exit status, or 128 + signal number */
-    int term_signal;       /* signal that ended it, 0 when it exited */
-    bool timed_out;        /* killed (with its process group) after timeout_ms */
-    char *output;          /* stdout and stderr interleaved, NUL-terminated, never NULL */
+    int exit_code;   /* exit status, or 128 + signal number */
+    int term_signal; /* signal that ended it, 0 when it exited */
+    bool timed_out;  /* killed (with its process group) after timeout_ms */
+    char *output;    /* stdout and stderr interleaved, NUL-terminated, never NULL */
     size_t output_len;
     bool output_truncated; /* the start was dropped to stay within max_output */
 } ks_spawn_result;
@@ -35,7 +35,8 @@ int ks_spawn(char *const argv[], const ks_spawn_opts *opts, ks_spawn_result *ret
 void ks_spawn_result_done(ks_spawn_result *r);
 /* True when the program ran, was not killed and exited 0. */
 bool ks_spawn_succeeded(const ks_spawn_result *r);
-/* Finds an executable on PATH (or "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"). */
+/* Finds an executable on PATH (or "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin").
+ */
 int ks_find_program(const char *name, char **ret_path);
 /* The last non-empty line of the output, for one-line error messages; "" when none. */
 char *ks_spawn_last_line(const ks_spawn_result *r);

@@ -155,9 +155,8 @@ static int check_workload(const ks_root *root, ks_modset *set, ks_verify_result 
     if (r < 0)
         return r;
     while (ks_next_line(text, len, &pos, &line, &llen)) {
-        _cleanup_free_ char *name = strndup(line, strcspn(line, " \t\n") < llen
-                                                      ? strcspn(line, " \t\n")
-                                                      : llen);
+        _cleanup_free_ char *name =
+            strndup(line, strcspn(line, " \t\n") < llen ? strcspn(line, " \t\n") : llen);
         if (!name)
             return -ENOMEM;
         if (!*name)
@@ -180,8 +179,8 @@ static int check_workload(const ks_root *root, ks_modset *set, ks_verify_result 
         return ks_findings_add(&res->findings, "modules.workload-missing", KS_SEV_WARN,
                                "move what uses them (for example iptables-legacy rules to "
                                "nftables) before switching, or check that nothing needs them",
-                               "modules loaded now that kernel %s does not have: %s",
-                               res->release, list);
+                               "modules loaded now that kernel %s does not have: %s", res->release,
+                               list);
     }
     return ks_findings_add(&res->findings, "modules.workload-missing", KS_SEV_OK, NULL,
                            "kernel %s has every module loaded now", res->release);
@@ -244,8 +243,8 @@ static int check_initrd(const ks_root *root, ks_modset *set, const ks_verify_opt
             need_text = join(need);
             return ks_findings_add(&res->findings, "initrd.missing-driver", KS_SEV_BLOCK,
                                    "run 'update-initramfs -c -k RELEASE'",
-                                   "'/%s' does not exist but the root file system needs %s",
-                                   initrd, need_text ? need_text : "modules");
+                                   "'/%s' does not exist but the root file system needs %s", initrd,
+                                   need_text ? need_text : "modules");
         }
         r = ks_initrd_list_modules(root, initrd, &inside, &why);
         if (r < 0) {
@@ -275,8 +274,7 @@ static int check_initrd(const ks_root *root, ks_modset *set, const ks_verify_opt
     }
     list = join(drivers);
     return ks_findings_add(&res->findings, "initrd.missing-driver", KS_SEV_OK, NULL,
-                           "initrd of %s has what / needs (%s)", res->release,
-                           list ? list : "");
+                           "initrd of %s has what / needs (%s)", res->release, list ? list : "");
 }
 
 int ks_verify_run(const ks_root *root, const ks_config *cfg, const ks_verify_opts *opts,
@@ -303,8 +301,9 @@ int ks_verify_run(const ks_root *root, const ks_config *cfg, const ks_verify_opt
         res.source = KS_VERIFY_TREE;
         r = ks_modset_open_tree(root, opts->release, &set);
         if (r < 0) {
-            set_error(opts, r == -ENOENT ? "kernel %s is not installed (no '/lib/modules/%s')"
-                                         : "cannot read '/lib/modules/%s': %s",
+            set_error(opts,
+                      r == -ENOENT ? "kernel %s is not installed (no '/lib/modules/%s')"
+                                   : "cannot read '/lib/modules/%s': %s",
                       opts->release, r == -ENOENT ? opts->release : strerror(-r));
             return r;
         }
@@ -333,6 +332,8 @@ int ks_verify_run(const ks_root *root, const ks_config *cfg, const ks_verify_opt
     if (r >= 0 && !opts->skip_workload)
         r = check_workload(root, set, &res);
     if (r < 0) {
+        if (ks_modset_error(set))
+            set_error(opts, "%s", ks_modset_error(set));
         set_error(opts, "cannot verify kernel %s: %s", res.release, strerror(-r));
         return r;
     }

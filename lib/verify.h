@@ -35,11 +35,11 @@ typedef struct ks_verify_result {
     ks_verify_source source;
     ks_module_report *modules; /* the required set, in configured order */
     size_t n_modules;
-    int bbr_version;           /* MODULE_VERSION of tcp_bbr (no version: 1), -1 without tcp_bbr */
-    char **workload_missing;   /* loaded now, absent from the new kernel */
-    char **initrd_missing;     /* root device drivers / fs module neither built in nor in initrd */
-    ks_findings findings;      /* modules.missing, bbr.not-v3, initrd.missing-driver, ... */
-    ks_deb_stats deb_stats;    /* KS_VERIFY_DEB only */
+    int bbr_version;         /* MODULE_VERSION of tcp_bbr (no version: 1), -1 without tcp_bbr */
+    char **workload_missing; /* loaded now, absent from the new kernel */
+    char **initrd_missing;   /* root device drivers / fs module neither built in nor in initrd */
+    ks_findings findings;    /* modules.missing, bbr.not-v3, initrd.missing-driver, ... */
+    ks_deb_stats deb_stats;  /* KS_VERIFY_DEB only */
 } ks_verify_result;
 
 /* 0 with a verdict in ret (see ks_findings_worst), or negative errno when the tree or package

@@ -45,8 +45,7 @@ static int do_forecast(const ks_root *r, char **argv)
         return 1;
     }
     if (!streq(argv[3], "-")) {
-        if (read_all(r, argv[3], &envdata, &elen) < 0 ||
-            ks_grubenv_parse(envdata, elen, &env) < 0)
+        if (read_all(r, argv[3], &envdata, &elen) < 0 || ks_grubenv_parse(envdata, elen, &env) < 0)
             return 1;
     }
     k = ks_grub_forecast_run(c, env, streq(argv[4], "1"), 3, &f);
@@ -58,8 +57,8 @@ static int do_forecast(const ks_root *r, char **argv)
                b->kernel ? b->kernel : "-", b->one_shot, b->waits, b->fell_back);
         if (b->env_after) {
             _cleanup_free_ char *p = ks_asprintf("%s/after-%u.env", argv[5], b->boot);
-            if (!p || ks_write_atomic(r, p, ks_grubenv_data(b->env_after), KS_GRUBENV_SIZE,
-                                      0644) < 0)
+            if (!p ||
+                ks_write_atomic(r, p, ks_grubenv_data(b->env_after), KS_GRUBENV_SIZE, 0644) < 0)
                 return 1;
         }
     }
@@ -107,14 +106,14 @@ static int collect(const ks_grub_block *b, edit **v, size_t *n)
 
         /* The release the static view sees on the entry's linux line. */
         ks_grub_entry e = {.node = nd};
-        ks_grub_entry_scan_body(&e, NULL);
+        ks_grub_entry_scan_body(&e);
         _cleanup_free_ char *before = strdup(""), *after = strdup("");
         for (size_t j = 0; j < nd->body->n && before && after; j++) {
             _cleanup_free_ char *b2 = NULL;
             const char *c = cmd_name(nd->body->v[j], &b2);
             char **dst = c && streq(c, "initrdfail") ? &after : &before;
-            if (!c || (!streq(c, "recordfail") && !streq(c, "savedefault") &&
-                       !streq(c, "initrdfail")))
+            if (!c ||
+                (!streq(c, "recordfail") && !streq(c, "savedefault") && !streq(c, "initrdfail")))
                 continue;
             char *t = ks_asprintf("%s\t%s\n", *dst, c);
             free(*dst);

@@ -12,7 +12,7 @@ recordfail` touches the block, as a booted system's grub-common.service does.
 
 usage: qemu-grub.py FORECAST_TOOL [SCENARIO...]     exit 77 when a tool is missing
 """
-import os, re, shutil, subprocess, sys, tempfile, time
+import concurrent.futures, os, re, shutil, subprocess, sys, tempfile, time
 
 TOOL = sys.argv[1]
 ONLY = sys.argv[2:]
@@ -94,6 +94,13 @@ SCENARIOS = [
     # GRUB_RECORDFAIL_TIMEOUT=-1 after a failed boot: the menu waits for a key.
     ("recordfail-waits", lambda: fixture("ubuntu-24.04-two-kernels.cfg").replace(
         "set timeout=30", "set timeout=-1", 1), ["recordfail=1"], {"timeout": 12}),
+    # A GRUB password: restricted entries ask for a user name on the console.
+    ("superusers-waits", lambda: fixture("ubuntu-24.04-two-kernels.cfg").replace(
+        "### END /etc/grub.d/00_header ###", "set superusers=root\n### END /etc/grub.d/00_header ###", 1),
+     [], {"timeout": 12}),
+    # A real grubenv (saved_entry=2) with GRUB_DEFAULT=saved: entry 2 is memtest86+.
+    ("real-grubenv-numeric", lambda: saved_default(fixture("ubuntu-24.04-two-kernels.cfg")), None,
+     {"env_file": "grubenv.saved_entry-numeric-2"}),
     # /boot on btrfs: save_env cannot write ("sparse file not allowed"), the one-shot repeats.
     ("btrfs-one-shot-repeats", lambda: fixture("ubuntu-24.04-two-kernels.cfg"),
      [f"next_entry={ADV24}>{K45}"], {"fs": "btrfs", "writable": False}),
@@ -163,9 +170,9 @@ def make_image(work, core, cfg_text, env_path, fs):
 
 def env_offset(img, fs):
     if fs != "ext4":
-        # btrfs keeps a small file inline in its metadata: find the block by its signature.
+        # btrfs keeps a small file inline in its metadata: find the block by its signature
+        # and first line (loadenv.mod holds the signature too).
         with open(img, "rb") as f:
-            # (loadenv.mod holds the signature too; the WARNING line is only in the file)
             return f.read().index(b"# GRUB Environment Block\n# WARNING", PART_OFFSET)
     out = run("debugfs", "-R", "bmap /boot/grub/grubenv 0", f"{img}?offset={PART_OFFSET}").stdout
     return PART_OFFSET + int(out.split()[-1]) * 4096
@@ -213,6 +220,9 @@ def list_env(data):
 
 
 def scenario(work, core, name, make_cfg, env_vars, opts):
+    """Runs one scenario; returns (ok, report lines)."""
+    out = []
+    print = out.append  # scenarios run in parallel: report in one piece at the end
     fs = opts.get("fs", "ext4")
     writable = opts.get("writable", True)
     sdir = os.path.join(work, name)
@@ -221,7 +231,10 @@ def scenario(work, core, name, make_cfg, env_vars, opts):
     with open(cfg, "w", encoding="utf-8") as f:
         f.write(make_cfg())
     env = os.path.join(sdir, "grubenv")
-    run("grub-editenv", env, "create")
+    if "env_file" in opts:
+        shutil.copy(os.path.join(FIX, opts["env_file"]), env)
+    else:
+        run("grub-editenv", env, "create")
     if env_vars:
         run("grub-editenv", env, "set", *env_vars)
     stub = os.path.join(sdir, "stub.cfg")
@@ -262,7 +275,7 @@ def scenario(work, core, name, make_cfg, env_vars, opts):
         run("grub-editenv", tmp, "unset", "recordfail")
         with open(tmp, "rb") as f:
             write_env(img, off, f.read())
-    return ok
+    return ok, out
 
 
 def main():
@@ -272,12 +285,16 @@ def main():
     failed = []
     try:
         core = build_base(work)
-        for sc in SCENARIOS:
-            name, make_cfg, env_vars = sc[:3]
-            if ONLY and name not in ONLY:
-                continue
-            if not scenario(work, core, name, make_cfg, env_vars, sc[3] if len(sc) > 3 else {}):
-                failed.append(name)
+        jobs = int(os.environ.get("KS_QEMU_JOBS", "2"))
+        with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+            futures = [(sc[0], pool.submit(scenario, work, core, sc[0], sc[1], sc[2],
+                                           sc[3] if len(sc) > 3 else {}))
+                       for sc in SCENARIOS if not ONLY or sc[0] in ONLY]
+            for name, fut in futures:
+                ok, lines = fut.result()
+                print("\n".join(lines), flush=True)
+                if not ok:
+                    failed.append(name)
     finally:
         if not keep and not failed:
             shutil.rmtree(work, ignore_errors=True)

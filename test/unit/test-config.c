@@ -75,13 +75,14 @@ int main(void)
 
     /* Files inside the root, drop-ins in name order. */
     CHECK(mkdtemp(base) != NULL);
-    cmd = ks_asprintf("mkdir -p %s/etc/kswap/kswap.conf.d && "
-                      "printf '[verify]\\nmodules = a\\n' > %s/etc/kswap/kswap.conf && "
-                      "printf '[verify]\\nmodules = c\\n' > %s/etc/kswap/kswap.conf.d/20-c.conf && "
-                      "printf '[verify]\\nmodules = b\\n' > %s/etc/kswap/kswap.conf.d/10-b.conf && "
-                      "printf '[verify]\\nmodules = z\\n' > %s/etc/kswap/kswap.conf.d/30.disabled && "
-                      "printf '[verify]\\nbbr_version = 1\\n' > %s/host.conf",
-                      base, base, base, base, base, base);
+    cmd =
+        ks_asprintf("mkdir -p %s/etc/kswap/kswap.conf.d && "
+                    "printf '[verify]\\nmodules = a\\n' > %s/etc/kswap/kswap.conf && "
+                    "printf '[verify]\\nmodules = c\\n' > %s/etc/kswap/kswap.conf.d/20-c.conf && "
+                    "printf '[verify]\\nmodules = b\\n' > %s/etc/kswap/kswap.conf.d/10-b.conf && "
+                    "printf '[verify]\\nmodules = z\\n' > %s/etc/kswap/kswap.conf.d/30.disabled && "
+                    "printf '[verify]\\nbbr_version = 1\\n' > %s/host.conf",
+                    base, base, base, base, base, base);
     sh(cmd);
     CHECK(ks_root_open(base, &root) == 0);
     CHECK(ks_config_load(root, NULL, &c, &err) == 0);

@@ -50,10 +50,12 @@ static void test_fixtures(void)
     } cases[] = {
         {"ubuntu-24.04-two-kernels.cfg", 6, "gnulinux-simple-f93ca2dd-74af-4ee8-b478-970b29be5ca3",
          4, "6.8.0-45-generic", "/boot/initrd.img-6.8.0-45-generic"},
-        {"ubuntu-24.04-server-efi-lvm-root-separate-boot.cfg", 0, NULL, 4, "6.8.0-47-generic", NULL},
+        {"ubuntu-24.04-server-efi-lvm-root-separate-boot.cfg", 0, NULL, 4, "6.8.0-47-generic",
+         NULL},
         {"ubuntu-22.04-cloud.cfg", 0, NULL, 2, "5.15.0-100-generic", NULL},
         {"ubuntu-22.04-aws-force-partuuid-two-kernels.cfg", 0, NULL, 4, "5.15.0-1026-aws", NULL},
-        {"ubuntu-22.04-hwe-aws-three-kernels-force-partuuid.cfg", 0, NULL, 6, "6.2.0-1012-aws", NULL},
+        {"ubuntu-22.04-hwe-aws-three-kernels-force-partuuid.cfg", 0, NULL, 6, "6.2.0-1012-aws",
+         NULL},
         {"ubuntu-20.04-cloud-efi.cfg", 0, NULL, 2, "5.4.0-99-generic", NULL},
         {"debian-lvm.cfg", 0, NULL, 2, "4.9.0-3-amd64", "/initrd.img-4.9.0-3-amd64"},
         {"efi-stub-EFI-ubuntu-grub.ubuntu-22.04-cloud.cfg", 0, NULL, 0, NULL, NULL},
@@ -84,7 +86,8 @@ static void test_fixtures(void)
                 CHECK_INTEQ(c->entries[1].n_children, cases[i].n_sub);
         }
         if (cases[i].release) {
-            const ks_grub_entry *e = find_release(c->entries, c->n_entries, cases[i].release, false);
+            const ks_grub_entry *e =
+                find_release(c->entries, c->n_entries, cases[i].release, false);
             const ks_grub_entry *r = find_release(c->entries, c->n_entries, cases[i].release, true);
             CHECK_MSG(e != NULL, "%s: %s", cases[i].file, cases[i].release);
             CHECK_MSG(r != NULL, "%s: %s recovery", cases[i].file, cases[i].release);
@@ -92,6 +95,11 @@ static void test_fixtures(void)
                 CHECK_STREQ(e->initrd, cases[i].initrd);
         }
     }
+}
+
+static const char *lookup(const char *name, void *u)
+{
+    return streq(name, "v") ? "1 2" : NULL;
 }
 
 static void test_words(void)
@@ -125,10 +133,6 @@ static void test_words(void)
         if (!c)
             continue;
         CHECK_INTEQ(c->script.n, 1);
-        const char *lookup(const char *name, void *u)
-        {
-            return streq(name, "v") ? "1 2" : NULL;
-        }
         CHECK(ks_grub_words_expand(c->script.v[0]->words, c->script.v[0]->n_words, lookup, NULL,
                                    &argv) == 0);
         for (size_t j = 0; argv && argv[j]; j++) {
@@ -178,8 +182,19 @@ static void test_errors(void)
 
 static void test_garbage(void)
 {
-    /* Binary garbage and a 50 MB config: an answer, no crash. */
+    /* Binary garbage and a 50 MB config: an answer, no crash (10 MB under the sanitizers,
+     * whose shadow memory makes the big one slow). */
+#if defined(__SANITIZE_ADDRESS__)
+    size_t n = 10u << 20;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    size_t n = 10u << 20;
+#else
     size_t n = 50u << 20;
+#endif
+#else
+    size_t n = 50u << 20;
+#endif
     char *big = malloc(n + 1);
     /* Entries of about 4 KiB (long comments and arguments), as a generated file with many
      * kernels and verbose templates would have. */
@@ -188,8 +203,8 @@ static void test_garbage(void)
     pad[2048] = '\0';
     memset(args, 'a', 2048);
     args[2048] = '\0';
-    _cleanup_free_ char *entry =
-        ks_asprintf("menuentry 'Linux' --id lin {\n  %s\n  linux /vmlinuz-1.0 ro %s\n}\n", pad, args);
+    _cleanup_free_ char *entry = ks_asprintf(
+        "menuentry 'Linux' --id lin {\n  %s\n  linux /vmlinuz-1.0 ro %s\n}\n", pad, args);
     size_t el = strlen(entry), pos = 0;
     ks_grub_cfg *c = NULL;
     ks_grub_error err;

@@ -42,18 +42,25 @@ static void test_commands(void)
         {"if [ -f /custom.cfg ]; then r=y; else r=n; fi", "r", "n"},
         {"if [ -d $prefix ]; then r=y; else r=n; fi", "r", "y"},
         {"if [ x\"${feature_menuentry_id}\" = xy ]; then r=y; else r=n; fi", "r", "y"},
-        {"if [ \"$grub_platform\" = \"efi\" ]; then r=efi; elif [ \"$grub_platform\" = pc ]; then r=pc; fi", "r", "pc"},
+        {"if [ \"$grub_platform\" = \"efi\" ]; then r=efi; elif [ \"$grub_platform\" = pc ]; then "
+         "r=pc; fi",
+         "r", "pc"},
         {"if false; then r=1; elif false; then r=2; else r=3; fi", "r", "3"},
         {"false; r=$?", "r", "1"},
         {"function f { r=\"${1}-$2\"; }\nf a b", "r", "a-b"},
         {"function f { return 3; r=no; }\nf; r=$?", "r", "3"},
         {"for i in a b c; do r=\"$r$i\"; done", "r", "abc"},
-        {"i=0; while [ $i != 3 ]; do if [ $i = 0 ]; then i=1; elif [ $i = 1 ]; then i=2; else i=3; fi; done", "i", "3"},
+        {"i=0; while [ $i != 3 ]; do if [ $i = 0 ]; then i=1; elif [ $i = 1 ]; then i=2; else i=3; "
+         "fi; done",
+         "i", "3"},
         {"load_env; r=$saved_entry", "r", "s1"},
         {"load_env next_entry; r=\"$saved_entry\"", "r", ""},
         {"load_env -f /other; r=$?", "r", "1"},
         {"export e; r=\"$e\"", "r", ""},
         {"source $prefix/custom.cfg; r=$?", "r", "1"},
+        /* A runaway value: the assignment fails, the script goes on. */
+        {"a=x; while true; do a=\"$a$a$a\"; if [ $? != 0 ]; then break; fi; done; r=done", "r",
+         "done"},
     };
     static const char *const vars[] = {"saved_entry=s1", "next_entry=n1", NULL};
 
@@ -135,8 +142,7 @@ static void test_headers(void)
          NULL, "0"},
         {"u24 prev_saved", "ubuntu-24.04-two-kernels.cfg", NULL, NULL, prev, "N", "true", "P", "0"},
         /* Blocks reordered: prev_saved_entry before next_entry: same outcome. */
-        {"u24 reordered", "ubuntu-24.04-two-kernels.cfg",
-         "if [ \"${next_entry}\" ] ; then",
+        {"u24 reordered", "ubuntu-24.04-two-kernels.cfg", "if [ \"${next_entry}\" ] ; then",
          "if [ \"${prev_saved_entry}\" ]; then\n  set saved_entry=\"${prev_saved_entry}\"\n"
          "  save_env saved_entry\n  set prev_saved_entry=\n  save_env prev_saved_entry\n"
          "  set boot_once=true\nfi\nif [ \"${next_entry}\" ] ; then",
@@ -144,12 +150,12 @@ static void test_headers(void)
         /* An extra variable and branch after the default block. */
         {"u24 extra branch", "ubuntu-24.04-two-kernels.cfg",
          "if [ x\"${feature_menuentry_id}\" = xy ]; then",
-         "set extra=yes\nif [ \"$extra\" = no ]; then\n  set default=9\nelif [ \"$extra\" = yes ]; then\n"
+         "set extra=yes\nif [ \"$extra\" = no ]; then\n  set default=9\nelif [ \"$extra\" = yes ]; "
+         "then\n"
          "  set default=\"${default}>1\"\nfi\nif [ x\"${feature_menuentry_id}\" = xy ]; then",
          NULL, "0>1", NULL, NULL, "0"},
         /* The recordfail timeout branch. */
-        {"u24 recordfail", "ubuntu-24.04-two-kernels.cfg", NULL, NULL,
-         rf, "0", NULL, NULL, "30"},
+        {"u24 recordfail", "ubuntu-24.04-two-kernels.cfg", NULL, NULL, rf, "0", NULL, NULL, "30"},
         {"u22 cloud", "ubuntu-22.04-cloud.cfg", NULL, NULL, next, "N", "true", "S", "0"},
         {"u22 aws initrdfail", "ubuntu-22.04-aws-force-partuuid-two-kernels.cfg", NULL, NULL,
          initrd1, "PE", "true", NULL, "0"},
@@ -183,7 +189,8 @@ static void test_headers(void)
             CHECK_MSG(streq_ptr(ks_grub_eval_get(ev, "default"), cases[i].want_default),
                       "%s: default '%s'", cases[i].name, strempty(ks_grub_eval_get(ev, "default")));
             CHECK_MSG(streq_ptr(ks_grub_eval_get(ev, "boot_once"), cases[i].want_boot_once),
-                      "%s: boot_once '%s'", cases[i].name, strempty(ks_grub_eval_get(ev, "boot_once")));
+                      "%s: boot_once '%s'", cases[i].name,
+                      strempty(ks_grub_eval_get(ev, "boot_once")));
             CHECK_MSG(streq_ptr(ks_grub_eval_get(ev, "saved_entry"), cases[i].want_saved),
                       "%s: saved_entry '%s'", cases[i].name,
                       strempty(ks_grub_eval_get(ev, "saved_entry")));

@@ -13,7 +13,7 @@
 typedef struct expect {
     const char *kernel; /* NULL: waits / no kernel */
     bool one_shot, waits, fell_back;
-    const char *after;  /* a change that must be listed, or NULL */
+    const char *after; /* a change that must be listed, or NULL */
 } expect;
 
 static const char *change_list(char **l)
@@ -95,7 +95,8 @@ static void test_ubuntu_24_04(void)
     static const char *const by_id[] = {"next_entry=" ADV24 ">" K45, NULL};
     static const char *const by_title[] = {
         "next_entry=Advanced options for Ubuntu>Ubuntu, with Linux 6.8.0-45-generic", NULL};
-    static const char *const bare_title[] = {"next_entry=Ubuntu, with Linux 6.8.0-45-generic", NULL};
+    static const char *const bare_title[] = {"next_entry=Ubuntu, with Linux 6.8.0-45-generic",
+                                             NULL};
     static const char *const saved[] = {"saved_entry=" ADV24 ">" K45, NULL};
     static const char *const saved_and_next[] = {"saved_entry=" ADV24 ">" K45,
                                                  "next_entry=" ADV24 ">" K48, NULL};
@@ -110,18 +111,21 @@ static void test_ubuntu_24_04(void)
     run_case("no grubenv", f, NULL, NULL, NULL, true,
              (expect[]){{"6.8.0-48-generic"}, {"6.8.0-48-generic"}, {"6.8.0-48-generic"}}, 3);
     run_case("one-shot by id path", f, NULL, NULL, by_id, true,
-             (expect[]){{"6.8.0-45-generic", true, false, false, "next_entry: '" ADV24 ">" K45 "' -> ''"},
-                        {"6.8.0-48-generic", false, false, false, "recordfail: unset -> '1'"},
-                        {"6.8.0-48-generic"}},
+             (expect[]){
+                 {"6.8.0-45-generic", true, false, false, "next_entry: '" ADV24 ">" K45 "' -> ''"},
+                 {"6.8.0-48-generic", false, false, false, "recordfail: unset -> '1'"},
+                 {"6.8.0-48-generic"}},
              3);
     run_case("one-shot by title path", f, NULL, NULL, by_title, true,
              (expect[]){{"6.8.0-45-generic", true}, {"6.8.0-48-generic"}, {"6.8.0-48-generic"}}, 3);
     run_case("one-shot bare title falls back", f, NULL, NULL, bare_title, true,
-             (expect[]){{"6.8.0-48-generic", true, false, true}, {"6.8.0-48-generic"},
+             (expect[]){{"6.8.0-48-generic", true, false, true},
+                        {"6.8.0-48-generic"},
                         {"6.8.0-48-generic"}},
              3);
     run_case("one-shot, env unwritable: repeats", f, NULL, NULL, by_id, false,
-             (expect[]){{"6.8.0-45-generic", true}, {"6.8.0-45-generic", true},
+             (expect[]){{"6.8.0-45-generic", true},
+                        {"6.8.0-45-generic", true},
                         {"6.8.0-45-generic", true}},
              3);
     /* GRUB_DEFAULT=saved: 00_header writes default="${saved_entry}". */
@@ -132,7 +136,8 @@ static void test_ubuntu_24_04(void)
              (expect[]){{"6.8.0-48-generic", true}, {"6.8.0-45-generic"}, {"6.8.0-45-generic"}}, 3);
     run_case("saved default unset falls back", f, "set default=\"0\"",
              "set default=\"${saved_entry}\"", none, true,
-             (expect[]){{"6.8.0-48-generic", false, false, true}, {"6.8.0-48-generic", false, false, true},
+             (expect[]){{"6.8.0-48-generic", false, false, true},
+                        {"6.8.0-48-generic", false, false, true},
                         {"6.8.0-48-generic", false, false, true}},
              3);
     /* recordfail left by a failed boot: timeout 30, still boots (headless: a delay). */
@@ -141,11 +146,20 @@ static void test_ubuntu_24_04(void)
     /* GRUB_RECORDFAIL_TIMEOUT=-1 waits forever after a failed boot. */
     run_case("recordfail timeout -1 waits", f, "set timeout=30", "set timeout=-1", recordfail, true,
              (expect[]){{NULL, false, true}}, 1);
+    /* A GRUB password (superusers) and entries without --unrestricted: it asks and waits. */
+    run_case("superusers", f, "### END /etc/grub.d/00_header ###",
+             "set superusers=root\n### END /etc/grub.d/00_header ###", none, true,
+             (expect[]){{NULL, false, true}}, 1);
+    run_case("superusers unrestricted", f, "menuentry 'Ubuntu' --class",
+             "set superusers=root\nmenuentry 'Ubuntu' --unrestricted --class", none, true,
+             (expect[]){{"6.8.0-48-generic"}, {"6.8.0-48-generic"}, {"6.8.0-48-generic"}}, 3);
     /* Old grub-reboot style: prev_saved_entry is copied into saved_entry (boot_once too). */
     run_case("prev_saved_entry", f, "set default=\"0\"", "set default=\"${saved_entry}\"",
              prev_saved, true,
-             (expect[]){{"6.8.0-48-generic", true, false, true, "prev_saved_entry: '" ADV24 ">" K45 "' -> ''"},
-                        {"6.8.0-45-generic"}, {"6.8.0-45-generic"}},
+             (expect[]){{"6.8.0-48-generic", true, false, true,
+                         "prev_saved_entry: '" ADV24 ">" K45 "' -> ''"},
+                        {"6.8.0-45-generic"},
+                        {"6.8.0-45-generic"}},
              3);
     /* Numeric defaults: "1>2" descends into the submenu; out of range falls back. */
     run_case("numeric path", f, "set default=\"0\"", "set default=\"1>2\"", none, true,
@@ -153,7 +167,8 @@ static void test_ubuntu_24_04(void)
     run_case("numeric hex", f, "set default=\"0\"", "set default=\"0x1>0x2\"", none, true,
              (expect[]){{"6.8.0-45-generic"}, {"6.8.0-45-generic"}, {"6.8.0-45-generic"}}, 3);
     run_case("numeric out of range", f, "set default=\"0\"", "set default=\"9\"", none, true,
-             (expect[]){{"6.8.0-48-generic", false, false, true}, {"6.8.0-48-generic", false, false, true},
+             (expect[]){{"6.8.0-48-generic", false, false, true},
+                        {"6.8.0-48-generic", false, false, true},
                         {"6.8.0-48-generic", false, false, true}},
              3);
     run_case("memtest by id", f, "set default=\"0\"", "set default=\"memtest86+\"", none, true,
@@ -169,44 +184,50 @@ static void test_initrdfail(void)
 
     /* In the submenu have_grubenv is not exported: initrdfail does nothing. */
     run_case("initrdfail submenu", f, NULL, NULL, sub, true,
-             (expect[]){{"5.15.0-1026-aws", true}, {"5.15.0-1028-aws", false, false, false, "initrdfail: unset -> '1'"},
+             (expect[]){{"5.15.0-1026-aws", true},
+                        {"5.15.0-1028-aws", false, false, false, "initrdfail: unset -> '1'"},
                         {"5.15.0-1028-aws"}},
              3);
     /* Flat menu (entries at top level, GRUB_DISABLE_SUBMENU=true shape): initrdfail runs,
      * but menu.c unset "default" before the entry ran (no '>' rest), so prev_entry is saved
      * empty and the one-shot is not re-armed. */
     run_case2("initrdfail flat", f,
-             "submenu 'Advanced options for Ubuntu' $menuentry_id_option 'gnulinux-advanced-" U22 "' {",
-             "if true; then", "}\n\n### END /etc/grub.d/10_linux ###", "fi\n\n### END /etc/grub.d/10_linux ###",
-             flat, true,
-             (expect[]){{"5.15.0-1026-aws", true, false, false, "prev_entry: unset -> ''"},
-                        {"5.15.0-1028-aws", false, false, false, "initrdless_boot_fallback_triggered: unset -> '1'"},
-                        {"5.15.0-1028-aws", false, false, false, "recordfail: unset -> '1'"}},
-             3);
+              "submenu 'Advanced options for Ubuntu' $menuentry_id_option 'gnulinux-advanced-" U22
+              "' {",
+              "if true; then", "}\n\n### END /etc/grub.d/10_linux ###",
+              "fi\n\n### END /etc/grub.d/10_linux ###", flat, true,
+              (expect[]){{"5.15.0-1026-aws", true, false, false, "prev_entry: unset -> ''"},
+                         {"5.15.0-1028-aws", false, false, false,
+                          "initrdless_boot_fallback_triggered: unset -> '1'"},
+                         {"5.15.0-1028-aws", false, false, false, "recordfail: unset -> '1'"}},
+              3);
     /* A one-shot path with a rest after a top-level entry: "default" keeps the rest inside the
      * entry, prev_entry gets it, and the next boot re-arms next_entry from it (once). */
     static const char *const rest[] = {"next_entry=" K1026 ">2", NULL};
     run_case2("initrdfail re-arm", f,
-             "submenu 'Advanced options for Ubuntu' $menuentry_id_option 'gnulinux-advanced-" U22 "' {",
-             "if true; then", "}\n\n### END /etc/grub.d/10_linux ###", "fi\n\n### END /etc/grub.d/10_linux ###",
-             rest, true,
-             (expect[]){{"5.15.0-1026-aws", true, false, false, "prev_entry: unset -> '2'"},
-                        {"5.15.0-1028-aws", true, false, false, "initrdfail: '1' -> '2'"},
-                        {"5.15.0-1028-aws", false, false, false, "initrdfail: '2' -> '1'"}},
-             3);
+              "submenu 'Advanced options for Ubuntu' $menuentry_id_option 'gnulinux-advanced-" U22
+              "' {",
+              "if true; then", "}\n\n### END /etc/grub.d/10_linux ###",
+              "fi\n\n### END /etc/grub.d/10_linux ###", rest, true,
+              (expect[]){{"5.15.0-1026-aws", true, false, false, "prev_entry: unset -> '2'"},
+                         {"5.15.0-1028-aws", true, false, false, "initrdfail: '1' -> '2'"},
+                         {"5.15.0-1028-aws", false, false, false, "initrdfail: '2' -> '1'"}},
+              3);
     (void)none;
 }
 
 static void test_debian(void)
 {
     static const char *const none[] = {NULL};
-    static const char *const one[] = {"next_entry=gnulinux-advanced-3378f75a-e05c-4372-88dd-b98c02822c90>"
-                                      "gnulinux-4.9.0-3-amd64-recovery-3378f75a-e05c-4372-88dd-b98c02822c90",
-                                      NULL};
+    static const char *const one[] = {
+        "next_entry=gnulinux-advanced-3378f75a-e05c-4372-88dd-b98c02822c90>"
+        "gnulinux-4.9.0-3-amd64-recovery-3378f75a-e05c-4372-88dd-b98c02822c90",
+        NULL};
     run_case("debian", "debian-lvm.cfg", NULL, NULL, none, true,
              (expect[]){{"4.9.0-3-amd64"}, {"4.9.0-3-amd64"}, {"4.9.0-3-amd64"}}, 3);
     run_case("debian one-shot recovery", "debian-lvm.cfg", NULL, NULL, one, true,
-             (expect[]){{"4.9.0-3-amd64", true, false, false, NULL}, {"4.9.0-3-amd64"}, {"4.9.0-3-amd64"}},
+             (expect[]){
+                 {"4.9.0-3-amd64", true, false, false, NULL}, {"4.9.0-3-amd64"}, {"4.9.0-3-amd64"}},
              3);
 }
 

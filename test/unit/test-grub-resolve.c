@@ -7,9 +7,12 @@
 static const char menu_cfg[] =
     "menuentry 'Ubuntu' --id simple { linux /boot/vmlinuz-6.8.0-48-generic ro }\n"
     "submenu 'Advanced options for Ubuntu' --id adv {\n"
-    "  menuentry 'Ubuntu, with Linux 6.8.0-48-generic' --id k48 { linux /boot/vmlinuz-6.8.0-48-generic ro }\n"
-    "  menuentry 'Ubuntu, with Linux 6.8.0-48-generic (recovery mode)' --id k48r { linux /boot/vmlinuz-6.8.0-48-generic ro recovery }\n"
-    "  menuentry 'Ubuntu, with Linux 6.18.45-x64v3-xanmod1' --id x { linux /boot/vmlinuz-6.18.45-x64v3-xanmod1 ro }\n"
+    "  menuentry 'Ubuntu, with Linux 6.8.0-48-generic' --id k48 { linux "
+    "/boot/vmlinuz-6.8.0-48-generic ro }\n"
+    "  menuentry 'Ubuntu, with Linux 6.8.0-48-generic (recovery mode)' --id k48r { linux "
+    "/boot/vmlinuz-6.8.0-48-generic ro recovery }\n"
+    "  menuentry 'Ubuntu, with Linux 6.18.45-x64v3-xanmod1' --id x { linux "
+    "/boot/vmlinuz-6.18.45-x64v3-xanmod1 ro }\n"
     "}\n"
     "menuentry 'a>b' { linux /boot/vmlinuz-1.0 }\n"
     "menuentry '10' --id ten { linux /boot/vmlinuz-2.0 }\n";
@@ -26,30 +29,32 @@ static void test_resolve(void)
         {"1", "Ubuntu, with Linux 6.8.0-48-generic", false}, /* submenu, then its entry 0 */
         {"1>2", "Ubuntu, with Linux 6.18.45-x64v3-xanmod1", false},
         {"1>1", "Ubuntu, with Linux 6.8.0-48-generic (recovery mode)", false},
-        {"  2", "a>b", false},                  /* white space skipped */
-        {"2junk", "a>b", false},                /* leading digits, no end check */
+        {"  2", "a>b", false},   /* white space skipped */
+        {"2junk", "a>b", false}, /* leading digits, no end check */
         {"0x3", "10", false},
-        {"03", "10", false},                    /* octal */
-        {"08", "Ubuntu", true},                 /* not octal (8 is no octal digit): decimal 8 */
-        {"02", "a>b", false},                   /* octal */
-        {"0x", "Ubuntu", true},                 /* "0x" without digits: a title that matches nothing */
-        {"4", "Ubuntu", true},                  /* out of range */
+        {"03", "10", false},    /* octal */
+        {"08", "Ubuntu", true}, /* not octal (8 is no octal digit): decimal 8 */
+        {"02", "a>b", false},   /* octal */
+        {"0x", "Ubuntu", true}, /* "0x" without digits: a title that matches nothing */
+        {"4", "Ubuntu", true},  /* out of range */
         {"99999999999999999999999", "Ubuntu", true}, /* overflow */
         {"-1", "Ubuntu", true},
         {"", "Ubuntu", true},
         {"adv>x", "Ubuntu, with Linux 6.18.45-x64v3-xanmod1", false},
         {"Advanced options for Ubuntu>Ubuntu, with Linux 6.18.45-x64v3-xanmod1",
          "Ubuntu, with Linux 6.18.45-x64v3-xanmod1", false},
-        {"adv>Ubuntu, with Linux 6.18.45-x64v3-xanmod1", "Ubuntu, with Linux 6.18.45-x64v3-xanmod1", false},
-        {"Ubuntu, with Linux 6.18.45-x64v3-xanmod1", "Ubuntu", true}, /* bare title: newest kernel */
+        {"adv>Ubuntu, with Linux 6.18.45-x64v3-xanmod1", "Ubuntu, with Linux 6.18.45-x64v3-xanmod1",
+         false},
+        {"Ubuntu, with Linux 6.18.45-x64v3-xanmod1", "Ubuntu",
+         true}, /* bare title: newest kernel */
         {"adv>nothing", "Ubuntu, with Linux 6.8.0-48-generic", true},
         {"adv", "Ubuntu, with Linux 6.8.0-48-generic", false},
         {"adv>", "Ubuntu, with Linux 6.8.0-48-generic", false},
         {"a>>b", "a>b", false},
-        {"a>b", "Ubuntu", true},                /* unescaped: matches title "a" only */
+        {"a>b", "Ubuntu", true}, /* unescaped: matches title "a" only */
         {"ten", "10", false},
-        {"10", "Ubuntu", true},                 /* a number first: index 10, out of range */
-        {"simple>k48", "Ubuntu", false},        /* rest after a plain entry is ignored */
+        {"10", "Ubuntu", true},          /* a number first: index 10, out of range */
+        {"simple>k48", "Ubuntu", false}, /* rest after a plain entry is ignored */
     };
     _cleanup_grub_cfg_ ks_grub_cfg *c = gt_parse(menu_cfg);
 
@@ -63,11 +68,21 @@ static void test_resolve(void)
                   strempty(cases[i].value));
         CHECK_MSG(streq(r.entry->title, cases[i].title), "'%s' -> '%s', want '%s'",
                   strempty(cases[i].value), r.entry->title, cases[i].title);
-        CHECK_MSG(r.fell_back == cases[i].fell_back, "'%s': fell_back %d",
-                  strempty(cases[i].value), r.fell_back);
+        CHECK_MSG(r.fell_back == cases[i].fell_back, "'%s': fell_back %d", strempty(cases[i].value),
+                  r.fell_back);
     }
     ks_grub_resolution r;
     CHECK_INTEQ(ks_grub_resolve(NULL, 0, "0", &r), -ENOENT);
+    /* The paths of what a numeric value chose, ids and titles, '>' escaped. */
+    _cleanup_free_ char *tp = NULL, *ip = NULL;
+    CHECK_INTEQ(ks_grub_resolve(c->entries, c->n_entries, "1>2", &r), 0);
+    CHECK_INTEQ(ks_grub_resolution_paths(c->entries, &r, &tp, &ip), 0);
+    CHECK_STREQ(ip, "adv>x");
+    CHECK_STREQ(tp, "Advanced options for Ubuntu>Ubuntu, with Linux 6.18.45-x64v3-xanmod1");
+    _cleanup_free_ char *tp2 = NULL, *ip2 = NULL;
+    CHECK_INTEQ(ks_grub_resolve(c->entries, c->n_entries, "2", &r), 0);
+    CHECK_INTEQ(ks_grub_resolution_paths(c->entries, &r, &tp2, &ip2), 0);
+    CHECK_STREQ(ip2, "a>>b");
     _cleanup_free_ char *rest = ks_grub_default_rest("a>>b>c>d");
     CHECK_STREQ(rest, "c>d");
     CHECK(ks_grub_default_rest("a>") == NULL);
@@ -85,7 +100,8 @@ static void test_paths(void)
         return;
     CHECK_INTEQ(ks_grub_entry_path_find(c->entries, c->n_entries, "6.18.45-x64v3-xanmod1", &p), 0);
     CHECK_STREQ(p.id_path, "adv>x");
-    CHECK_STREQ(p.title_path, "Advanced options for Ubuntu>Ubuntu, with Linux 6.18.45-x64v3-xanmod1");
+    CHECK_STREQ(p.title_path,
+                "Advanced options for Ubuntu>Ubuntu, with Linux 6.18.45-x64v3-xanmod1");
     CHECK(p.title_path_ok);
     ks_grub_entry_path_done(&p);
     /* Not the top "simple" entry, which follows the newest kernel, but not the recovery one. */
@@ -101,17 +117,19 @@ static void test_paths(void)
                 KS_GRUB_PATH_OK);
     CHECK_INTEQ(ks_grub_path_check(c->entries, c->n_entries, "adv>k48r", "6.8.0-48-generic", &e),
                 KS_GRUB_PATH_RECOVERY);
-    CHECK_INTEQ(ks_grub_path_check(c->entries, c->n_entries, "Ubuntu, with Linux 6.18.45-x64v3-xanmod1",
+    CHECK_INTEQ(ks_grub_path_check(c->entries, c->n_entries,
+                                   "Ubuntu, with Linux 6.18.45-x64v3-xanmod1",
                                    "6.18.45-x64v3-xanmod1", &e),
                 KS_GRUB_PATH_FALLS_BACK);
-    CHECK_INTEQ(ks_grub_path_check(c->entries, c->n_entries, "adv>k48", "6.18.45-x64v3-xanmod1", &e),
-                KS_GRUB_PATH_OTHER_KERNEL);
+    CHECK_INTEQ(
+        ks_grub_path_check(c->entries, c->n_entries, "adv>k48", "6.18.45-x64v3-xanmod1", &e),
+        KS_GRUB_PATH_OTHER_KERNEL);
 
     /* A duplicate title earlier in the menu shadows the title path, not the id path. */
-    _cleanup_grub_cfg_ ks_grub_cfg *d = gt_parse(
-        "menuentry 'Advanced options for Ubuntu' --id decoy { linux /boot/vmlinuz-0 }\n"
-        "submenu 'Advanced options for Ubuntu' --id adv {\n"
-        "  menuentry 'K' --id k { linux /boot/vmlinuz-5.0 }\n}\n");
+    _cleanup_grub_cfg_ ks_grub_cfg *d =
+        gt_parse("menuentry 'Advanced options for Ubuntu' --id decoy { linux /boot/vmlinuz-0 }\n"
+                 "submenu 'Advanced options for Ubuntu' --id adv {\n"
+                 "  menuentry 'K' --id k { linux /boot/vmlinuz-5.0 }\n}\n");
     CHECK(d != NULL);
     if (d) {
         CHECK_INTEQ(ks_grub_entry_path_find(d->entries, d->n_entries, "5.0", &p), 0);
@@ -120,10 +138,10 @@ static void test_paths(void)
         ks_grub_entry_path_done(&p);
     }
     /* An id that equals an earlier entry's title makes the id path resolve elsewhere. */
-    _cleanup_grub_cfg_ ks_grub_cfg *x = gt_parse(
-        "menuentry 'adv' --id other { linux /boot/vmlinuz-0 }\n"
-        "submenu 'Advanced' --id adv {\n"
-        "  menuentry 'K' --id k { linux /boot/vmlinuz-5.0 }\n}\n");
+    _cleanup_grub_cfg_ ks_grub_cfg *x =
+        gt_parse("menuentry 'adv' --id other { linux /boot/vmlinuz-0 }\n"
+                 "submenu 'Advanced' --id adv {\n"
+                 "  menuentry 'K' --id k { linux /boot/vmlinuz-5.0 }\n}\n");
     CHECK(x != NULL);
     if (x)
         CHECK_INTEQ(ks_grub_entry_path_find(x->entries, x->n_entries, "5.0", &p), -EADDRNOTAVAIL);
@@ -135,11 +153,14 @@ static void test_fixture_paths(void)
         const char *file, *release, *id_path;
     } cases[] = {
         {"ubuntu-24.04-two-kernels.cfg", "6.8.0-45-generic",
-         "gnulinux-advanced-f93ca2dd-74af-4ee8-b478-970b29be5ca3>gnulinux-6.8.0-45-generic-advanced-f93ca2dd-74af-4ee8-b478-970b29be5ca3"},
+         "gnulinux-advanced-f93ca2dd-74af-4ee8-b478-970b29be5ca3>gnulinux-6.8.0-45-generic-"
+         "advanced-f93ca2dd-74af-4ee8-b478-970b29be5ca3"},
         {"debian-lvm.cfg", "4.9.0-3-amd64",
-         "gnulinux-advanced-3378f75a-e05c-4372-88dd-b98c02822c90>gnulinux-4.9.0-3-amd64-advanced-3378f75a-e05c-4372-88dd-b98c02822c90"},
+         "gnulinux-advanced-3378f75a-e05c-4372-88dd-b98c02822c90>gnulinux-4.9.0-3-amd64-advanced-"
+         "3378f75a-e05c-4372-88dd-b98c02822c90"},
         {"ubuntu-22.04-hwe-aws-three-kernels-force-partuuid.cfg", "6.2.0-1012-aws",
-         "gnulinux-advanced-4f575094-453e-450d-aeed-215d8cbcbf58>gnulinux-6.2.0-1012-aws-advanced-4f575094-453e-450d-aeed-215d8cbcbf58"},
+         "gnulinux-advanced-4f575094-453e-450d-aeed-215d8cbcbf58>gnulinux-6.2.0-1012-aws-advanced-"
+         "4f575094-453e-450d-aeed-215d8cbcbf58"},
     };
     for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
         _cleanup_free_ char *text = gt_read_fixture(cases[i].file, NULL);

@@ -35,10 +35,10 @@ static size_t make_elf(unsigned char *buf, size_t cap, const char *info, size_t 
     eh.e_shentsize = sizeof(Elf64_Shdr);
     eh.e_shnum = 3;
     eh.e_shstrndx = 2;
-    sh[1] = (Elf64_Shdr){.sh_name = 1, .sh_type = SHT_PROGBITS, .sh_offset = info_off,
-                         .sh_size = info_len};
-    sh[2] = (Elf64_Shdr){.sh_name = 10, .sh_type = SHT_STRTAB, .sh_offset = str_off,
-                         .sh_size = sizeof(shstr)};
+    sh[1] = (Elf64_Shdr){
+        .sh_name = 1, .sh_type = SHT_PROGBITS, .sh_offset = info_off, .sh_size = info_len};
+    sh[2] = (Elf64_Shdr){
+        .sh_name = 10, .sh_type = SHT_STRTAB, .sh_offset = str_off, .sh_size = sizeof(shstr)};
     memcpy(buf, &eh, sizeof(eh));
     memcpy(buf + info_off, info, info_len);
     memcpy(buf + str_off, shstr, sizeof(shstr));

@@ -64,6 +64,23 @@ int main(void)
     CHECK(ks_endswith(r.output, "200000\ntail-marker\n"));
     ks_spawn_result_done(&r);
 
+    /* Pass-through: the child writes to our own stdout/stderr; nothing is captured. */
+    CHECK(ks_spawn((char *[]){"sh", "-c", "exit 4", NULL}, &(ks_spawn_opts){.passthrough = true},
+                   &r) == 0);
+    CHECK_INTEQ(r.exit_code, 4);
+    CHECK_INTEQ(r.output_len, 0);
+    ks_spawn_result_done(&r);
+    CHECK(ks_spawn((char *[]){"sleep", "30", NULL},
+                   &(ks_spawn_opts){.passthrough = true, .timeout_ms = 200}, &r) == 0);
+    CHECK(r.timed_out);
+    ks_spawn_result_done(&r);
+
+    /* A signal is reported as 128 + its number. */
+    CHECK(ks_spawn((char *[]){"sh", "-c", "kill -TERM $$", NULL}, NULL, &r) == 0);
+    CHECK_INTEQ(r.term_signal, 15);
+    CHECK_INTEQ(r.exit_code, 143);
+    ks_spawn_result_done(&r);
+
     /* Working directory. */
     CHECK(ks_spawn((char *[]){"pwd", NULL}, &(ks_spawn_opts){.cwd = "/"}, &r) == 0);
     CHECK_STREQ(r.output, "/\n");

@@ -70,8 +70,10 @@ mktree() {
     m net/netfilter/nf_conntrack.ko nf_conntrack nf_defrag_ipv4,libcrc32c
     m net/ipv4/netfilter/nf_defrag_ipv4.ko.zst nf_defrag_ipv4 ""
     m lib/libcrc32c.ko libcrc32c ""
-    # Compressed and ahead of wireguard in the tar: read in a second pass.
-    m arch/x86/crypto/curve25519-x86_64.ko.zst curve25519-x86_64 ""
+    # Compressed and ahead of wireguard in the tar: read in a second pass, and what they
+    # need, further ahead still, in a third.
+    m arch/a/libcurve25519-generic.ko.zst libcurve25519-generic ""
+    m arch/x86/crypto/curve25519-x86_64.ko.zst curve25519-x86_64 libcurve25519-generic
     m drivers/net/wireguard/wireguard.ko.xz wireguard udp_tunnel,curve25519-x86_64 1.0.0
     m net/ipv4/udp_tunnel.ko udp_tunnel ""
     m net/sched/sch_cake.ko.zst sch_cake ""
@@ -81,6 +83,8 @@ mktree() {
     m drivers/virtio/virtio_ring.ko virtio_ring ""
     m net/ipv4/netfilter/ip_tables.ko ip_tables x_tables
     m net/netfilter/x_tables.ko x_tables ""
+    m drivers/md/dm-mod.ko dm_mod ""
+    m drivers/md/dm-crypt.ko dm_crypt dm_mod
     : > "$d/modules.builtin"
     : > "$d/modules.builtin.modinfo"
     printf 'kernel/net/sched/sch_fq.ko\nkernel/fs/ext4/ext4.ko\nkernel/net/ipv4/tcp_cubic.ko\n' \
@@ -147,10 +151,15 @@ for comp in xz zstd gzip none; do
         check "deb-$comp" "d['source'] == 'deb' and d['verdict'] == 'ok' and d['bbr_version'] == 3" &&
         check "deb-$comp" "d['modules'] == json.load(open(sys.argv[1].replace('deb-$comp', 'tree-noindex')))['modules']"
 done
-# curve25519-x86_64.ko.zst comes before wireguard in the tar: read in a second pass.
+# curve25519-x86_64.ko.zst comes before wireguard in the tar, libcurve25519-generic before it.
 run deb-passes 0 --verbose verify --deb "$work/xan-xz.deb"
 checks=$((checks + 1))
-grep -q 'in 2 pass(es)' "$work/deb-passes.err" || fail "deb-passes: $(cat "$work/deb-passes.err")"
+grep -q 'in 3 pass(es)' "$work/deb-passes.err" || fail "deb-passes: $(cat "$work/deb-passes.err")"
+# Without it the wireguard chain is broken two levels down.
+DROP=libcurve25519-generic mktree "$work/nolib" "$xan"
+mkdeb "$work/nolib" "$work/nolib.deb" zstd
+run nolib-deb 2 verify --deb "$work/nolib.deb" &&
+    check nolib-deb "m['wireguard']['missing_deps'] == ['libcurve25519_generic']"
 # --deb is a path on the running machine, also under --root.
 run deb-under-root 0 --root "$work/xan" verify --deb "$work/xan-xz.deb"
 
@@ -295,6 +304,24 @@ run initrd-none 2 --root "$work/vm" verify --kernel "$xan" &&
     check initrd-none "f['initrd.missing-driver']['severity'] == 'block' and 'does not exist' in f['initrd.missing-driver']['message']"
 echo garbage > "$work/vm/boot/initrd.img-$xan"
 run initrd-garbage 1 --root "$work/vm" verify --kernel "$xan"
+
+# LVM on LUKS on /dev/vda2: dm-0 (LVM) on dm-1 (crypt) on the virtio disk.
+mkinitrd "$work/vm" "zstd -q -c" virtio_blk virtio_pci virtio virtio_ring dm-mod
+v=$work/vm/sys/devices/virtual/block
+pci=sys/devices/pci0000:00/0000:00:04.0
+mkdir -p "$v/dm-0/dm" "$v/dm-0/slaves" "$v/dm-1/dm" "$v/dm-1/slaves" "$work/vm/$pci/virtio2/block/vda/vda2"
+echo 2 > "$work/vm/$pci/virtio2/block/vda/vda2/partition"
+echo LVM-abc > "$v/dm-0/dm/uuid"
+echo CRYPT-LUKS2-def-vda2_crypt > "$v/dm-1/dm/uuid"
+ln -s ../../dm-1 "$v/dm-0/slaves/dm-1"
+ln -s ../../../../pci0000:00/0000:00:04.0/virtio2/block/vda/vda2 "$v/dm-1/slaves/vda2"
+ln -s ../../devices/virtual/block/dm-0 "$work/vm/sys/dev/block/254:0"
+echo '25 1 254:0 / / rw,relatime shared:1 - ext4 /dev/mapper/vg-root rw' > "$work/vm/proc/self/mountinfo"
+run initrd-lvm-luks 2 --root "$work/vm" verify --kernel "$xan" &&
+    check initrd-lvm-luks "f['initrd.missing-driver']['message'].endswith('missing from its initrd: dm_crypt')"
+mkinitrd "$work/vm" "zstd -q -c" virtio_blk virtio_pci virtio virtio_ring dm-mod dm-crypt
+run initrd-lvm-luks-ok 0 --root "$work/vm" verify --kernel "$xan" &&
+    check initrd-lvm-luks-ok "f['initrd.missing-driver']['severity'] == 'ok' and '(dm_mod, dm_crypt, virtio_blk, virtio_pci, ext4)' in f['initrd.missing-driver']['message']"
 
 # 7. The workload: modules loaded now that the new kernel lacks.
 printf 'wireguard 98304 0 - Live 0x0\nip_tables 32768 0 - Live 0x0\nxt_conntrack 16384 1 - Live 0x0\nnft_compat 20480 0 - Live 0x0\n' \

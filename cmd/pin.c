@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <getopt.h>
+
+#include "swap-output.h"
+
+static int run_pin(ks_ctx *ctx, int argc, char **argv)
+{
+    static const struct option options[] = {{"force", no_argument, NULL, 'f'}, {}};
+    _cleanup_(ks_config_freep) ks_config *cfg = NULL;
+    ks_swap_result r = {0};
+    bool force = false;
+    int c, k;
+
+    while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
+        if (c != 'f')
+            return ks_usage_error(&ks_cmd_pin, "unknown option");
+        force = true;
+    }
+    if (argc - optind > 1)
+        return ks_usage_error(&ks_cmd_pin, "give at most one kernel release");
+    if (ks_swap_config(ctx, &cfg) < 0)
+        return KS_EXIT_ERROR;
+    k = ks_pin(ctx->root,
+               &(ks_swap_common){.config = cfg, .progress = ks_swap_progress, .userdata = ctx},
+               optind < argc ? argv[optind] : NULL, force, &r);
+    if (k < 0) {
+        ks_error("pin: %s", strerror(-k));
+        ks_swap_result_done(&r);
+        return KS_EXIT_ERROR;
+    }
+    k = ks_swap_render(ctx, "pin", &r);
+    ks_swap_result_done(&r);
+    return k;
+}
+
+const ks_cmd ks_cmd_pin = {
+    .name = "pin",
+    .run = run_pin,
+    .summary = "make the accepted trial kernel (or RELEASE) the default on every boot",
+    .usage = "[RELEASE] [--force]",
+    .flags = KS_NEEDS_ROOT_USER | KS_TAKES_LOCK,
+};

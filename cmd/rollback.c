@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <getopt.h>
+
+#include "swap-output.h"
+
+static int run_rollback(ks_ctx *ctx, int argc, char **argv)
+{
+    static const struct option options[] = {
+        {"purge", no_argument, NULL, 'p'},
+        {"reboot", no_argument, NULL, 'r'},
+        {},
+    };
+    _cleanup_(ks_config_freep) ks_config *cfg = NULL;
+    ks_swap_result r = {0};
+    bool purge = false, reboot = false;
+    int c, k;
+
+    while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
+        switch (c) {
+        case 'p':
+            purge = true;
+            break;
+        case 'r':
+            reboot = true;
+            break;
+        default:
+            return ks_usage_error(&ks_cmd_rollback, "unknown option");
+        }
+    }
+    if (optind < argc)
+        return ks_usage_error(&ks_cmd_rollback, "unexpected argument '%s'", argv[optind]);
+    if (ks_swap_config(ctx, &cfg) < 0)
+        return KS_EXIT_ERROR;
+    k = ks_rollback(ctx->root,
+                    &(ks_swap_common){.config = cfg, .progress = ks_swap_progress, .userdata = ctx},
+                    purge, reboot, &r);
+    if (k < 0) {
+        ks_error("rollback: %s", strerror(-k));
+        ks_swap_result_done(&r);
+        return KS_EXIT_ERROR;
+    }
+    k = ks_swap_render(ctx, "rollback", &r);
+    ks_swap_result_done(&r);
+    return k;
+}
+
+const ks_cmd ks_cmd_rollback = {
+    .name = "rollback",
+    .run = run_rollback,
+    .summary = "disarm a pending trial and make the old kernel the default again",
+    .usage = "[--purge] [--reboot]",
+    .flags = KS_NEEDS_ROOT_USER | KS_TAKES_LOCK,
+};

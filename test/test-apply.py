@@ -1,0 +1,233 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""kswap apply, pin and rollback on copies of a fixture root, with the fakes of apt-get,
+update-grub and systemctl first on PATH (test/fakes/), real dpkg-deb, depmod and gpg, and the
+real grub-editenv reading what kswap wrote. Usage: test-apply.py KSWAP [SCENARIO...]"""
+import fcntl
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+exe = os.path.abspath(sys.argv[1])
+only = sys.argv[2:]
+src = os.environ.get("KS_SOURCE_ROOT", os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+fakes = os.path.join(src, "test", "fakes")
+base_root = os.path.join(src, "test", "roots", "ubuntu-24.04-kvm", "root")
+key = os.path.join(src, "data", "keys", "xanmod-archive-keyring.asc")
+OLD, NEW = "6.8.0-48-generic", "6.18.45-x64v3-xanmod1"
+UUID = "f93ca2dd-74af-4ee8-b478-970b29be5ca3"
+OLD_PATH = f"gnulinux-advanced-{UUID}>gnulinux-{OLD}-advanced-{UUID}"
+NEW_PATH = f"gnulinux-advanced-{UUID}>gnulinux-{NEW}-advanced-{UUID}"
+failed = 0
+work = tempfile.mkdtemp(prefix="kswap-apply.")
+
+
+def check(cond, what, extra=None):
+    global failed
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failed += 1
+        if extra:
+            print("     " + str(extra)[:3000].replace("\n", "\n     "))
+
+
+def env(**kw):
+    e = dict(os.environ, PATH=fakes + ":" + os.environ["PATH"], NO_COLOR="1")
+    e.update({k: str(v) for k, v in kw.items()})
+    return e
+
+
+def kswap(root, *args, timeout=120, **kw):
+    p = subprocess.run([exe, "--root", root, *args], capture_output=True, text=True,
+                       env=env(**kw), timeout=timeout)
+    doc = None
+    if "--json" in args:
+        try:
+            doc = json.loads(p.stdout)
+        except ValueError:
+            doc = None
+    return p, doc
+
+
+def make_deb(name, *opts):
+    out = os.path.join(work, name)
+    if not os.path.exists(out):
+        subprocess.run(["bash", os.path.join(fakes, "make-kernel-deb.sh"), NEW, out, *opts],
+                       check=True, capture_output=True)
+    return out
+
+
+def fresh_root(name):
+    r = os.path.join(work, name)
+    shutil.copytree(base_root, r, symlinks=True)
+    return r
+
+
+def grubenv(root):
+    p = subprocess.run(["grub-editenv", os.path.join(root, "boot/grub/grubenv"), "list"],
+                       capture_output=True, text=True)
+    return dict(l.split("=", 1) for l in p.stdout.splitlines() if "=" in l)
+
+
+def kernels(doc):
+    return [b["kernel"] for b in doc["grub"]["forecast"]]
+
+
+def status(root):
+    p, d = kswap(root, "status", "--json")
+    return d
+
+
+def boot_into(root, release):
+    """What a reboot into release looks like from the files kswap reads."""
+    with open(os.path.join(root, "proc/sys/kernel/osrelease"), "w") as f:
+        f.write(release + "\n")
+    with open(os.path.join(root, "proc/sys/kernel/random/boot_id"), "w") as f:
+        f.write("%08x-0000-4000-8000-000000000000\n" % int(time.time() * 1000 % 2**32))
+
+
+def scenario(name):
+    return not only or name in only
+
+
+good = make_deb("xanmod.deb", "--bbr", "builtin", "--compress", "zst")
+
+if scenario("happy"):
+    r = fresh_root("happy")
+    before = open(os.path.join(r, "etc/default/grub"), "rb").read()
+    p, d = kswap(r, "--json", "apply", "--deb", good, "--yes")
+    check(p.returncode == 0 and d and d.get("state") == "armed", "apply --deb arms the trial",
+          p.stderr + p.stdout)
+    if d:
+        check(kernels(d) == [NEW, OLD, OLD], f"forecast after apply: {kernels(d)}")
+        check(d["grub"]["forecast"][0]["one_shot"], "boot 1 is a one-shot")
+        check(d.get("old_kernel") == OLD and d.get("new_kernel") == NEW, "journal names both kernels")
+    e = grubenv(r)
+    check(e.get("saved_entry") == OLD_PATH, "grub-editenv reads saved_entry = old id path", e)
+    check(e.get("next_entry") == NEW_PATH, "grub-editenv reads next_entry = new id path", e)
+    check(os.path.getsize(os.path.join(r, "boot/grub/grubenv")) == 1024, "grubenv stays 1024 bytes")
+    dropin = open(os.path.join(r, "etc/default/grub.d/90-kswap.cfg")).read()
+    check("GRUB_DEFAULT=saved" in dropin and "panic=10" in dropin, "drop-in sets saved and panic")
+    check(open(os.path.join(r, "etc/default/grub"), "rb").read() == before,
+          "the operator's /etc/default/grub is untouched")
+    cfg = open(os.path.join(r, "boot/grub/grub.cfg")).read()
+    check('set default="${saved_entry}"' in cfg and "panic=10" in cfg,
+          "update-grub ran with the drop-in")
+    check(not os.path.exists(os.path.join(r, "run/fake-reboot-requested")), "no reboot without --reboot")
+    raw = open(os.path.join(r, "boot/grub/grubenv"), "rb").read()
+    p2, d2 = kswap(r, "--json", "apply", "--deb", good, "--yes")
+    check(p2.returncode == 0 and d2 and d2.get("result") == "unchanged",
+          "apply again when armed: exit 0, unchanged", p2.stderr)
+    check(open(os.path.join(r, "boot/grub/grubenv"), "rb").read() == raw, "... and grubenv unchanged")
+    p3, _ = kswap(r, "pin")
+    check(p3.returncode == 2, "pin before the trial boot is refused (exit 2)", p3.stderr)
+    boot_into(r, NEW)
+    p4, _ = kswap(r, "pin")
+    check(p4.returncode == 2 and "acceptance" in p4.stderr, "pin without acceptance is refused",
+          p4.stderr)
+    p5, d5 = kswap(r, "--json", "pin", "--force")
+    check(p5.returncode == 0 and d5 and kernels(d5) == [NEW, NEW, NEW] and
+          d5.get("state") == "pinned", "pin --force on the trial kernel pins it", p5.stderr)
+    e = grubenv(r)
+    check(e.get("saved_entry") == NEW_PATH and "next_entry" not in e, "saved_entry = new, no next_entry", e)
+
+if scenario("rollback"):
+    r = fresh_root("rollback")
+    p, d = kswap(r, "--json", "apply", "--deb", good, "--yes")
+    check(p.returncode == 0, "apply before rollback", p.stderr)
+    p, d = kswap(r, "--json", "rollback")
+    check(p.returncode == 0 and d and kernels(d) == [OLD, OLD, OLD] and d.get("state") == "rolled-back",
+          "rollback disarms: every boot starts the old kernel", p.stderr)
+    check("next_entry" not in grubenv(r), "no next_entry after rollback")
+    p, d = kswap(r, "--json", "rollback", "--purge")
+    check(p.returncode == 0, "rollback --purge", p.stderr)
+    check(not os.path.exists(os.path.join(r, f"boot/vmlinuz-{NEW}")), "--purge removed the kernel")
+    check(d and kernels(d) == [OLD, OLD, OLD], "forecast after purge: old kernel")
+
+if scenario("refused"):
+    r = fresh_root("nocake")
+    bad = make_deb("nocake.deb", "--bbr", "builtin", "--without", "sch_cake")
+    p, d = kswap(r, "--json", "apply", "--deb", bad, "--yes")
+    ids = [f["id"] for f in (d or {}).get("findings", []) if f["severity"] == "block"]
+    check(p.returncode == 2 and "modules.missing" in ids, "a kernel without sch_cake: exit 2, modules.missing", p.stderr)
+    check("next_entry" not in grubenv(r), "... never armed")
+    check(d and d.get("state") == "failed" and kernels(d) == [OLD, OLD, OLD], "... old kernel on every boot")
+    p, d = kswap(r, "--json", "rollback", "--purge")
+    check(p.returncode == 0 and not os.path.exists(os.path.join(r, f"boot/vmlinuz-{NEW}")),
+          "rollback --purge removes what was installed", p.stderr)
+    r2 = fresh_root("btrfs")
+    shutil.rmtree(r2)
+    shutil.copytree(os.path.join(src, "test/roots/boot-btrfs/root"), r2, symlinks=True)
+    raw = open(os.path.join(r2, "boot/grub/grubenv"), "rb").read()
+    p, d = kswap(r2, "--json", "apply", "--deb", good, "--yes")
+    check(p.returncode == 2 and d and d.get("result") == "refused", "/boot on btrfs: refused", p.stderr)
+    check(open(os.path.join(r2, "boot/grub/grubenv"), "rb").read() == raw and
+          not os.path.exists(os.path.join(r2, "etc/default/grub.d/90-kswap.cfg")),
+          "... nothing changed on disk")
+    r3 = fresh_root("noyes")
+    p = subprocess.run([exe, "--root", r3, "apply", "--deb", good], stdin=subprocess.DEVNULL,
+                       capture_output=True, text=True, env=env())
+    check(p.returncode == 2 and "--yes" in p.stderr, "without --yes and a terminal: exit 2", p.stderr)
+
+if scenario("repository"):
+    r = fresh_root("repo")
+    debs = os.path.join(work, "debs")
+    os.makedirs(debs, exist_ok=True)
+    subprocess.run(["bash", os.path.join(fakes, "make-kernel-deb.sh"), NEW,
+                    os.path.join(debs, "linux-xanmod-lts-x64v3.deb"), "--package",
+                    "linux-xanmod-lts-x64v3", "--bbr", "builtin"], check=True, capture_output=True)
+    with open(os.path.join(r, "etc/apt/sources.list.d/xanmod-release.list"), "w") as f:
+        f.write("deb [signed-by=/usr/share/keyrings/xanmod-archive-keyring.gpg] http://deb.xanmod.org releases main\n")
+    p, d = kswap(r, "--json", "apply", "--key", key, "--yes", KSWAP_FAKE_DEBS=debs)
+    check(p.returncode == 0 and d and d.get("state") == "armed", "apply from the repository arms", p.stderr)
+    src_file = os.path.join(r, "etc/apt/sources.list.d/xanmod.sources")
+    text = open(src_file).read() if os.path.exists(src_file) else ""
+    check("Suites: noble" in text and "Signed-By: /etc/apt/keyrings/xanmod-archive-keyring.gpg" in text,
+          "deb822 source for noble with Signed-By", text)
+    check(not os.path.exists(os.path.join(r, "etc/apt/sources.list.d/xanmod-release.list")),
+          "XanMod's own list was taken over, not duplicated")
+    log = open(os.path.join(r, "var/log/fake-apt.log")).read()
+    check("update" in log and "install" in log and "--no-install-recommends" in log,
+          "apt-get update and install ran without questions", log)
+    r2 = fresh_root("badkey")
+    p, d = kswap(r2, "--json", "apply", "--key", os.path.join(src, "README.md"), "--yes", KSWAP_FAKE_DEBS=debs)
+    check(p.returncode == 1 and d and "next_entry" not in grubenv(r2) and kernels(d) == [OLD] * 3,
+          "a file that is no key: failed, old kernel default, not armed", p.stderr)
+
+if scenario("faults"):
+    for name, kw in [("apt-fail", {"KSWAP_FAKE_APT_FAIL": "install"}),
+                     ("apt-garbage", {"KSWAP_FAKE_APT_GARBAGE": "1", "KSWAP_FAKE_APT_FAIL": "install"}),
+                     ("apt-hang", {"KSWAP_FAKE_APT_HANG": "install"}),
+                     ("grub-fail", {"KSWAP_FAKE_UPDATE_GRUB_FAIL": "1"}),
+                     ("grub-garbage", {"KSWAP_FAKE_UPDATE_GRUB_GARBAGE": "1"})]:
+        r = fresh_root(name)
+        cfg = os.path.join(work, "short.conf")
+        with open(cfg, "w") as f:
+            f.write("[apply]\napt_timeout = 3\nupdate_grub_timeout = 3\n")
+        p, d = kswap(r, "--json", "--config", cfg, "apply", "--deb", good, "--yes", **kw)
+        e = grubenv(r)
+        ok = p.returncode == 1 and "next_entry" not in e and d and d.get("state") == "failed"
+        fc = kernels(d) if d and d.get("grub") else None
+        check(ok and fc in (None, [OLD] * 3), f"{name}: exit 1, not armed, old kernel ({fc})",
+              p.stderr[-800:])
+    # a second kswap while the lock is held
+    r = fresh_root("busy")
+    os.makedirs(os.path.join(r, "var/lib/kswap"), exist_ok=True)
+    with open(os.path.join(r, "var/lib/kswap/lock"), "w") as lf:
+        fcntl.flock(lf, fcntl.LOCK_EX)
+        lf.write(str(os.getpid()))
+        lf.flush()
+        cfg = os.path.join(work, "lock.conf")
+        with open(cfg, "w") as f:
+            f.write("[apply]\nlock_timeout = 1\n")
+        p, d = kswap(r, "--json", "--config", cfg, "apply", "--deb", good, "--yes")
+    check(p.returncode == 1 and str(os.getpid()) in p.stderr and d and d.get("result") == "busy",
+          "a second kswap: exit 1 naming the holder's pid", p.stderr)
+
+shutil.rmtree(work, ignore_errors=True)
+print("apply:", "ok" if not failed else f"{failed} failed")
+sys.exit(1 if failed else 0)
