@@ -456,9 +456,16 @@ static int step_install(run *x, const ks_apply_opts *o, const ks_plan *plan, cha
         if (k < 0)
             return k;
     }
-    k = ks_journal_note_package(x->j, o->deb ? "(local package)" : pkg, NULL);
-    if (k < 0)
-        return journal_error(x, k);
+    {
+        /* Recorded before apt runs, so that an interrupted install can still be purged. A
+         * local kernel package is named after the release plan read from it. */
+        _cleanup_free_ char *image = o->deb && plan->target_release
+                                         ? ks_asprintf("linux-image-%s", plan->target_release)
+                                         : NULL;
+        k = ks_journal_note_package(x->j, image ? image : pkg, NULL);
+        if (k < 0)
+            return journal_error(x, k);
+    }
     {
         char *install[] = {(char *)"apt-get",
                            (char *)"-q",
@@ -486,8 +493,10 @@ static int step_install(run *x, const ks_apply_opts *o, const ks_plan *plan, cha
             free(release);
             release = strdup(*a);
         }
-    if (!release && !o->deb && plan->target_release)
-        release = strdup(plan->target_release); /* installed before: apt had nothing to do */
+    /* Installed before (apt had nothing to do, or a run was killed after the install): the
+     * release plan expected is the one, if it is on disk now. */
+    if (!release && plan->target_release && ks_strv_contains(after, plan->target_release))
+        release = strdup(plan->target_release);
     if (!release)
         return fail_step(x, "install", -ENOENT,
                          "the install brought no new kernel into /boot (boot/vmlinuz-*)");
@@ -624,8 +633,12 @@ int ks_apply(const ks_root *root, const ks_apply_opts *o, ks_swap_result *ret)
     if (k < 0)
         return k;
     k = step_plan(&x, o, &plan);
-    if (k < 0)
+    if (k < 0) {
+        /* Nothing changed: the journal is shown as it is, read without the lock. */
+        _cleanup_free_ char *ignored = NULL;
+        (void)ks_journal_load(root, &x.j, &ignored);
         goto out;
+    }
     k = lock_or_busy(&x, &lock);
     if (k < 0)
         goto out;
@@ -792,7 +805,7 @@ static int purge(run *x, const char *running)
                          new);
     for (size_t i = 0; i < ks_journal_n_changes(x->j); i++) {
         const ks_journal_change *ch = ks_journal_change_get(x->j, i);
-        if (ch->kind == KS_CHANGE_PACKAGE && !ks_startswith(ch->name, "("))
+        if (ch->kind == KS_CHANGE_PACKAGE && ch->name[0] != '/')
             if ((k = ks_strv_extend(&pkgs, ch->name)) < 0)
                 return k;
     }

@@ -17,6 +17,7 @@
 #   --compress KIND      module files .ko (none, default), .ko.xz (xz) or .ko.zst (zst)
 #   --no-boot            ship neither boot/vmlinuz-RELEASE nor boot/initrd.img-RELEASE
 #   --no-initrd          ship boot/vmlinuz-RELEASE only
+#   --initrd-without M   leave module M out of the (real, zstd cpio) initrd
 #   --deb-compression C  dpkg-deb -Z (xz, zstd, gzip, none; default xz)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -31,6 +32,7 @@ release=$1 out=$2
 shift 2
 case $release in */* | "" | .*) echo "make-kernel-deb: bad release '$release'" >&2; exit 2 ;; esac
 
+initrd_without=" "
 package=linux-image-$release version=1.0 bbr=module suffix=.ko boot=1 initrd=1 debz=xz
 without=" "
 while [ $# -gt 0 ]; do
@@ -51,6 +53,10 @@ while [ $# -gt 0 ]; do
         ;;
     --no-boot) boot=0 initrd=0 ;;
     --no-initrd) initrd=0 ;;
+    --initrd-without)
+        initrd_without="$initrd_without $2 "
+        shift
+        ;;
     --deb-compression) debz=$2; shift ;;
     -h | --help) usage ;;
     *) echo "make-kernel-deb: unknown option '$1'" >&2; usage ;;
@@ -116,7 +122,18 @@ if [ "$boot" = 1 ]; then
         "$(case $bbr in builtin*) echo y ;; none) echo n ;; *) echo m ;; esac)" \
         > "$pkg/boot/config-$release"
     if [ "$initrd" = 1 ]; then
-        printf 'synthetic initrd %s\n' "$release" > "$pkg/boot/initrd.img-$release"
+        # A real initramfs as update-initramfs makes it: a zstd-compressed newc cpio with the
+        # root disk's driver (virtio_blk); --initrd-without NAME leaves a module out of it.
+        ird=$work/initrd
+        mkdir -p "$ird/usr/lib/modules/$release"
+        (cd "$mods" && find kernel -name '*.ko*' | while read -r f; do
+            n=$(basename "$f"); n=${n%%.ko*}
+            case "virtio_blk" in "$n") ;; *) continue ;; esac
+            case $initrd_without in *" $n "*) continue ;; esac
+            mkdir -p "$ird/usr/lib/modules/$release/$(dirname "$f")"
+            cp "$f" "$ird/usr/lib/modules/$release/$f"
+        done)
+        (cd "$ird" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) | zstd -q -c > "$pkg/boot/initrd.img-$release"
     fi
 fi
 

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Kills kswap apply with SIGKILL, sent from outside by strace, at every point where it writes,
+renames, syncs, removes a file or starts a program (the points are enumerated from an strace
+of a clean run, not from hooks inside kswap). After each kill: no torn file (grubenv is an
+environment block, the journal parses), the forecast starts the old kernel on every boot except
+at most one armed one-shot of the new kernel, and the next `kswap apply` (or `kswap rollback`)
+completes. Usage: test-apply-kill.py KSWAP"""
+import collections
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+exe = os.path.abspath(sys.argv[1])
+src = os.environ.get("KS_SOURCE_ROOT", os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+fakes = os.path.join(src, "test", "fakes")
+base_root = os.path.join(src, "test", "roots", "ubuntu-24.04-kvm", "root")
+OLD, NEW = "6.8.0-48-generic", "6.18.45-x64v3-xanmod1"
+SYSCALLS = ["write", "pwrite64", "rename", "renameat", "renameat2", "fsync", "fdatasync",
+            "unlink", "unlinkat", "mkdir", "mkdirat", "fchmod", "ftruncate", "clone", "clone3",
+            "vfork", "fork"]
+
+if not shutil.which("strace"):
+    print("strace not installed: skip")
+    sys.exit(77)
+work = tempfile.mkdtemp(prefix="kswap-kill.")
+env = dict(os.environ, PATH=fakes + ":" + os.environ["PATH"], NO_COLOR="1")
+deb = os.path.join(work, "xanmod.deb")
+subprocess.run(["bash", os.path.join(fakes, "make-kernel-deb.sh"), NEW, deb, "--bbr", "builtin"],
+               check=True, capture_output=True)
+
+
+def fresh(name):
+    r = os.path.join(work, name)
+    shutil.rmtree(r, ignore_errors=True)
+    shutil.copytree(base_root, r, symlinks=True)
+    return r
+
+
+def apply_argv(root):
+    return [exe, "--root", root, "apply", "--deb", deb, "--yes"]
+
+
+# 1. A clean run under strace: which of the interesting calls happen, and how often.
+r = fresh("clean")
+log = os.path.join(work, "strace.log")
+subprocess.run(["strace", "-qq", "-o", log, "-e", "trace=" + ",".join(SYSCALLS)] + apply_argv(r),
+               env=env, capture_output=True, check=True)
+counts = collections.Counter()
+for line in open(log):
+    name = line.split("(", 1)[0].strip()
+    if name in SYSCALLS:
+        counts[name] += 1
+points = [(s, n) for s in sorted(counts) for n in range(1, counts[s] + 1)]
+print("kill points from a clean run:", dict(counts), "total", len(points))
+
+failed = 0
+problems = []
+
+
+def forecast(root):
+    p = subprocess.run([exe, "--root", root, "--json", "status"], capture_output=True, text=True,
+                       env=env)
+    if p.returncode != 0:
+        return None, p.stderr
+    d = json.loads(p.stdout)
+    return [(b["kernel"], b["one_shot"]) for b in d["grub"]["forecast"]], d
+
+
+for i, (sc, n) in enumerate(points):
+    r = fresh("k")
+    p = subprocess.run(["strace", "-qq", "-o", "/dev/null", "-e", "trace=" + sc,
+                        "-e", f"inject={sc}:signal=KILL:when={n}"] + apply_argv(r),
+                       env=env, capture_output=True, text=True)
+    what = f"{sc}#{n}"
+    bad = []
+    if p.returncode != -9 and p.returncode != 137:
+        # strace itself reports the tracee's death by signal with exit 128+9
+        bad.append(f"not killed (exit {p.returncode})")
+    env_path = os.path.join(r, "boot/grub/grubenv")
+    if os.path.exists(env_path):
+        size = os.path.getsize(env_path)
+        lst = subprocess.run(["grub-editenv", env_path, "list"], capture_output=True, text=True)
+        if size != 1024 or lst.returncode != 0:
+            bad.append(f"grubenv torn ({size} bytes)")
+    leftovers = [f for d, _, fs in os.walk(r) for f in fs if ".kswap" in f and f.startswith(".#")]
+    fc, detail = forecast(r)
+    if fc is None:
+        bad.append("status fails: " + detail.strip()[:200])
+    elif fc != [(OLD, False)] * 3 and fc != [(NEW, True), (OLD, False), (OLD, False)]:
+        bad.append(f"forecast {fc}")
+    # the next run completes: apply resumes (or says it is armed already) ...
+    p2 = subprocess.run(apply_argv(r) + ["--json"], capture_output=True, text=True, env=env)
+    fc2, _ = forecast(r)
+    if p2.returncode != 0 or fc2 != [(NEW, True), (OLD, False), (OLD, False)]:
+        bad.append(f"apply after the kill: exit {p2.returncode}, forecast {fc2}: {p2.stderr[-300:]}")
+    # ... and rollback brings every boot back to the old kernel
+    p3 = subprocess.run([exe, "--root", r, "rollback"], capture_output=True, text=True, env=env)
+    fc3, _ = forecast(r)
+    if p3.returncode != 0 or fc3 != [(OLD, False)] * 3:
+        bad.append(f"rollback after apply: exit {p3.returncode}, forecast {fc3}")
+    if bad:
+        failed += 1
+        problems.append(f"{what}: " + "; ".join(bad))
+    if leftovers:
+        print(f"note {what}: temporary files left behind: {leftovers[:3]}")
+
+for pr in problems:
+    print("FAIL", pr)
+print(f"killed at {len(points)} points ({', '.join(f'{k} {v}' for k, v in sorted(counts.items()))});"
+      f" {len(points) - failed} recovered, {failed} failed")
+shutil.rmtree(work, ignore_errors=True)
+sys.exit(1 if failed else 0)
