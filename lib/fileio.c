@@ -21,6 +21,43 @@ static int split_path(const char *path, char **ret_dir, char **ret_base)
     return 0;
 }
 
+int ks_read_fd(int fd, size_t max, char **ret_buf, size_t *ret_len)
+{
+    _cleanup_free_ char *buf = NULL;
+    size_t len = 0, cap = 0;
+
+    for (;;) {
+        ssize_t n;
+        if (len + 1 >= cap) {
+            size_t ncap = cap ? cap * 2 : 4096;
+            char *nb;
+            if (cap > max + 1)
+                return -EFBIG;
+            nb = realloc(buf, ncap);
+            if (!nb)
+                return -ENOMEM;
+            buf = nb;
+            cap = ncap;
+        }
+        n = read(fd, buf + len, cap - len - 1);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        if (n == 0)
+            break;
+        len += (size_t)n;
+        if (len > max)
+            return -EFBIG;
+    }
+    buf[len] = '\0';
+    if (ret_len)
+        *ret_len = len;
+    *ret_buf = TAKE_PTR(buf);
+    return 0;
+}
+
 int ks_mkdir_p(const ks_root *r, const char *path, mode_t mode)
 {
     _cleanup_free_ char *p = strdup(path);

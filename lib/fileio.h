@@ -14,6 +14,12 @@
  */
 int ks_write_atomic(const ks_root *r, const char *path, const void *data, size_t len, mode_t mode);
 
+/*
+ * Reads an open file to its end (also proc and sysfs files, whose size says 0), NUL-terminated.
+ * -EFBIG when it holds more than max bytes.
+ */
+int ks_read_fd(int fd, size_t max, char **ret_buf, size_t *ret_len);
+
 /* Creates a directory and its parents inside the root (like mkdir -p). */
 int ks_mkdir_p(const ks_root *r, const char *path, mode_t mode);
 

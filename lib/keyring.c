@@ -5,6 +5,7 @@
 #include <gpgme.h>
 #include <sys/stat.h>
 
+#include "fileio.h"
 #include "keyring.h"
 #include "util.h"
 
@@ -380,9 +381,7 @@ int ks_keyring_export_binary_data(const void *data, size_t len, const char *pinn
 static int read_key_file(const char *path, char **ret, size_t *ret_len)
 {
     _cleanup_close_ int fd = -1;
-    _cleanup_free_ char *buf = NULL;
     struct stat st;
-    size_t n = 0;
 
     fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
     if (fd < 0)
@@ -391,25 +390,7 @@ static int read_key_file(const char *path, char **ret, size_t *ret_len)
         return -errno;
     if (!S_ISREG(st.st_mode))
         return -EBADFD;
-    if (st.st_size > KEY_FILE_MAX)
-        return -EFBIG;
-    buf = malloc((size_t)st.st_size + 1);
-    if (!buf)
-        return -ENOMEM;
-    while (n < (size_t)st.st_size) {
-        ssize_t k = read(fd, buf + n, (size_t)st.st_size - n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k < 0)
-            return -errno;
-        if (k == 0)
-            break;
-        n += (size_t)k;
-    }
-    buf[n] = '\0';
-    *ret = TAKE_PTR(buf);
-    *ret_len = n;
-    return 0;
+    return ks_read_fd(fd, KEY_FILE_MAX, ret, ret_len);
 }
 
 int ks_keyring_check(const char *key_path, const char *pinned_fpr, time_t now, ks_key_info *ret)

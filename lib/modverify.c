@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "modinfo.h"
+#include "fileio.h"
 #include "modverify.h"
 #include "util.h"
 
@@ -568,9 +569,7 @@ static int builtin_info_cb(void *userdata, const char *module, const char *key, 
 static int read_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len)
 {
     _cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
-    _cleanup_free_ char *buf = NULL;
     struct stat st;
-    size_t len = 0;
 
     if (fd < 0)
         return -errno;
@@ -578,25 +577,7 @@ static int read_at(int dirfd, const char *path, size_t max, char **ret, size_t *
         return -errno;
     if (!S_ISREG(st.st_mode))
         return -EBADF;
-    if ((uint64_t)st.st_size > max)
-        return -EFBIG;
-    buf = malloc((size_t)st.st_size + 1);
-    if (!buf)
-        return -ENOMEM;
-    while (len < (size_t)st.st_size) {
-        ssize_t k = read(fd, buf + len, (size_t)st.st_size - len);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k < 0)
-            return -errno;
-        if (k == 0)
-            break;
-        len += (size_t)k;
-    }
-    buf[len] = '\0';
-    *ret = TAKE_PTR(buf);
-    *ret_len = len;
-    return 0;
+    return ks_read_fd(fd, max, ret, ret_len);
 }
 
 /* Records every module file below dir (relative path prefix rel). */

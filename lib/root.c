@@ -3,6 +3,7 @@
 #include <linux/openat2.h>
 #include <sys/syscall.h>
 
+#include "fileio.h"
 #include "root.h"
 #include "util.h"
 
@@ -110,43 +111,10 @@ int ks_root_open_at(const ks_root *r, const char *path, int flags, mode_t mode)
 int ks_root_read_file(const ks_root *r, const char *path, size_t max, char **ret_buf,
                       size_t *ret_len)
 {
-    _cleanup_close_ int fd = -1;
-    _cleanup_free_ char *buf = NULL;
-    size_t len = 0, cap = 0;
-
-    fd = ks_root_open_at(r, path, O_RDONLY, 0);
+    _cleanup_close_ int fd = ks_root_open_at(r, path, O_RDONLY, 0);
     if (fd < 0)
         return fd;
-    for (;;) {
-        ssize_t n;
-        if (len + 1 >= cap) {
-            size_t ncap = cap ? cap * 2 : 4096;
-            char *nb;
-            if (cap > max + 1)
-                return -EFBIG;
-            nb = realloc(buf, ncap);
-            if (!nb)
-                return -ENOMEM;
-            buf = nb;
-            cap = ncap;
-        }
-        n = read(fd, buf + len, cap - len - 1);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        if (n == 0)
-            break;
-        len += (size_t)n;
-        if (len > max)
-            return -EFBIG;
-    }
-    buf[len] = '\0';
-    if (ret_len)
-        *ret_len = len;
-    *ret_buf = TAKE_PTR(buf);
-    return 0;
+    return ks_read_fd(fd, max, ret_buf, ret_len);
 }
 
 int ks_root_read_line(const ks_root *r, const char *path, char **ret)

@@ -112,7 +112,7 @@ static void child_exec(const char *exe, char *const argv[], char **env, const ks
                        int out_fd)
 {
     if (!o->passthrough) {
-        int nul = open("/dev/null", O_RDONLY);
+        int nul = o->stdin_fd > 0 ? o->stdin_fd : open("/dev/null", O_RDONLY);
         /* Own process group: a timeout kills the program and everything it started. */
         setpgid(0, 0);
         if (nul < 0 || dup2(nul, STDIN_FILENO) < 0 || dup2(out_fd, STDOUT_FILENO) < 0 ||

@@ -15,6 +15,7 @@ typedef struct ks_spawn_opts {
     bool passthrough;    /* inherit stdin/stdout/stderr (a TTY); nothing is captured */
     size_t max_output;   /* bytes of output kept (the last ones); 0: 64 KiB */
     const char *cwd;     /* working directory of the child, NULL: unchanged */
+    int stdin_fd;        /* > 0: the child's stdin (e.g. a memfd with data); 0: /dev/null */
 } ks_spawn_opts;
 
 typedef struct ks_spawn_result {

@@ -12,8 +12,11 @@
 3. A XanMod kernel added: newest first, in the submenu; every full id path resolves to its
    entry in kswap's GRUB model (forecast-tool and `kswap --root DIR status --json`);
    version sort, .old, dpkg leftovers, dangling links.
-4. GRUB_DISABLE_SUBMENU=true, the Debian 12 root (equal to its grub.cfg), failure switches,
-   refusal without KSWAP_ROOT or with KSWAP_ROOT=/.
+4. GRUB_DISABLE_SUBMENU=true; / on LVM with /boot apart (byte for byte the real 24.04 server
+   grub.cfg), /boot on btrfs and mdraid (recordfail marker); GRUB_FORCE_PARTUUID (the real
+   22.04 AWS grub.cfg but for 2.12's 30_uefi-firmware); the Debian 12 root (equal to its
+   grub.cfg); failure switches; refusal without KSWAP_ROOT, with KSWAP_ROOT=/ or a boot/
+   symlinked out of the root.
 usage: test-update-grub.py KSWAP FORECAST_TOOL
 """
 import json
@@ -205,6 +208,13 @@ def test_fixture():
     check("own settings: command line", f"ro  console=tty1 console=ttyS0\n" in text)
     check("own settings: no $vt_handoff without splash", "$vt_handoff\n" not in text)
     check("own settings: kswap reads it", status(root) is not None)
+    # No grub.cfg yet: the UUID comes from the filesystem image dev/vda1 inside the root.
+    os.unlink(os.path.join(root, "boot/grub/grub.cfg"))
+    run_fake(root, KSWAP_FAKE_ROOT_UUID=None)
+    check("UUID from the root device image", f"'gnulinux-simple-{U}'" in cfg(root))
+    run_fake(root, KSWAP_FAKE_ROOT_UUID="11111111-2222-3333-4444-555555555555")
+    check("KSWAP_FAKE_ROOT_UUID wins", "'gnulinux-simple-11111111-2222-3333-4444-555555555555'" in cfg(root)
+          and f"root=UUID=11111111-2222-3333-4444-555555555555 ro" in cfg(root))
 
 
 # ------------------------------------------------------------------------------- 2. drop-in
@@ -345,6 +355,87 @@ def test_flat():
     check("GRUB_DISABLE_RECOVERY", "recovery" not in section(cfg(root), "10_linux"))
 
 
+def test_separate_boot():
+    # The layout of Ubuntu 24.04's server installer: / on LVM, /boot on its own ext4, EFI.
+    # Byte for byte the real shared/fixtures/grub/ubuntu-24.04-server-efi-lvm-root-separate-boot.cfg.
+    root = fresh("lvm-boot")
+    os.unlink(os.path.join(root, "etc/default/grub.d/50-cloudimg-settings.cfg"))
+    os.unlink(os.path.join(root, "boot/grub/grub.cfg"))
+    for a, b in (("vmlinuz-6.8.0-45-generic", "vmlinuz-6.8.0-47-generic"),
+                 ("initrd.img-6.8.0-45-generic", "initrd.img-6.8.0-47-generic")):
+        os.rename(os.path.join(root, "boot", a), os.path.join(root, "boot", b))
+    mi = os.path.join(root, "proc/self/mountinfo")
+    text = re.sub(r"(?m)^28 1 252:1 / / .*$",
+                  "28 1 253:0 / / rw,relatime shared:1 - ext4 /dev/mapper/ubuntu--vg-ubuntu--lv rw",
+                  read(mi)) + "41 28 252:2 / /boot rw,relatime shared:30 - ext4 /dev/vda2 rw\n"
+    write(mi, text)
+    os.makedirs(os.path.join(root, "sys/firmware/efi"))
+    write(os.path.join(root, "boot/memtest86+x64.efi"), "fake memtest\n")
+    p = run_fake(root, KSWAP_FAKE_ROOT_UUID="d1c56d78-5745-408e-abf0-505cca2e2162",
+                 KSWAP_FAKE_BOOT_UUID="a30dc3a1-6a7c-4205-88aa-a78853baf7f6")
+    want = read(os.path.join(FIX, "grub/ubuntu-24.04-server-efi-lvm-root-separate-boot.cfg"))
+    got = cfg(root)
+    check("lvm + /boot: equal to the real 24.04 server grub.cfg", p.returncode == 0 and got == want,
+          "".join(__import__("difflib").unified_diff(want.splitlines(True), got.splitlines(True)))[:3000])
+    # Second run: the UUIDs come from the grub.cfg just written.
+    run_fake(root)
+    check("lvm + /boot: UUIDs kept from the existing grub.cfg", cfg(root) == want)
+
+    # /boot on btrfs: Ubuntu's recordfail marker, paths relative to /boot.
+    root = fresh("boot-btrfs", "boot-btrfs")
+    run_fake(root)
+    text = cfg(root)
+    check("boot on btrfs: recordfail marker",
+          "  # GRUB lacks write support for btrfs, so recordfail support is disabled.\n}\n" in text)
+    check("boot on btrfs: kernel paths relative to /boot, insmod btrfs",
+          "\tlinux\t/vmlinuz-6.8.0-48-generic root=UUID=" in text and "\tinsmod btrfs\n" in text)
+    root = fresh("boot-mdraid", "boot-mdraid")
+    run_fake(root)
+    check("boot on mdraid: diskfilter marker",
+          "# GRUB lacks write support for diskfilter, so recordfail support is disabled." in cfg(root))
+
+
+def test_force_partuuid():
+    # An Ubuntu cloud image on AWS (initrd-less boot): the real 22.04 grub.cfg
+    # ubuntu-22.04-aws-force-partuuid-two-kernels.cfg. Its GRUB is 2.06: 30_uefi-firmware
+    # decided at update-grub time there (nothing on BIOS), at boot time in 2.12; the rest
+    # must be equal byte for byte.
+    U22 = "b78b2f9f-3a08-427a-ad4e-4a04f235761c"
+    root = fresh("aws")
+    for n in os.listdir(os.path.join(root, "boot")):
+        if n.startswith(("vmlinuz-", "initrd.img-")):
+            os.unlink(os.path.join(root, "boot", n))
+    os.unlink(os.path.join(root, "boot/grub/grub.cfg"))
+    for k in ("5.15.0-1028-aws", "5.15.0-1026-aws"):
+        add_kernel(root, k)
+    write(os.path.join(root, "boot/microcode.cpio"), "early\n")
+    write(os.path.join(root, "etc/default/grub.d/50-cloudimg-settings.cfg"),
+          "GRUB_RECORDFAIL_TIMEOUT=0\nGRUB_TIMEOUT=0\n"
+          'GRUB_CMDLINE_LINUX_DEFAULT="console=tty1 console=ttyS0 nvme_core.io_timeout=4294967295"\n'
+          "GRUB_TERMINAL=console\n")
+    write(os.path.join(root, "etc/default/grub.d/40-force-partuuid.cfg"),
+          "GRUB_FORCE_PARTUUID=5685b7d3-4911-4237-9405-e73d2d78ca3e\n")
+    for s in ("00_header", "01_track_initrdless_boot_fallback", "05_debian_theme", "10_linux",
+              "10_linux_zfs", "20_linux_xen", "30_os-prober", "30_uefi-firmware", "35_fwupd",
+              "41_custom"):
+        write(os.path.join(root, "etc/grub.d", s), "#!/bin/sh\n", 0o755)
+    write(os.path.join(root, "etc/grub.d/40_custom"),
+          "#!/bin/sh\nexec tail -n +3 $0\n# This file provides an easy way to add custom menu "
+          "entries.  Simply type the\n# menu entries you want to add after this comment.  Be "
+          "careful not to change\n# the 'exec tail' line above.\n", 0o755)
+    p = run_fake(root, KSWAP_FAKE_ROOT_UUID=U22)
+    got = cfg(root)
+    want = read(os.path.join(FIX, "grub/ubuntu-22.04-aws-force-partuuid-two-kernels.cfg"))
+    uefi = section(got, "30_uefi-firmware")
+    check("force-partuuid: equal to the real AWS grub.cfg but for 2.12's 30_uefi-firmware",
+          p.returncode == 0 and uefi and got.replace(uefi, "", 1) == want,
+          "".join(__import__("difflib").unified_diff(want.splitlines(True), got.splitlines(True)))[:3000])
+    adv = f"gnulinux-advanced-{U22}"
+    fc, err = forecast(root, f"next_entry={adv}>gnulinux-5.15.0-1026-aws-advanced-{U22}")
+    check("force-partuuid: one-shot resolves", fc == ["5.15.0-1026-aws"] + ["5.15.0-1028-aws"] * 2,
+          f"{fc} {err}")
+
+
 def test_debian():
     root = fresh("debian", "debian-12-kvm")
     before = cfg(root)
@@ -406,6 +497,12 @@ def test_failures():
     for r in ("/", "/tmp/../"):
         p = run_fake(r)
         check(f"refuses KSWAP_ROOT={r}", p.returncode == 1 and b"refusing" in p.stderr, p.stderr.decode())
+    root = os.path.join(work, "escape", "root")
+    os.makedirs(os.path.join(root, "var/log"))
+    os.symlink(os.path.join(work, "outside"), os.path.join(root, "boot"))
+    p = run_fake(root)
+    check("refuses a boot/ that leads outside the root", p.returncode == 1 and
+          not os.path.exists(os.path.join(work, "outside")), p.stderr.decode())
     now = os.stat("/boot/grub/grub.cfg").st_mtime_ns if os.path.exists("/boot/grub/grub.cfg") else None
     check("this machine's grub.cfg untouched", stamp == now)
 
@@ -432,7 +529,9 @@ def main():
         print(f"SKIP: {' '.join(missing)} not installed")
         return 77
     try:
-        for t in (test_fixture, test_dropin, test_new_kernel, test_flat, test_debian, test_failures):
+        for t in (test_fixture, test_dropin, test_new_kernel, test_flat, test_separate_boot,
+                  test_force_partuuid,
+                  test_debian, test_failures):
             t()
     finally:
         if os.environ.get("KEEP"):

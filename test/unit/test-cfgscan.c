@@ -8,30 +8,6 @@
 
 #define NONE INT_MIN
 
-static char *slurp(const char *path, size_t *ret_len)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t len = 0, cap = 0, n;
-
-    if (!f)
-        return NULL;
-    do {
-        if (len + 4096 > cap) {
-            cap = cap ? cap * 2 : 8192;
-            buf = realloc(buf, cap + 1);
-            if (!buf)
-                abort();
-        }
-        n = fread(buf + len, 1, cap - len, f);
-        len += n;
-    } while (n > 0);
-    fclose(f);
-    buf[len] = '\0';
-    *ret_len = len;
-    return buf;
-}
-
 /* text with the first occurrence of from replaced by to; NULL when from is not there. */
 static char *replace(const char *text, const char *from, const char *to)
 {
@@ -80,7 +56,7 @@ static void test_fixtures(void)
             continue;
         seen++;
         path = ks_asprintf("%s/%s", dir, de->d_name);
-        text = slurp(path, &len);
+        text = ks_test_slurp(path, &len);
         CHECK_MSG(text != NULL, "%s", path);
         if (!text)
             continue;
@@ -215,7 +191,7 @@ static void test_mutations(void)
     _cleanup_free_ char *orig = NULL;
     size_t len;
 
-    orig = slurp(path, &len);
+    orig = ks_test_slurp(path, &len);
     CHECK_MSG(orig != NULL, "%s", path);
     if (!orig)
         return;

@@ -121,25 +121,6 @@ static const struct {
      -EBADMSG},
 };
 
-static char *slurp(const char *path, size_t *ret_len)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t len = 0, n;
-
-    if (!f)
-        return NULL;
-    buf = malloc(1 << 20);
-    if (buf) {
-        while ((n = fread(buf + len, 1, (1 << 20) - 1 - len, f)) > 0)
-            len += n;
-        buf[len] = '\0';
-    }
-    fclose(f);
-    *ret_len = len;
-    return buf;
-}
-
 /* The level a fixture's name states: "-vN" (or "below-v2", which is v1). */
 static int level_from_name(const char *name)
 {
@@ -241,7 +222,7 @@ static void test_fixtures(void)
         _cleanup_free_ char *text = NULL, *crlf = NULL, *lead = NULL, *weak = NULL;
         size_t len = 0;
 
-        text = slurp(path, &len);
+        text = ks_test_slurp(path, &len);
         CHECK_MSG(text != NULL, "cannot read %s", path);
         if (!text)
             continue;

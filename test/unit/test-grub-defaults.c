@@ -6,30 +6,6 @@
 #include "lib/util.h"
 #include "test.h"
 
-static char *slurp(const char *path, size_t *ret_len)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t len = 0, cap = 0, n;
-
-    if (!f)
-        return NULL;
-    do {
-        if (len + 4096 > cap) {
-            cap = cap ? cap * 2 : 8192;
-            buf = realloc(buf, cap + 1);
-            if (!buf)
-                abort();
-        }
-        n = fread(buf + len, 1, cap - len, f);
-        len += n;
-    } while (n > 0);
-    fclose(f);
-    buf[len] = '\0';
-    *ret_len = len;
-    return buf;
-}
-
 typedef struct kv {
     const char *key, *value; /* value NULL: not set */
 } kv;
@@ -105,7 +81,7 @@ static void test_fixtures(void)
         ks_grub_defaults d = {};
         size_t len;
 
-        text = slurp(path, &len);
+        text = ks_test_slurp(path, &len);
         CHECK_MSG(text != NULL, "%s", path);
         if (!text)
             continue;
@@ -207,7 +183,7 @@ static void put_fixture(const ks_root *root, const char *path, const char *fixtu
     _cleanup_free_ char *text = NULL;
     size_t len;
 
-    text = slurp(p, &len);
+    text = ks_test_slurp(p, &len);
     CHECK_MSG(text != NULL, "%s", p);
     if (text)
         put(root, path, text);
@@ -304,7 +280,7 @@ static void test_dropin(const char *base)
     out = ks_asprintf("%s/out", base);
     cmd = ks_asprintf("sh -c '. \"$1\"; printf %%s \"$GRUB_CMDLINE_LINUX\"' sh %s > %s", file, out);
     CHECK(system(cmd) == 0);
-    text = slurp(out, &len);
+    text = ks_test_slurp(out, &len);
     CHECK_STREQ(text, values[1]);
 
     /* Bad keys write nothing. */

@@ -5,30 +5,6 @@
 #include "lib/util.h"
 #include "test.h"
 
-static char *slurp(const char *path, size_t *ret_len)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t len = 0, cap = 0, n;
-
-    if (!f)
-        return NULL;
-    do {
-        if (len + 4096 > cap) {
-            cap = cap ? cap * 2 : 8192;
-            buf = realloc(buf, cap + 1);
-            if (!buf)
-                abort();
-        }
-        n = fread(buf + len, 1, cap - len, f);
-        len += n;
-    } while (n > 0);
-    fclose(f);
-    buf[len] = '\0';
-    *ret_len = len;
-    return buf;
-}
-
 static size_t count_lines(const char *text, size_t len)
 {
     size_t pos = 0, n, c = 0;
@@ -82,7 +58,7 @@ static void test_fixtures(void)
             continue;
         seen++;
         path = ks_asprintf("%s/%s", dir, de->d_name);
-        text = slurp(path, &len);
+        text = ks_test_slurp(path, &len);
         CHECK_MSG(text != NULL, "%s", path);
         if (!text)
             continue;
@@ -130,7 +106,7 @@ static void test_special_fixture_lines(void)
         bool found = false;
 
         path = ks_asprintf("%s/mountinfo/%s", ks_fixture_dir(), t[j].file);
-        text = slurp(path, &len);
+        text = ks_test_slurp(path, &len);
         CHECK_MSG(text != NULL, "%s", path);
         if (!text)
             continue;

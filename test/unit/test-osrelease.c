@@ -62,25 +62,6 @@ static const struct {
     {"garbage around", "%%%\n=x\nID=ok\n\x01\x02=3\n", 0, 0, "ok", NULL, NULL, NULL},
 };
 
-static char *slurp(const char *path, size_t *ret_len)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t len = 0, n;
-
-    if (!f)
-        return NULL;
-    buf = malloc(1 << 20);
-    if (buf) {
-        while ((n = fread(buf + len, 1, (1 << 20) - 1 - len, f)) > 0)
-            len += n;
-        buf[len] = '\0';
-    }
-    fclose(f);
-    *ret_len = len;
-    return buf;
-}
-
 static void put(const char *base, const char *rel, const char *content)
 {
     char path[4096], *slash;
@@ -113,7 +94,7 @@ static void test_fixtures(void)
         ks_os_release o = {};
         size_t len = 0;
 
-        text = slurp(path, &len);
+        text = ks_test_slurp(path, &len);
         CHECK_MSG(text != NULL, "cannot read %s", path);
         if (!text)
             continue;

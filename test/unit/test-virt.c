@@ -281,25 +281,6 @@ static const struct {
      NULL},
 };
 
-static char *slurp(const char *path, size_t *ret_len)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t len = 0, n;
-
-    if (!f)
-        return NULL;
-    buf = malloc(1 << 20);
-    if (buf) {
-        while ((n = fread(buf + len, 1, (1 << 20) - 1 - len, f)) > 0)
-            len += n;
-        buf[len] = '\0';
-    }
-    fclose(f);
-    *ret_len = len;
-    return buf;
-}
-
 static void mkdir_parents(char *path, size_t skip)
 {
     for (char *s = strchr(path + skip, '/'); s; s = strchr(s + 1, '/')) {
@@ -322,7 +303,7 @@ static void put(const char *base, const file *f)
         return;
     if (data && data[0] == '@') {
         _cleanup_free_ char *fp = ks_asprintf("%s/cpuinfo/%s", ks_fixture_dir(), data + 1);
-        fixture = slurp(fp, &len);
+        fixture = ks_test_slurp(fp, &len);
         CHECK_MSG(fixture != NULL, "cannot read %s", fp);
         data = fixture;
     }

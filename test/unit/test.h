@@ -71,3 +71,29 @@ static inline const char *ks_fixture_dir(void)
     }
     return d;
 }
+
+/* Reads a whole test data file (on the machine, not inside a root); NULL when unreadable. */
+static inline char *ks_test_slurp(const char *path, size_t *ret_len)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    size_t len = 0, cap = 0, n;
+
+    if (!f)
+        return NULL;
+    do {
+        if (len + 4096 > cap) {
+            cap = cap ? cap * 2 : 8192;
+            buf = realloc(buf, cap + 1);
+            if (!buf)
+                abort();
+        }
+        n = fread(buf + len, 1, cap - len, f);
+        len += n;
+    } while (n > 0);
+    fclose(f);
+    buf[len] = '\0';
+    if (ret_len)
+        *ret_len = len;
+    return buf;
+}

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* bbr_version: sys/module/tcp_bbr/version of the running kernel (BBRv1 declares none). */
+#include "check.h"
+#include "lib/util.h"
+
+int ks_check_bbr_version(const ks_check_ctx *c, ks_check *chk)
+{
+    _cleanup_free_ char *v = NULL;
+    int k;
+
+    k = ks_root_read_line(c->root, "sys/module/tcp_bbr/version", &v);
+    if (k < 0 && k != -ENOENT)
+        return k;
+    if (v)
+        ks_strstrip(v);
+    free(chk->detail);
+    if (!v)
+        chk->detail = ks_asprintf("tcp_bbr has no version (not loaded, or BBRv1); wanted %s",
+                                  chk->arg);
+    else
+        chk->detail = ks_asprintf("tcp_bbr version %s%s%s", v,
+                                  streq(v, chk->arg) ? "" : ", wanted ",
+                                  streq(v, chk->arg) ? "" : chk->arg);
+    if (!chk->detail)
+        return -ENOMEM;
+    return v && streq(v, chk->arg);
+}

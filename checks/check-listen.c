@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* listen: a socket listens on PROTO:PORT (proc/net/tcp, tcp6, udp, udp6). */
+#include "check.h"
+#include "lib/util.h"
+#include "procnet.h"
+
+/* "tcp:443" into a protocol and a port. */
+static int parse_item(const char *s, ks_sock_proto *ret_p, uint16_t *ret_port)
+{
+    _cleanup_free_ char *proto = NULL;
+    const char *colon = strchr(s, ':');
+    unsigned long long port;
+    ks_sock_proto p;
+
+    if (!colon)
+        return -EINVAL;
+    proto = strndup(s, (size_t)(colon - s));
+    if (!proto)
+        return -ENOMEM;
+    p = ks_sock_proto_from_string(proto);
+    if (p < 0 || ks_safe_atou64(colon + 1, &port) < 0 || port == 0 || port > 65535)
+        return -EINVAL;
+    *ret_p = p;
+    *ret_port = (uint16_t)port;
+    return 0;
+}
+
+static int listens(const ks_root *root, ks_sock_proto p, uint16_t port, bool *ret)
+{
+    ks_socks s = {0};
+    int k = ks_procnet_read(root, p, &s);
+
+    if (k == -ENOENT) { /* no IPv6 in this kernel: nothing listens there */
+        *ret = false;
+        return 0;
+    }
+    if (k < 0)
+        return k;
+    *ret = ks_socks_listens(&s, p, port);
+    ks_socks_done(&s);
+    return 0;
+}
+
+/* A socket of the IPv6 family bound to [::] that takes IPv4 too (net.ipv6.bindv6only=0). */
+static int dual_stack_listens(const ks_root *root, ks_sock_proto p6, uint16_t port, bool *ret)
+{
+    _cleanup_free_ char *v6only = NULL;
+    ks_socks s = {0};
+    bool tcp = p6 == KS_SOCK_TCP6;
+    int k;
+
+    *ret = false;
+    if (ks_root_read_line(root, "proc/sys/net/ipv6/bindv6only", &v6only) < 0 ||
+        !streq(v6only, "0"))
+        return 0;
+    k = ks_procnet_read(root, p6, &s);
+    if (k == -ENOENT)
+        return 0;
+    if (k < 0)
+        return k;
+    for (size_t i = 0; i < s.n && !*ret; i++)
+        *ret = s.v[i].local_port == port && ks_sock_is_wildcard(&s.v[i], true) &&
+               s.v[i].state == (tcp ? KS_TCP_LISTEN : KS_TCP_CLOSE);
+    ks_socks_done(&s);
+    return 0;
+}
+
+int ks_check_listen(const ks_check_ctx *c, ks_check *chk)
+{
+    ks_sock_proto p;
+    uint16_t port;
+    bool found = false;
+    int k;
+
+    k = parse_item(chk->arg, &p, &port);
+    if (k < 0)
+        return k;
+    k = listens(c->root, p, port, &found);
+    if (k >= 0 && !found && (p == KS_SOCK_TCP || p == KS_SOCK_UDP))
+        k = dual_stack_listens(c->root, p == KS_SOCK_TCP ? KS_SOCK_TCP6 : KS_SOCK_UDP6, port,
+                               &found);
+    if (k < 0)
+        return k;
+    free(chk->detail);
+    chk->detail = ks_asprintf(found ? "a %s socket listens on port %u"
+                                    : "no %s socket listens on port %u",
+                              ks_sock_proto_to_string(p), (unsigned)port);
+    return chk->detail ? found : -ENOMEM;
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* services: `systemctl is-active UNIT`, the state the service manager has now. */
+#include "check.h"
+#include "lib/spawn.h"
+#include "lib/util.h"
+
+int ks_check_service(const ks_check_ctx *c, ks_check *chk)
+{
+    char *argv[] = {(char *)"systemctl", (char *)"is-active", chk->arg, NULL};
+    _cleanup_free_ char *last = NULL, *detail = NULL;
+    ks_spawn_result res = {0};
+    bool active;
+    int k;
+
+    /* A unit name never starts with '-': it must not become an option of systemctl. */
+    if (chk->arg[0] == '-')
+        return -EINVAL;
+    k = ks_check_spawn(c, argv, c->program_timeout_ms ? c->program_timeout_ms : 30000, &res);
+    if (k < 0)
+        return k;
+    last = ks_spawn_last_line(&res);
+    active = ks_spawn_succeeded(&res);
+    if (res.timed_out)
+        detail = ks_asprintf("systemctl is-active %s did not answer in time", chk->arg);
+    else
+        detail = ks_asprintf("%s is %s", chk->arg, last && *last ? last : "unknown");
+    ks_spawn_result_done(&res);
+    if (!detail)
+        return -ENOMEM;
+    free(chk->detail);
+    chk->detail = TAKE_PTR(detail);
+    return active;
+}

@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <ctype.h>
+#include <stdlib.h>
+
+#include "lib/util.h"
+#include "procnet.h"
+
+/* Large enough for busy proxies (hundreds of thousands of sockets), bounded all the same. */
+#define PROCNET_MAX_SIZE (512u << 20)
+
+static const char *const proto_names[_KS_SOCK_PROTO_MAX] = {
+    [KS_SOCK_TCP] = "tcp",
+    [KS_SOCK_TCP6] = "tcp6",
+    [KS_SOCK_UDP] = "udp",
+    [KS_SOCK_UDP6] = "udp6",
+};
+
+const char *ks_sock_proto_to_string(ks_sock_proto p)
+{
+    return p >= 0 && p < _KS_SOCK_PROTO_MAX ? proto_names[p] : NULL;
+}
+
+ks_sock_proto ks_sock_proto_from_string(const char *s)
+{
+    for (int i = 0; i < _KS_SOCK_PROTO_MAX; i++)
+        if (s && streq(s, proto_names[i]))
+            return (ks_sock_proto)i;
+    return _KS_SOCK_PROTO_INVALID;
+}
+
+static int hexval(char ch)
+{
+    if (ch >= '0' && ch <= '9')
+        return ch - '0';
+    if (ch >= 'a' && ch <= 'f')
+        return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F')
+        return ch - 'A' + 10;
+    return -1;
+}
+
+/* Exactly n hex digits at *p into bytes (n even); advances *p. */
+static bool take_hex(const char **p, const char *end, size_t n, uint8_t *out)
+{
+    if ((size_t)(end - *p) < n)
+        return false;
+    for (size_t i = 0; i < n; i += 2) {
+        int hi = hexval((*p)[i]), lo = hexval((*p)[i + 1]);
+        if (hi < 0 || lo < 0)
+            return false;
+        out[i / 2] = (uint8_t)(hi << 4 | lo);
+    }
+    *p += n;
+    return true;
+}
+
+static bool take_char(const char **p, const char *end, char ch)
+{
+    if (*p >= end || **p != ch)
+        return false;
+    (*p)++;
+    return true;
+}
+
+static void skip_spaces(const char **p, const char *end)
+{
+    while (*p < end && (**p == ' ' || **p == '\t'))
+        (*p)++;
+}
+
+/* "ADDR:PORT" with ADDR of 8 or 32 hex digits. */
+static bool take_endpoint(const char **p, const char *end, bool v6, uint8_t addr[16],
+                          uint16_t *port)
+{
+    uint8_t pb[2];
+
+    memset(addr, 0, 16);
+    if (!take_hex(p, end, v6 ? 32 : 8, addr) || !take_char(p, end, ':') || !take_hex(p, end, 4, pb))
+        return false;
+    *port = (uint16_t)(pb[0] << 8 | pb[1]);
+    return true;
+}
+
+static bool is_blank(const char *line, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r')
+            return false;
+    return true;
+}
+
+static bool parse_line(const char *line, size_t len, bool v6, ks_sock *s)
+{
+    const char *p = line, *end = line + len;
+    uint8_t st;
+
+    skip_spaces(&p, end);
+    if (p >= end || !isdigit((unsigned char)*p))
+        return false;
+    while (p < end && isdigit((unsigned char)*p))
+        p++;
+    if (!take_char(&p, end, ':'))
+        return false;
+    skip_spaces(&p, end);
+    if (!take_endpoint(&p, end, v6, s->local, &s->local_port))
+        return false;
+    skip_spaces(&p, end);
+    if (!take_endpoint(&p, end, v6, s->remote, &s->remote_port))
+        return false;
+    skip_spaces(&p, end);
+    if (!take_hex(&p, end, 2, &st))
+        return false;
+    s->state = st;
+    return p == end || *p == ' ' || *p == '\t';
+}
+
+int ks_procnet_parse(const char *text, size_t len, bool v6, ks_socks *ret)
+{
+    ks_socks out = {0};
+    const char *line;
+    size_t pos = 0, n, cap = 0;
+    bool header = true;
+
+    while (ks_next_line(text, len, &pos, &line, &n)) {
+        if (header) {
+            /* "  sl  local_address rem_address   st tx_queue ..." */
+            if (!memmem(line, n, "local_address", 13))
+                goto bad;
+            header = false;
+            continue;
+        }
+        if (is_blank(line, n))
+            continue;
+        if (out.n == cap) {
+            size_t c = cap ? cap * 2 : 64;
+            ks_sock *v = reallocarray(out.v, c, sizeof(*v));
+            if (!v) {
+                free(out.v);
+                return -ENOMEM;
+            }
+            out.v = v;
+            cap = c;
+        }
+        if (!parse_line(line, n, v6, &out.v[out.n]))
+            goto bad;
+        out.n++;
+    }
+    if (header)
+        goto bad;
+    *ret = out;
+    return 0;
+bad:
+    free(out.v);
+    return -EBADMSG;
+}
+
+void ks_socks_done(ks_socks *s)
+{
+    free(s->v);
+    *s = (ks_socks){0};
+}
+
+int ks_procnet_read(const ks_root *root, ks_sock_proto p, ks_socks *ret)
+{
+    _cleanup_free_ char *path = NULL, *text = NULL;
+    size_t len;
+    int k;
+
+    if (!ks_sock_proto_to_string(p))
+        return -EINVAL;
+    path = ks_asprintf("proc/net/%s", ks_sock_proto_to_string(p));
+    if (!path)
+        return -ENOMEM;
+    k = ks_root_read_file(root, path, PROCNET_MAX_SIZE, &text, &len);
+    if (k < 0)
+        return k;
+    return ks_procnet_parse(text, len, p == KS_SOCK_TCP6 || p == KS_SOCK_UDP6, ret);
+}
+
+bool ks_socks_listens(const ks_socks *s, ks_sock_proto p, uint16_t port)
+{
+    bool tcp = p == KS_SOCK_TCP || p == KS_SOCK_TCP6;
+
+    for (size_t i = 0; i < s->n; i++) {
+        if (s->v[i].local_port != port)
+            continue;
+        if (tcp ? s->v[i].state == KS_TCP_LISTEN : s->v[i].state == KS_TCP_CLOSE)
+            return true;
+    }
+    return false;
+}
+
+bool ks_sock_is_wildcard(const ks_sock *s, bool v6)
+{
+    for (size_t i = 0; i < (v6 ? 16u : 4u); i++)
+        if (s->local[i])
+            return false;
+    return true;
+}
+
+size_t ks_socks_count_state(const ks_socks *s, uint8_t state)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < s->n; i++)
+        n += s->v[i].state == state;
+    return n;
+}

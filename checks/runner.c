@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Rounds of checks until every required one passed or the deadline passed. */
+#include <time.h>
+
+#include "check.h"
+#include "lib/util.h"
+
+#define DEFAULT_INTERVAL_MS 5000u
+
+static long long mono_ms(void *userdata)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void mono_sleep(void *userdata, unsigned ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
+}
+
+static int run_one(const ks_check_ctx *c, ks_check *chk)
+{
+    int k;
+
+    chk->attempts++;
+    k = chk->run ? chk->run(c, chk) : -ENOSYS;
+    if (k == -ENOMEM)
+        return k;
+    if (k < 0) {
+        /* Could not be evaluated: a failure, with the reason unless the check gave one. */
+        _cleanup_free_ char *d = ks_asprintf("cannot check: %s", strerror(-k));
+        if (!d)
+            return -ENOMEM;
+        free(chk->detail);
+        chk->detail = TAKE_PTR(d);
+    }
+    chk->status = k > 0 ? KS_CHECK_PASS : KS_CHECK_FAIL;
+    return 0;
+}
+
+static bool required_passed(const ks_checklist *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (l->v[i].required && l->v[i].status != KS_CHECK_PASS)
+            return false;
+    return true;
+}
+
+int ks_checks_run(ks_checklist *l, const ks_check_ctx *c, const ks_runner_opts *o)
+{
+    long long (*now)(void *) = o->now_ms ? o->now_ms : mono_ms;
+    void (*sleep_fn)(void *, unsigned) = o->sleep_ms ? o->sleep_ms : mono_sleep;
+    unsigned interval = o->interval_ms ? o->interval_ms : DEFAULT_INTERVAL_MS;
+    long long deadline = now(o->userdata) + o->timeout_ms, left;
+    int k;
+
+    for (;;) {
+        for (size_t i = 0; i < l->n; i++) {
+            /* A check that passed stays passed: services that came up are not asked again. */
+            if (l->v[i].status == KS_CHECK_PASS)
+                continue;
+            k = run_one(c, &l->v[i]);
+            if (k < 0)
+                return k;
+            if (o->progress)
+                o->progress(o->userdata, &l->v[i]);
+        }
+        if (required_passed(l))
+            return 1;
+        left = deadline - now(o->userdata);
+        if (left <= 0)
+            return 0;
+        sleep_fn(o->userdata, left < interval ? (unsigned)left : interval);
+    }
+}
