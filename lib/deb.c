@@ -1,6 +1,4 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include <archive.h>
-#include <archive_entry.h>
 #include <fcntl.h>
 #include <lzma.h>
 #include <stdarg.h>
@@ -9,6 +7,7 @@
 
 #include "deb.h"
 #include "modinfo.h"
+#include "archive-dl.h"
 #include "util.h"
 
 #define IO_BUF (1024 * 1024)
@@ -339,7 +338,7 @@ static la_ssize_t read_cb(struct archive *a, void *userdata, const void **ret_bu
     }
 fail:
     s->error = r;
-    archive_set_error(a, EIO, "%s", s->errmsg ? s->errmsg : strerror(-r));
+    sym_archive_set_error(a, EIO, "%s", s->errmsg ? s->errmsg : strerror(-r));
     return -1;
 }
 
@@ -382,7 +381,7 @@ static int read_member(reader *rd, struct archive *a, size_t size, size_t max)
         rd->buf_cap = cap;
     }
     while (len < size) {
-        la_ssize_t k = archive_read_data(a, rd->buf + len, size - len);
+        la_ssize_t k = sym_archive_read_data(a, rd->buf + len, size - len);
         if (k < 0)
             return -EIO;
         if (k == 0)
@@ -562,9 +561,9 @@ static int module_info(reader *rd, const char *name, const char *file, size_t le
 
 static int handle_entry(reader *rd, struct archive *a, struct archive_entry *entry, bool *stop)
 {
-    const char *raw = archive_entry_pathname(entry), *path, *rest, *file;
+    const char *raw = sym_archive_entry_pathname(entry), *path, *rest, *file;
     _cleanup_free_ char *release = NULL, *name = NULL;
-    int64_t size = archive_entry_size(entry);
+    int64_t size = sym_archive_entry_size(entry);
     int r;
 
     rd->stats.members++;
@@ -577,7 +576,7 @@ static int handle_entry(reader *rd, struct archive *a, struct archive_entry *ent
     rest = ks_startswith(path, "lib/modules/");
     if (!rest)
         rest = ks_startswith(path, "usr/lib/modules/");
-    if (!rest || !(file = strchr(rest, '/')) || archive_entry_filetype(entry) != AE_IFREG)
+    if (!rest || !(file = strchr(rest, '/')) || sym_archive_entry_filetype(entry) != AE_IFREG)
         return 0;
     release = strndup(rest, (size_t)(file - rest));
     if (!release)
@@ -680,26 +679,32 @@ static int one_pass(reader *rd, int fd, uint64_t off, uint64_t size, comp c)
     bool stop = false;
     int r, ar;
 
+    const char *dlerr = NULL;
+
+    if (ks_dlopen_libarchive(&dlerr) < 0) {
+        set_error(&rd->errmsg, "%s", dlerr);
+        return -EOPNOTSUPP;
+    }
     r = source_init(&src, fd, off, size, c);
     if (r < 0)
         return r;
     rd->stats.threads = src.threads;
-    a = archive_read_new();
+    a = sym_archive_read_new();
     if (!a)
         return -ENOMEM;
-    archive_read_support_format_tar(a);
+    sym_archive_read_support_format_tar(a);
     if (c == COMP_NONE)
-        archive_read_support_filter_all(a);
+        sym_archive_read_support_filter_all(a);
     else
-        archive_read_support_filter_none(a);
-    if (archive_read_open(a, &src, NULL, read_cb, NULL) != ARCHIVE_OK) {
+        sym_archive_read_support_filter_none(a);
+    if (sym_archive_read_open(a, &src, NULL, read_cb, NULL) != ARCHIVE_OK) {
         r = src.error < 0 ? src.error : -EBADMSG;
         set_error(&rd->errmsg, "cannot read data.tar: %s",
-                  src.errmsg ? src.errmsg : strempty(archive_error_string(a)));
-        archive_read_free(a);
+                  src.errmsg ? src.errmsg : strempty(sym_archive_error_string(a)));
+        sym_archive_read_free(a);
         return r;
     }
-    while (!stop && (ar = archive_read_next_header(a, &entry)) == ARCHIVE_OK) {
+    while (!stop && (ar = sym_archive_read_next_header(a, &entry)) == ARCHIVE_OK) {
         r = handle_entry(rd, a, entry, &stop);
         if (r < 0) {
             if (src.error < 0) {
@@ -707,17 +712,17 @@ static int one_pass(reader *rd, int fd, uint64_t off, uint64_t size, comp c)
                 set_error(&rd->errmsg, "%s", src.errmsg ? src.errmsg : strerror(-src.error));
                 r = src.error;
             }
-            archive_read_free(a);
+            sym_archive_read_free(a);
             return r;
         }
     }
     if (!stop && ar != ARCHIVE_EOF) {
         r = src.error < 0 ? src.error : -EBADMSG;
-        if (r == -EBADMSG && ks_startswith(strempty(archive_error_string(a)), "Truncated"))
+        if (r == -EBADMSG && ks_startswith(strempty(sym_archive_error_string(a)), "Truncated"))
             r = -EPIPE;
         set_error(&rd->errmsg, "cannot read data.tar: %s",
-                  src.errmsg ? src.errmsg : strempty(archive_error_string(a)));
-        archive_read_free(a);
+                  src.errmsg ? src.errmsg : strempty(sym_archive_error_string(a)));
+        sym_archive_read_free(a);
         return r;
     }
     if (!stop) {
@@ -727,13 +732,13 @@ static int one_pass(reader *rd, int fd, uint64_t off, uint64_t size, comp c)
             ;
         if (src.error < 0) {
             set_error(&rd->errmsg, "%s", src.errmsg ? src.errmsg : strerror(-src.error));
-            archive_read_free(a);
+            sym_archive_read_free(a);
             return src.error;
         }
     }
     rd->stats.stopped_early = stop;
     rd->stats.data_bytes += src.produced;
-    archive_read_free(a);
+    sym_archive_read_free(a);
     return 0;
 }
 

@@ -1,6 +1,4 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include <archive.h>
-#include <archive_entry.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <sys/stat.h>
@@ -8,6 +6,7 @@
 #include "bootfs.h"
 #include "initrd.h"
 #include "modinfo.h"
+#include "archive-dl.h"
 #include "util.h"
 
 #define NEWC_HDR 110
@@ -134,26 +133,32 @@ int ks_initrd_list_modules_fd(int fd, char ***ret_names, char **ret_error)
         return r;
     }
     if (off < st.st_size) {
+        const char *dlerr = NULL;
+        if (ks_dlopen_libarchive(&dlerr) < 0) {
+            if (ret_error)
+                *ret_error = strdup(dlerr);
+            return -EOPNOTSUPP;
+        }
         if (lseek(fd, off, SEEK_SET) < 0)
             return -errno;
-        a = archive_read_new();
+        a = sym_archive_read_new();
         if (!a)
             return -ENOMEM;
-        archive_read_support_format_cpio(a);
-        archive_read_support_filter_all(a);
-        if (archive_read_open_fd(a, fd, 1024 * 1024) != ARCHIVE_OK) {
+        sym_archive_read_support_format_cpio(a);
+        sym_archive_read_support_filter_all(a);
+        if (sym_archive_read_open_fd(a, fd, 1024 * 1024) != ARCHIVE_OK) {
             if (ret_error)
                 *ret_error = ks_asprintf("cannot read the compressed part: %s",
-                                         strempty(archive_error_string(a)));
-            archive_read_free(a);
+                                         strempty(sym_archive_error_string(a)));
+            sym_archive_read_free(a);
             return -EBADMSG;
         }
-        while ((ar = archive_read_next_header(a, &entry)) == ARCHIVE_OK) {
-            const char *p = archive_entry_pathname(entry);
-            if (p && archive_entry_filetype(entry) == AE_IFREG) {
+        while ((ar = sym_archive_read_next_header(a, &entry)) == ARCHIVE_OK) {
+            const char *p = sym_archive_entry_pathname(entry);
+            if (p && sym_archive_entry_filetype(entry) == AE_IFREG) {
                 r = add_module_path(&names, p);
                 if (r < 0) {
-                    archive_read_free(a);
+                    sym_archive_read_free(a);
                     return r;
                 }
             }
@@ -161,11 +166,11 @@ int ks_initrd_list_modules_fd(int fd, char ***ret_names, char **ret_error)
         if (ar != ARCHIVE_EOF) {
             if (ret_error)
                 *ret_error = ks_asprintf("cannot read the compressed part: %s",
-                                         strempty(archive_error_string(a)));
-            archive_read_free(a);
+                                         strempty(sym_archive_error_string(a)));
+            sym_archive_read_free(a);
             return -EBADMSG;
         }
-        archive_read_free(a);
+        sym_archive_read_free(a);
     } else if (!names && st.st_size > 0 && off == 0) {
         if (ret_error)
             *ret_error = strdup("not an initramfs (no cpio archive)");

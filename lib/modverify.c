@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <fcntl.h>
-#include <libkmod.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
 #include "modinfo.h"
 #include "fileio.h"
+#include "kmod-dl.h"
 #include "modverify.h"
 #include "util.h"
 
@@ -89,7 +89,7 @@ ks_modset *ks_modset_free(ks_modset *s)
     free(s->v);
     free(s->slots);
     if (s->kmod)
-        kmod_unref(s->kmod);
+        sym_kmod_unref(s->kmod);
     if (s->dirfd >= 0)
         close(s->dirfd);
     free(s->dir);
@@ -318,16 +318,16 @@ static int resolve_indexed(ks_modset *s, const char *name)
     modent *e;
     int r;
 
-    r = kmod_module_new_from_lookup(s->kmod, name, &list);
+    r = sym_kmod_module_new_from_lookup(s->kmod, name, &list);
     if (r < 0)
         return r;
     r = get_entry(s, name, &e);
     if (r < 0)
         goto out;
     e->absent = true;
-    for (l = list; l; l = kmod_list_next(list, l)) {
-        struct kmod_module *m = kmod_module_get_module(l);
-        const char *mname = kmod_module_get_name(m), *path = kmod_module_get_path(m);
+    for (l = list; l; l = sym_kmod_list_next(list, l)) {
+        struct kmod_module *m = sym_kmod_module_get_module(l);
+        const char *mname = sym_kmod_module_get_name(m), *path = sym_kmod_module_get_path(m);
         _cleanup_free_ char *n = strdup(mname ? mname : "");
 
         if (n)
@@ -342,13 +342,13 @@ static int resolve_indexed(ks_modset *s, const char *name)
                 e->absent = !e->file;
             }
         }
-        kmod_module_unref(m);
+        sym_kmod_module_unref(m);
         if (!e->absent)
             break;
     }
     r = 0;
 out:
-    kmod_module_unref_list(list);
+    sym_kmod_module_unref_list(list);
     return r;
 }
 
@@ -363,23 +363,23 @@ static int load_tree_info(ks_modset *s, modent *e)
 
     if (!path)
         return -ENOMEM;
-    r = kmod_module_new_from_path(s->kmod, path, &m);
+    r = sym_kmod_module_new_from_path(s->kmod, path, &m);
     if (r < 0)
         return r;
-    r = kmod_module_get_info(m, &info);
+    r = sym_kmod_module_get_info(m, &info);
     if (r < 0) {
-        kmod_module_unref(m);
+        sym_kmod_module_unref(m);
         return r;
     }
-    for (l = info; l; l = kmod_list_next(info, l)) {
-        const char *k = kmod_module_info_get_key(l), *v = kmod_module_info_get_value(l);
+    for (l = info; l; l = sym_kmod_list_next(info, l)) {
+        const char *k = sym_kmod_module_info_get_key(l), *v = sym_kmod_module_info_get_value(l);
         if (streq_ptr(k, "depends") && !deps)
             deps = strdup(strempty(v));
         else if (streq_ptr(k, "version") && !version)
             version = strdup(strempty(v));
     }
-    kmod_module_info_free_list(info);
-    kmod_module_unref(m);
+    sym_kmod_module_info_free_list(info);
+    sym_kmod_module_unref(m);
     return ks_modset_set_info(s, e->name, deps, version);
 }
 
@@ -633,7 +633,7 @@ int ks_modset_open_tree(const ks_root *root, const char *release, ks_modset **re
 {
     _cleanup_modset_ ks_modset *s = NULL;
     _cleanup_free_ char *rel = NULL, *buf = NULL;
-    const char *null_config[] = {NULL};
+    const char *null_config[] = {NULL}, *dlerr = NULL;
     size_t len;
     struct stat st;
     int r;
@@ -677,12 +677,15 @@ int ks_modset_open_tree(const ks_root *root, const char *release, ks_modset **re
     }
 
     /* Ignore the host's modprobe.d: the tree is another kernel's. */
-    s->kmod = kmod_new(s->dir, null_config);
+    r = ks_dlopen_libkmod(&dlerr);
+    if (r < 0)
+        return r; /* libkmod2 comes with kmod on every Debian and Ubuntu system */
+    s->kmod = sym_kmod_new(s->dir, null_config);
     if (!s->kmod)
         return -ENOMEM;
     s->indexed = fstatat(s->dirfd, "modules.dep.bin", &st, 0) == 0 && S_ISREG(st.st_mode);
     if (s->indexed) {
-        r = kmod_load_resources(s->kmod);
+        r = sym_kmod_load_resources(s->kmod);
         if (r < 0)
             s->indexed = false;
     }

@@ -61,7 +61,7 @@ def load_harness():
 
 
 H = load_harness()  # also puts /usr/sbin on PATH
-for tool in ("dpkg-deb", "depmod", os.environ.get("CC", "cc"), "cpio", "zstd", "xz"):
+for tool in ("dpkg-deb", "depmod", (os.environ.get("CC") or "cc").split()[0], "cpio", "zstd", "xz"):
     if not shutil.which(tool):
         print(f"{tool} not installed (needed by test/fakes/make-kernel-deb.sh): skip")
         sys.exit(77)
