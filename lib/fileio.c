@@ -98,6 +98,29 @@ static int write_all(int fd, const void *data, size_t len)
     return 0;
 }
 
+/*
+ * A run killed between creating its temporary file and the rename leaves ".#NAME.kswapXXXX"
+ * behind; the next successful write of NAME removes such leftovers (changes run under the
+ * lock, so no other writer is using them).
+ */
+static void remove_stale_temps(int dfd, const char *base)
+{
+    _cleanup_free_ char *prefix = ks_asprintf(".#%s.kswap", base);
+    int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    struct dirent *de;
+    DIR *d;
+
+    if (!prefix || fd < 0 || !(d = fdopendir(fd))) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    while ((de = readdir(d)))
+        if (ks_startswith(de->d_name, prefix))
+            (void)unlinkat(dfd, de->d_name, 0);
+    closedir(d);
+}
+
 int ks_write_atomic(const ks_root *r, const char *path, const void *data, size_t len, mode_t mode)
 {
     _cleanup_free_ char *dir = NULL, *base = NULL, *tmp = NULL;
@@ -133,6 +156,7 @@ int ks_write_atomic(const ks_root *r, const char *path, const void *data, size_t
         unlinkat(dfd, tmp, 0);
         return k;
     }
+    remove_stale_temps(dfd, base);
     if (fsync(dfd) < 0)
         return -errno;
     return 0;

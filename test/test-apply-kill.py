@@ -86,7 +86,6 @@ for i, (sc, n) in enumerate(points):
         lst = subprocess.run(["grub-editenv", env_path, "list"], capture_output=True, text=True)
         if size != 1024 or lst.returncode != 0:
             bad.append(f"grubenv torn ({size} bytes)")
-    leftovers = [f for d, _, fs in os.walk(r) for f in fs if ".kswap" in f and f.startswith(".#")]
     fc, detail = forecast(r)
     if fc is None:
         bad.append("status fails: " + detail.strip()[:200])
@@ -102,15 +101,51 @@ for i, (sc, n) in enumerate(points):
     fc3, _ = forecast(r)
     if p3.returncode != 0 or fc3 != [(OLD, False)] * 3:
         bad.append(f"rollback after apply: exit {p3.returncode}, forecast {fc3}")
+    # a killed write leaves its temporary file; the next write of that file removes it
+    leftovers = [f for d, _, fs in os.walk(r) for f in fs if ".kswap" in f and f.startswith(".#")]
+    if leftovers:
+        bad.append(f"temporary files left behind after the next runs: {leftovers[:3]}")
     if bad:
         failed += 1
         problems.append(f"{what}: " + "; ".join(bad))
-    if leftovers:
-        print(f"note {what}: temporary files left behind: {leftovers[:3]}")
+
+# 2. ENOSPC (a full /boot or /var) at every write and sync point: kswap fails cleanly (exit 1),
+# no file is torn, the old kernel keeps booting, and once there is room again apply completes.
+enospc = [(sc, n) for sc, n in points if sc in ("write", "pwrite64", "fsync", "fdatasync")]
+for sc, n in enospc:
+    r = fresh("e")
+    p = subprocess.run(["strace", "-qq", "-o", "/dev/null", "-e", "trace=" + sc,
+                        "-e", f"inject={sc}:error=ENOSPC:when={n}"] + apply_argv(r),
+                       env=env, capture_output=True, text=True)
+    what = f"ENOSPC at {sc}#{n}"
+    bad = []
+    if p.returncode not in (0, 1):
+        bad.append(f"exit {p.returncode}")
+    env_path = os.path.join(r, "boot/grub/grubenv")
+    if os.path.exists(env_path) and os.path.getsize(env_path) != 1024:
+        bad.append("grubenv torn")
+    fc, detail = forecast(r)
+    if fc is None:
+        bad.append("status fails: " + str(detail).strip()[:200])
+    elif fc != [(OLD, False)] * 3 and fc != [(NEW, True), (OLD, False), (OLD, False)]:
+        bad.append(f"forecast {fc}")
+    if p.returncode == 1 and "No space left" not in p.stderr and "ENOSPC" not in p.stderr:
+        # a write to stderr itself may be the one that failed; the journal must say why
+        st = subprocess.run([exe, "--root", r, "--json", "status"], capture_output=True, text=True, env=env)
+        if "No space left" not in st.stdout and sc != "write":
+            bad.append("the error does not say the disk is full: " + p.stderr[-200:])
+    p2 = subprocess.run(apply_argv(r), capture_output=True, text=True, env=env)
+    fc2, _ = forecast(r)
+    if p2.returncode != 0 or fc2 != [(NEW, True), (OLD, False), (OLD, False)]:
+        bad.append(f"apply with room again: exit {p2.returncode}, forecast {fc2}: {p2.stderr[-300:]}")
+    if bad:
+        failed += 1
+        problems.append(f"{what}: " + "; ".join(bad))
 
 for pr in problems:
     print("FAIL", pr)
+print(f"ENOSPC injected at {len(enospc)} write/sync points")
 print(f"killed at {len(points)} points ({', '.join(f'{k} {v}' for k, v in sorted(counts.items()))});"
-      f" {len(points) - failed} recovered, {failed} failed")
+      f" {len(points) + len(enospc) - failed} of {len(points) + len(enospc)} faults recovered, {failed} failed")
 shutil.rmtree(work, ignore_errors=True)
 sys.exit(1 if failed else 0)

@@ -232,6 +232,35 @@ if scenario("faults"):
         fc = kernels(d) if d and d.get("grub") else None
         check(ok and fc in (None, [OLD] * 3), f"{name}: exit 1, not armed, old kernel ({fc})",
               p.stderr[-800:])
+    # --reboot: systemctl reboot is requested once; when it fails, the trial stays armed and
+    # the error says so (the old kernel is still the default)
+    r = fresh_root("reboot")
+    p, d = kswap(r, "--json", "apply", "--deb", good, "--yes", "--reboot")
+    reboots = open(os.path.join(r, "run/fake-reboot-requested")).read().count("\n") \
+        if os.path.exists(os.path.join(r, "run/fake-reboot-requested")) else 0
+    check(p.returncode == 0 and reboots == 1, f"--reboot asks systemctl once ({reboots})", p.stderr)
+    r = fresh_root("reboot-fail")
+    p, d = kswap(r, "--json", "apply", "--deb", good, "--yes", "--reboot",
+                 KSWAP_FAKE_SYSTEMCTL_FAIL="reboot")
+    check(p.returncode == 1 and "systemctl" in p.stderr and kernels(d) == [NEW, OLD, OLD],
+          "systemctl reboot failing: exit 1, the one-shot stays armed", p.stderr)
+    # a grubenv replaced under us: garbage is refused without a write; a valid block written
+    # by someone else keeps its variables
+    r = fresh_root("replaced")
+    p, d = kswap(r, "apply", "--deb", good, "--yes")
+    envp = os.path.join(r, "boot/grub/grubenv")
+    with open(envp, "wb") as f:
+        f.write(b"saved_entry=0\n")
+    p, d = kswap(r, "--json", "rollback")
+    check(p.returncode == 1 and "grubenv" in p.stderr and open(envp, "rb").read() == b"saved_entry=0\n",
+          "a grubenv that is no environment block: refused, not rewritten", p.stderr)
+    os.unlink(envp)
+    subprocess.run(["grub-editenv", envp, "create"], check=True)
+    subprocess.run(["grub-editenv", envp, "set", "next_entry=" + NEW_PATH, "operator_note=keep me"], check=True)
+    p, d = kswap(r, "--json", "rollback")
+    e = grubenv(r)
+    check(p.returncode == 0 and e.get("operator_note") == "keep me" and "next_entry" not in e and
+          e.get("saved_entry") == OLD_PATH, "a valid block from someone else: rollback keeps its variables", e)
     # a second kswap while the lock is held
     r = fresh_root("busy")
     os.makedirs(os.path.join(r, "var/lib/kswap"), exist_ok=True)
