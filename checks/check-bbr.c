@@ -15,12 +15,12 @@ int ks_check_bbr_version(const ks_check_ctx *c, ks_check *chk)
         ks_strstrip(v);
     free(chk->detail);
     if (!v)
-        chk->detail = ks_asprintf("tcp_bbr has no version (not loaded, or BBRv1); wanted %s",
-                                  chk->arg);
+        chk->detail =
+            ks_asprintf("tcp_bbr has no version (not loaded, or BBRv1); wanted %s", chk->arg);
     else
-        chk->detail = ks_asprintf("tcp_bbr version %s%s%s", v,
-                                  streq(v, chk->arg) ? "" : ", wanted ",
-                                  streq(v, chk->arg) ? "" : chk->arg);
+        chk->detail =
+            ks_asprintf("tcp_bbr version %s%s%s", v, streq(v, chk->arg) ? "" : ", wanted ",
+                        streq(v, chk->arg) ? "" : chk->arg);
     if (!chk->detail)
         return -ENOMEM;
     return v && streq(v, chk->arg);

@@ -50,8 +50,7 @@ static int dual_stack_listens(const ks_root *root, ks_sock_proto p6, uint16_t po
     int k;
 
     *ret = false;
-    if (ks_root_read_line(root, "proc/sys/net/ipv6/bindv6only", &v6only) < 0 ||
-        !streq(v6only, "0"))
+    if (ks_root_read_line(root, "proc/sys/net/ipv6/bindv6only", &v6only) < 0 || !streq(v6only, "0"))
         return 0;
     k = ks_procnet_read(root, p6, &s);
     if (k == -ENOENT)
@@ -82,8 +81,8 @@ int ks_check_listen(const ks_check_ctx *c, ks_check *chk)
     if (k < 0)
         return k;
     free(chk->detail);
-    chk->detail = ks_asprintf(found ? "a %s socket listens on port %u"
-                                    : "no %s socket listens on port %u",
-                              ks_sock_proto_to_string(p), (unsigned)port);
+    chk->detail =
+        ks_asprintf(found ? "a %s socket listens on port %u" : "no %s socket listens on port %u",
+                    ks_sock_proto_to_string(p), (unsigned)port);
     return chk->detail ? found : -ENOMEM;
 }

@@ -76,8 +76,8 @@ int ks_check_module(const ks_check_ctx *c, ks_check *chk)
             how = "built in";
     }
     free(chk->detail);
-    chk->detail = how ? ks_asprintf("%s is %s", name, how)
-                      : ks_asprintf("%s is neither loaded nor built into %s", name,
-                                    strempty(c->kernel));
+    chk->detail =
+        how ? ks_asprintf("%s is %s", name, how)
+            : ks_asprintf("%s is neither loaded nor built into %s", name, strempty(c->kernel));
     return chk->detail ? how != NULL : -ENOMEM;
 }

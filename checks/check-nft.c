@@ -69,7 +69,7 @@ int ks_check_nft_table(const ks_check_ctx *c, ks_check *chk)
     found = has_table(doc, family, name);
     json_object_put(doc);
     free(chk->detail);
-    chk->detail = ks_asprintf("nftables table %s%s%s %s", strempty(family), family ? " " : "",
-                              name, found ? "present" : "missing");
+    chk->detail = ks_asprintf("nftables table %s%s%s %s", strempty(family), family ? " " : "", name,
+                              found ? "present" : "missing");
     return chk->detail ? found : -ENOMEM;
 }

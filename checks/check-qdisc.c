@@ -35,10 +35,9 @@ int ks_check_qdisc(const ks_check_ctx *c, ks_check *chk)
     if (!dev)
         return -ENOMEM;
     {
-        char *argv[] = {(char *)"tc", (char *)"-j", (char *)"qdisc", (char *)"show",
-                        (char *)"dev", dev, NULL};
-        k = ks_check_spawn(c, argv, c->program_timeout_ms ? c->program_timeout_ms : 30000,
-                           &res);
+        char *argv[] = {(char *)"tc", (char *)"-j", (char *)"qdisc", (char *)"show", (char *)"dev",
+                        dev,          NULL};
+        k = ks_check_spawn(c, argv, c->program_timeout_ms ? c->program_timeout_ms : 30000, &res);
     }
     if (k < 0)
         return k;

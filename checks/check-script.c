@@ -16,8 +16,8 @@ int ks_check_script(const ks_check_ctx *c, ks_check *chk)
     int k;
 
     /* chk->arg is the path inside the root; the program runs from the running machine. */
-    path = ks_asprintf("%s/%s", c->root_abs ? c->root_abs : "", chk->arg[0] == '/' ? chk->arg + 1
-                                                                                   : chk->arg);
+    path = ks_asprintf("%s/%s", c->root_abs ? c->root_abs : "",
+                       chk->arg[0] == '/' ? chk->arg + 1 : chk->arg);
     if (!path)
         return -ENOMEM;
     if (c->root_abs) {
@@ -27,8 +27,8 @@ int ks_check_script(const ks_check_ctx *c, ks_check *chk)
         env[0] = root_env;
     }
     argv[0] = path;
-    k = ks_spawn(argv, &(ks_spawn_opts){.timeout_ms = tmo, .env = env,
-                                         .max_output = SCRIPT_OUTPUT_MAX},
+    k = ks_spawn(argv,
+                 &(ks_spawn_opts){.timeout_ms = tmo, .env = env, .max_output = SCRIPT_OUTPUT_MAX},
                  &res);
     if (k < 0)
         return k;

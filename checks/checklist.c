@@ -36,8 +36,8 @@ static bool item_is_valid(const char *kind, const char *v)
     if (streq(kind, "listen")) {
         const char *colon = strchr(v, ':');
         return colon && ks_safe_atou64(colon + 1, &n) >= 0 && n > 0 && n < 65536 &&
-               (ks_startswith(v, "tcp:") || ks_startswith(v, "tcp6:") ||
-                ks_startswith(v, "udp:") || ks_startswith(v, "udp6:"));
+               (ks_startswith(v, "tcp:") || ks_startswith(v, "tcp6:") || ks_startswith(v, "udp:") ||
+                ks_startswith(v, "udp6:"));
     }
     if (streq(kind, "sysctl"))
         return strchr(v, '=') && v[0] != '=';
@@ -99,7 +99,7 @@ int ks_checklist_from_config(const ks_root *root, const ks_config *cfg, ks_check
 {
     int k;
 
-    for (size_t i = 0; i < ARRAY_SIZE(builtins); i++) {
+    for (size_t i = 0; cfg && i < ARRAY_SIZE(builtins); i++) {
         _cleanup_strv_free_ char **v = NULL;
         char **start;
 
@@ -112,8 +112,8 @@ int ks_checklist_from_config(const ks_root *root, const ks_config *cfg, ks_check
         for (char **p = start; p && *p; p++) {
             if (!item_is_valid(builtins[i].kind, *p)) {
                 if (ret_error)
-                    *ret_error = ks_asprintf("[accept] %s: '%s' is not a valid item",
-                                             builtins[i].key, *p);
+                    *ret_error =
+                        ks_asprintf("[accept] %s: '%s' is not a valid item", builtins[i].key, *p);
                 return -EINVAL;
             }
             k = ks_checklist_add(l, builtins[i].kind, builtins[i].single ? NULL : *p, true,

@@ -78,7 +78,8 @@ static int run_apply(ks_ctx *ctx, int argc, char **argv)
     }
     if (ks_swap_config(ctx, &cfg) < 0)
         return KS_EXIT_ERROR;
-    o.common = (ks_swap_common){.config = cfg, .progress = ks_swap_progress, .userdata = ctx};
+    o.common = (ks_swap_common){.config = cfg, .progress = ks_swap_progress,
+                           .progress_fd = ks_swap_progress_fd(), .userdata = ctx};
     k = ks_apply(ctx->root, &o, &r);
     if (k < 0) {
         ks_error("apply: %s", strerror(-k));

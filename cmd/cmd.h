@@ -47,6 +47,7 @@ extern const ks_cmd ks_cmd_status;
 extern const ks_cmd ks_cmd_apply;
 extern const ks_cmd ks_cmd_pin;
 extern const ks_cmd ks_cmd_rollback;
+extern const ks_cmd ks_cmd_accept;
 
 /* Diagnostics on stderr, git style: "kswap: error: cannot open 'x': reason". */
 void ks_error(const char *fmt, ...) _printf_(1, 2);

@@ -11,6 +11,7 @@ static const ks_cmd *const commands[] = {
     &ks_cmd_apply,
     &ks_cmd_pin,
     &ks_cmd_rollback,
+    &ks_cmd_accept,
     &ks_cmd_status,
 };
 

@@ -11,6 +11,12 @@ void ks_swap_progress(void *userdata, const char *step, const char *message)
             ctx->stderr_color ? "\033[0m" : "", message);
 }
 
+int ks_swap_progress_fd(void)
+{
+    /* Only a person at a terminal wants apt's progress bars; logs get the final output. */
+    return isatty(STDERR_FILENO) ? STDERR_FILENO : 0;
+}
+
 int ks_swap_config(const ks_ctx *ctx, ks_config **ret)
 {
     _cleanup_free_ char *err = NULL;

@@ -1,4 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
 #include "dpkg.h"
 #include "util.h"
 
@@ -69,12 +73,27 @@ int ks_dpkg_status_has(const char *text, size_t len, const char *package, bool *
 
 int ks_dpkg_is_installed(const ks_root *root, const char *package, bool *ret)
 {
-    _cleanup_free_ char *text = NULL;
-    size_t len;
+    _cleanup_close_ int fd = -1;
+    struct stat st;
+    void *p;
     int k;
 
-    k = ks_root_read_file(root, "var/lib/dpkg/status", 256 * 1024 * 1024, &text, &len);
-    if (k < 0)
-        return k;
-    return ks_dpkg_status_has(text, len, package, ret);
+    /* Megabytes on a server: mapped, not copied, and searched by name (see above). */
+    fd = ks_root_open_at(root, "var/lib/dpkg/status", O_RDONLY, 0);
+    if (fd < 0)
+        return fd;
+    if (fstat(fd, &st) < 0)
+        return -errno;
+    if (!S_ISREG(st.st_mode))
+        return -EBADF;
+    if (st.st_size == 0) {
+        *ret = false;
+        return 0;
+    }
+    p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED)
+        return -errno;
+    k = ks_dpkg_status_has(p, (size_t)st.st_size, package, ret);
+    munmap(p, (size_t)st.st_size);
+    return k;
 }

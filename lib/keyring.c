@@ -2,10 +2,11 @@
 #include <ctype.h>
 #include <stdarg.h>
 #include <fcntl.h>
-#include <gpgme.h>
+#include <stddef.h>
 #include <sys/stat.h>
 
 #include "fileio.h"
+#include "gpgme-dl.h"
 #include "keyring.h"
 #include "util.h"
 
@@ -181,24 +182,24 @@ static int gnupghome_new(char **ret)
 static void ctx_releasep(gpgme_ctx_t *ctx)
 {
     if (*ctx)
-        gpgme_release(*ctx);
+        sym_gpgme_release(*ctx);
 }
 
 static void data_releasep(gpgme_data_t *d)
 {
     if (*d)
-        gpgme_data_release(*d);
+        sym_gpgme_data_release(*d);
 }
 
 static void key_unrefp(gpgme_key_t *k)
 {
     if (*k)
-        gpgme_key_unref(*k);
+        sym_gpgme_key_unref(*k);
 }
 
 static int gpg_errno(gpgme_error_t e)
 {
-    int k = gpgme_err_code_to_errno(gpgme_err_code(e));
+    int k = sym_gpgme_err_code_to_errno(gpgme_err_code(e));
     return k > 0 ? -k : -EIO;
 }
 
@@ -206,25 +207,29 @@ static int ctx_new(const char *home, gpgme_ctx_t *ret)
 {
     gpgme_ctx_t ctx = NULL;
     gpgme_error_t e;
+    int r;
 
-    gpgme_check_version(NULL);
-    e = gpgme_engine_check_version(GPGME_PROTOCOL_OpenPGP);
+    r = ks_dlopen_gpgme(NULL);
+    if (r < 0)
+        return -ENOPKG; /* no libgpgme11: as without a usable gpg */
+    sym_gpgme_check_version_internal(NULL, offsetof(struct _gpgme_signature, validity));
+    e = sym_gpgme_engine_check_version(GPGME_PROTOCOL_OpenPGP);
     if (e)
         return -ENOPKG; /* no usable gpg on this machine */
-    e = gpgme_new(&ctx);
+    e = sym_gpgme_new(&ctx);
     if (e)
         return gpg_errno(e);
-    e = gpgme_ctx_set_engine_info(ctx, GPGME_PROTOCOL_OpenPGP, NULL, home);
+    e = sym_gpgme_ctx_set_engine_info(ctx, GPGME_PROTOCOL_OpenPGP, NULL, home);
     if (!e)
-        e = gpgme_set_protocol(ctx, GPGME_PROTOCOL_OpenPGP);
+        e = sym_gpgme_set_protocol(ctx, GPGME_PROTOCOL_OpenPGP);
     if (!e)
-        e = gpgme_set_keylist_mode(ctx, GPGME_KEYLIST_MODE_LOCAL);
+        e = sym_gpgme_set_keylist_mode(ctx, GPGME_KEYLIST_MODE_LOCAL);
     if (e) {
-        gpgme_release(ctx);
+        sym_gpgme_release(ctx);
         return gpg_errno(e);
     }
-    gpgme_set_offline(ctx, 1); /* kswap opens no network connections */
-    gpgme_set_armor(ctx, 0);
+    sym_gpgme_set_offline(ctx, 1); /* kswap opens no network connections */
+    sym_gpgme_set_armor(ctx, 0);
     *ret = ctx;
     return 0;
 }
@@ -261,30 +266,30 @@ static int keyring_run(const void *data, size_t len, const char *pinned_fpr, tim
     if (r < 0)
         return error_info(info, r, "cannot set up gpgme");
 
-    e = gpgme_data_new_from_mem(&in, data, len, 0);
+    e = sym_gpgme_data_new_from_mem(&in, data, len, 0);
     if (e)
         return error_info(info, gpg_errno(e), "gpgme");
-    e = gpgme_op_import(ctx, in);
-    imp = gpgme_op_import_result(ctx);
+    e = sym_gpgme_op_import(ctx, in);
+    imp = sym_gpgme_op_import_result(ctx);
     if (imp && imp->secret_read > 0)
         /* Secret material has no business in an apt keyring (and needs gpg-agent to import). */
         return refuse(info, KS_KEY_INVALID, "the file holds a secret key; give the public key");
     if (gpgme_err_code(e) == GPG_ERR_NO_DATA || (!e && imp && imp->considered == 0))
         return refuse(info, KS_KEY_NO_KEY, "the file holds no OpenPGP key");
     if (e)
-        return refuse(info, KS_KEY_INVALID, "gpg cannot import the key: %s", gpgme_strerror(e));
+        return refuse(info, KS_KEY_INVALID, "gpg cannot import the key: %s", sym_gpgme_strerror(e));
 
-    e = gpgme_op_keylist_start(ctx, NULL, 0);
+    e = sym_gpgme_op_keylist_start(ctx, NULL, 0);
     if (e)
         return error_info(info, gpg_errno(e), "cannot list the imported keys");
-    while (!(e = gpgme_op_keylist_next(ctx, &k))) {
+    while (!(e = sym_gpgme_op_keylist_next(ctx, &k))) {
         info->n_keys++;
         if (!key)
             key = k;
         else
-            gpgme_key_unref(k);
+            sym_gpgme_key_unref(k);
     }
-    gpgme_op_keylist_end(ctx);
+    sym_gpgme_op_keylist_end(ctx);
     if (gpgme_err_code(e) != GPG_ERR_EOF)
         return error_info(info, gpg_errno(e), "cannot list the imported keys");
     if (info->n_keys == 0)
@@ -327,27 +332,27 @@ static int keyring_run(const void *data, size_t len, const char *pinned_fpr, tim
         char *buf;
         size_t n = 0;
 
-        e = gpgme_data_new(&out);
+        e = sym_gpgme_data_new(&out);
         if (e)
             return error_info(info, gpg_errno(e), "gpgme");
         /* Only the newest self-signatures: what apt needs, without third-party signatures. */
-        e = gpgme_op_export(ctx, info->fingerprint, GPGME_EXPORT_MODE_MINIMAL, out);
+        e = sym_gpgme_op_export(ctx, info->fingerprint, GPGME_EXPORT_MODE_MINIMAL, out);
         if (e)
             return error_info(info, gpg_errno(e), "cannot export the key");
-        buf = gpgme_data_release_and_get_mem(out, &n);
+        buf = sym_gpgme_data_release_and_get_mem(out, &n);
         out = NULL;
         if (!buf || n == 0) {
-            gpgme_free(buf);
+            sym_gpgme_free(buf);
             return error_info(info, -EIO, "gpg exported nothing");
         }
-        /* gpgme's buffer must go back through gpgme_free(); hand out a malloc()ed copy. */
+        /* gpgme's buffer must go back through sym_gpgme_free(); hand out a malloc()ed copy. */
         *ret_data = malloc(n);
         if (!*ret_data) {
-            gpgme_free(buf);
+            sym_gpgme_free(buf);
             return error_info(info, -ENOMEM, "out of memory");
         }
         memcpy(*ret_data, buf, n);
-        gpgme_free(buf);
+        sym_gpgme_free(buf);
         *ret_len = n;
     }
     info->status = KS_KEY_OK;

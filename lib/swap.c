@@ -13,6 +13,7 @@
 #include "lock.h"
 #include "spawn.h"
 #include "swap.h"
+#include "trial.h"
 #include "verify.h"
 
 #include "build-config.h" /* KSWAP_DATADIR */
@@ -147,7 +148,13 @@ static int run_program(run *x, const char *step, char **argv, unsigned tmo_ms, b
     }
     env[n] = NULL;
     argv[0] = path;
-    k = ks_spawn(argv, &(ks_spawn_opts){.timeout_ms = tmo_ms, .env = env}, &res);
+    /* apt's progress goes to the operator's terminal as it runs, and is kept for errors. */
+    k = ks_spawn(argv,
+                 &(ks_spawn_opts){.timeout_ms = tmo_ms,
+                                  .env = env,
+                                  .pty = apt && x->c->progress_fd > 0,
+                                  .tee_fd = apt ? x->c->progress_fd : 0},
+                 &res);
     if (k < 0)
         return fail_step(x, step, k, "cannot run '%s': %s", path, strerror(-k));
     if (ks_spawn_succeeded(&res)) {
@@ -575,6 +582,10 @@ static int step_arm(run *x, const char *old, const char *new)
         ks_boot_done(&b);
         return journal_error(x, k);
     }
+    /* kswap-accept.service runs at boot only while this flag exists: before next_entry is. */
+    if (ks_trial_flag_set(x->root, new) < 0)
+        progress(x, "arm", "cannot create /%s: kswap-accept.service will not run at boot",
+                 KS_TRIAL_FLAG_PATH);
     /* update-grub may have renumbered the menu: name the old kernel's entry again first. */
     k = ks_boot_set_default(x->root, &b, old, &detail);
     if (k >= 0)
@@ -613,6 +624,20 @@ static int reboot_now(run *x, const char *step)
     x->r->rebooting = true;
     k = done(x, step, "systemctl reboot");
     return k < 0 ? journal_error(x, k) : 0;
+}
+
+/* The live sysctls acceptance will judge ([accept] sysctl = KEY=VALUE ...), for comparison later. */
+static char **snapshot_sysctls(const ks_config *cfg)
+{
+    _cleanup_strv_free_ char **items = NULL;
+    char **keys = NULL;
+
+    if (!cfg || ks_config_get_strv(cfg, "accept", "sysctl", NULL, &items) < 0 || !items)
+        return NULL;
+    for (char **i = items; *i; i++)
+        if (ks_strv_push(&keys, strndup(*i, strcspn(*i, "="))) < 0)
+            return ks_strv_free(keys);
+    return keys;
 }
 
 static bool resumable(ks_state s)
@@ -669,8 +694,10 @@ int ks_apply(const ks_root *root, const ks_apply_opts *o, ks_swap_result *ret)
     } else {
         ks_journal_reset(x.j);
         k = ks_journal_set(x.j, KS_JF_OLD_KERNEL, running);
-        if (k >= 0)
-            k = ks_journal_take_snapshot(x.j, KS_GRUBENV_PATH, KS_GRUB_DROPIN_PATH, NULL);
+        if (k >= 0) {
+            _cleanup_strv_free_ char **sysctls = snapshot_sysctls(o->common.config);
+            k = ks_journal_take_snapshot(x.j, KS_GRUBENV_PATH, KS_GRUB_DROPIN_PATH, sysctls);
+        }
         if (k >= 0)
             k = ks_journal_save(x.j);
         if (k < 0) {
@@ -779,6 +806,11 @@ int ks_pin(const ks_root *root, const ks_swap_common *c, const char *release, bo
     k = ks_journal_set_state(x.j, KS_STATE_PINNED);
     if (k >= 0)
         k = ks_journal_step_end(x.j, "pin", KS_STEP_DONE, target);
+    /* The trial is settled: no acceptance at the next boots, no status line at login. */
+    if (k >= 0) {
+        (void)ks_trial_flag_clear(root);
+        (void)ks_motd_clear(root);
+    }
     if (k < 0) {
         journal_error(&x, k);
         goto out;
@@ -894,6 +926,10 @@ int ks_rollback(const ks_root *root, const ks_swap_common *c, bool do_purge, boo
     k = ks_journal_set_state(x.j, KS_STATE_ROLLED_BACK);
     if (k >= 0)
         k = done(&x, "rollback", old);
+    if (k >= 0) {
+        (void)ks_trial_flag_clear(root);
+        (void)ks_motd_clear(root);
+    }
     if (k < 0) {
         journal_error(&x, k);
         goto out;

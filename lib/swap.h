@@ -24,6 +24,7 @@ typedef struct ks_swap_common {
     const ks_config *config;
     unsigned lock_timeout_ms; /* 0: KS_LOCK_TIMEOUT_MS_DEFAULT */
     ks_progress_fn progress;  /* optional: one line per step, for stderr */
+    int progress_fd;          /* > 0: a terminal where apt's own progress is shown as it runs */
     void *userdata;
 } ks_swap_common;
 

@@ -99,13 +99,20 @@ good = make_deb("xanmod.deb", "--bbr", "builtin", "--compress", "zst")
 if scenario("happy"):
     r = fresh_root("happy")
     before = open(os.path.join(r, "etc/default/grub"), "rb").read()
-    p, d = kswap(r, "--json", "apply", "--deb", good, "--yes")
+    acc = os.path.join(work, "accept.conf")
+    with open(acc, "w") as f:
+        f.write("[accept]\nsysctl = net.ipv4.tcp_congestion_control=bbr net.core.default_qdisc=fq\n")
+    p, d = kswap(r, "--json", "--config", acc, "apply", "--deb", good, "--yes")
     check(p.returncode == 0 and d and d.get("state") == "armed", "apply --deb arms the trial",
           p.stderr + p.stdout)
     if d:
         check(kernels(d) == [NEW, OLD, OLD], f"forecast after apply: {kernels(d)}")
         check(d["grub"]["forecast"][0]["one_shot"], "boot 1 is a one-shot")
         check(d.get("old_kernel") == OLD and d.get("new_kernel") == NEW, "journal names both kernels")
+        snap = d.get("snapshot") or {}
+        check(snap.get("kernel") == OLD and {x["name"]: x["value"] for x in snap.get("sysctls", [])} ==
+              {"net.ipv4.tcp_congestion_control": "bbr", "net.core.default_qdisc": "fq"},
+              "the snapshot holds the running kernel and the live sysctls acceptance will judge", snap)
     e = grubenv(r)
     check(e.get("saved_entry") == OLD_PATH, "grub-editenv reads saved_entry = old id path", e)
     check(e.get("next_entry") == NEW_PATH, "grub-editenv reads next_entry = new id path", e)

@@ -5,13 +5,13 @@
 #include "test.h"
 
 #define TCP_HDR                                                                                    \
-    "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  "         \
+    "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  "          \
     "timeout inode\n"
 #define TCP6_HDR                                                                                   \
-    "  sl  local_address                         remote_address                        st "      \
+    "  sl  local_address                         remote_address                        st "        \
     "tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
 #define UDP_HDR                                                                                    \
-    "   sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  "        \
+    "   sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  "         \
     "timeout inode ref pointer drops\n"
 
 static const struct {
@@ -44,21 +44,21 @@ static const struct {
      TCP_HDR "   0: 0200000A:01BB 0300000A:0050 02 00000000:00000000 00:00000000 00000000 0 0 1\n",
      false, 0, 1, -1, KS_SOCK_TCP, 0, false},
     {"blank lines are skipped", TCP_HDR "\n   \n", false, 0, 0, -1, KS_SOCK_TCP, 0, false},
-    {"no trailing newline",
-     TCP_HDR "   0: 0100007F:0016 00000000:0000 0A 0", false, 0, 1, 22, KS_SOCK_TCP, 0, false},
+    {"no trailing newline", TCP_HDR "   0: 0100007F:0016 00000000:0000 0A 0", false, 0, 1, 22,
+     KS_SOCK_TCP, 0, false},
     {"empty text", "", false, -EBADMSG, 0, -1, KS_SOCK_TCP, 0, false},
     {"no header", "   0: 0100007F:0016 00000000:0000 0A\n", false, -EBADMSG, 0, -1, KS_SOCK_TCP, 0,
      false},
     {"short address", TCP_HDR "   0: 0100007:0016 00000000:0000 0A\n", false, -EBADMSG, 0, -1,
      KS_SOCK_TCP, 0, false},
-    {"v4 line in a v6 file", TCP6_HDR "   0: 0100007F:0016 00000000:0000 0A\n", true, -EBADMSG,
-     0, -1, KS_SOCK_TCP6, 0, false},
+    {"v4 line in a v6 file", TCP6_HDR "   0: 0100007F:0016 00000000:0000 0A\n", true, -EBADMSG, 0,
+     -1, KS_SOCK_TCP6, 0, false},
     {"not hex", TCP_HDR "   0: 0100007G:0016 00000000:0000 0A\n", false, -EBADMSG, 0, -1,
      KS_SOCK_TCP, 0, false},
     {"missing state", TCP_HDR "   0: 0100007F:0016 00000000:0000\n", false, -EBADMSG, 0, -1,
      KS_SOCK_TCP, 0, false},
-    {"three-digit state", TCP_HDR "   0: 0100007F:0016 00000000:0000 0AB\n", false, -EBADMSG, 0,
-     -1, KS_SOCK_TCP, 0, false},
+    {"three-digit state", TCP_HDR "   0: 0100007F:0016 00000000:0000 0AB\n", false, -EBADMSG, 0, -1,
+     KS_SOCK_TCP, 0, false},
     {"no slot number", TCP_HDR "  : 0100007F:0016 00000000:0000 0A\n", false, -EBADMSG, 0, -1,
      KS_SOCK_TCP, 0, false},
 };
@@ -76,8 +76,8 @@ int main(void)
         }
         CHECK_MSG(s.n == cases[i].n, "%s: %zu sockets", cases[i].name, s.n);
         if (cases[i].listen_port >= 0)
-            CHECK_MSG(ks_socks_listens(&s, cases[i].proto, (uint16_t)cases[i].listen_port),
-                      "%s", cases[i].name);
+            CHECK_MSG(ks_socks_listens(&s, cases[i].proto, (uint16_t)cases[i].listen_port), "%s",
+                      cases[i].name);
         /* Port 1 never appears in the table. */
         CHECK(!ks_socks_listens(&s, cases[i].proto, 1));
         CHECK_INTEQ(ks_socks_count_state(&s, KS_TCP_ESTABLISHED), cases[i].established);

@@ -5,8 +5,33 @@
 #include "lib/util.h"
 #include "test.h"
 
+/* A pseudo-terminal for programs that draw progress only on a terminal (apt). */
+static void test_pty(void)
+{
+    char *argv[] = {(char *)"sh", (char *)"-c", (char *)"test -t 1 && echo on-a-tty", NULL};
+    ks_spawn_result r = {0};
+    int fds[2];
+
+    CHECK(pipe(fds) == 0);
+    CHECK(ks_spawn(argv, &(ks_spawn_opts){.pty = true, .tee_fd = fds[1], .timeout_ms = 5000}, &r) == 0);
+    CHECK(ks_spawn_succeeded(&r));
+    CHECK(strstr(r.output, "on-a-tty") != NULL);
+    {
+        char buf[64] = "";
+        ssize_t n = read(fds[0], buf, sizeof(buf) - 1);
+        CHECK(n > 0 && strstr(buf, "on-a-tty") != NULL); /* the tee got it too */
+    }
+    close(fds[0]);
+    close(fds[1]);
+    ks_spawn_result_done(&r);
+    CHECK(ks_spawn(argv, &(ks_spawn_opts){.timeout_ms = 5000}, &r) == 0);
+    CHECK(!ks_spawn_succeeded(&r)); /* a pipe is no terminal */
+    ks_spawn_result_done(&r);
+}
+
 int main(void)
 {
+    test_pty();
     ks_spawn_result r = {0};
     _cleanup_free_ char *p = NULL, *line = NULL;
     struct timespec a, b;

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Runs the built-in acceptance checks of one [accept] key against this machine ("/"), once,
+ * for the live tests: accept-check-tool KEY VALUE... (e.g. listen tcp:8080). Prints one line
+ * per check; exit 0 when all passed, 1 when one failed, 2 on errors.
+ */
+#include <stdio.h>
+
+#include "checks/check.h"
+#include "lib/config.h"
+#include "lib/kernels.h"
+#include "lib/util.h"
+
+int main(int argc, char **argv)
+{
+    _cleanup_(ks_config_freep) ks_config *cfg = ks_config_new();
+    _cleanup_free_ char *text = NULL, *err = NULL, *kernel = NULL;
+    _cleanup_root_ ks_root *root = NULL;
+    ks_checklist all = {0}, l = {0};
+    int k, ret = 0;
+
+    if (argc < 3 || !cfg) {
+        fprintf(stderr, "usage: accept-check-tool KEY VALUE...\n");
+        return 2;
+    }
+    text = ks_asprintf("[accept]\n%s =", argv[1]);
+    for (int i = 2; text && i < argc; i++) {
+        char *t = ks_asprintf("%s %s", text, argv[i]);
+        free(text);
+        text = t;
+    }
+    if (!text || ks_root_open("/", &root) < 0 || ks_running_kernel(root, &kernel) < 0)
+        return 2;
+    if (ks_config_parse(cfg, text, "command line", &err) < 0 ||
+        ks_checklist_from_config(root, cfg, &all, &err) < 0) {
+        fprintf(stderr, "%s\n", err ? err : "cannot build the checklist");
+        return 2;
+    }
+    /* Only the built-in checks of the key: not this machine's own checks.d scripts. */
+    for (size_t i = 0; i < all.n; i++)
+        if (!ks_startswith(all.v[i].id, "script:") &&
+            ks_checklist_add(&l, "x", all.v[i].arg, true, all.v[i].run) >= 0) {
+            free(l.v[l.n - 1].id);
+            l.v[l.n - 1].id = strdup(all.v[i].id);
+        }
+    k = ks_checks_run(&l, &(ks_check_ctx){.root = root, .kernel = kernel},
+                      &(ks_runner_opts){.timeout_ms = 0});
+    if (k < 0)
+        return 2;
+    for (size_t i = 0; i < l.n; i++) {
+        printf("%s %s: %s\n", ks_check_status_to_string(l.v[i].status), strempty(l.v[i].id),
+               strempty(l.v[i].detail));
+        if (l.v[i].status != KS_CHECK_PASS)
+            ret = 1;
+    }
+    ks_checklist_done(&all);
+    ks_checklist_done(&l);
+    return ret;
+}

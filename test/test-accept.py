@@ -1,0 +1,372 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""kswap accept and status --wait/--ack on copies of an armed fixture root (apply --deb with a
+package from make-kernel-deb.sh), with the fakes of systemctl, tc and nft first on PATH and the
+proc/sys files of each scenario. Usage: test-accept.py KSWAP [SCENARIO...]"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+exe = os.path.abspath(sys.argv[1])
+only = sys.argv[2:]
+src = os.environ.get("KS_SOURCE_ROOT", os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+fakes = os.path.join(src, "test", "fakes")
+base_root = os.path.join(src, "test", "roots", "ubuntu-24.04-kvm", "root")
+OLD, NEW = "6.8.0-48-generic", "6.18.45-x64v3-xanmod1"
+UUID = "f93ca2dd-74af-4ee8-b478-970b29be5ca3"
+OLD_PATH = f"gnulinux-advanced-{UUID}>gnulinux-{OLD}-advanced-{UUID}"
+NEW_PATH = f"gnulinux-advanced-{UUID}>gnulinux-{NEW}-advanced-{UUID}"
+failed = 0
+work = tempfile.mkdtemp(prefix="kswap-accept.")
+
+CONF = """[accept]
+services = xray.service wg-quick@wg0.service
+interfaces = wg0
+listen = tcp:443 udp:51820 tcp6:443
+sysctl = net.ipv4.tcp_congestion_control=bbr net.core.default_qdisc=fq
+modules = wireguard sch_cake tcp_bbr
+bbr_version = 3
+qdisc = eth0:cake
+nft_tables = inet:filter
+established_min = 2
+timeout = 2
+interval = 1
+script_timeout = 2
+"""
+TCP = ("  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+       "   0: 00000000:01BB 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1 1 0 100 0 0 10 0\n"
+       "   1: 0200000A:01BB 0300000A:D431 01 00000000:00000000 00:00000000 00000000     0        0 2 1 0 20 4 30 10 -1\n"
+       "   2: 0200000A:01BB 0400000A:D432 01 00000000:00000000 00:00000000 00000000     0        0 3 1 0 20 4 30 10 -1\n")
+TCP6 = ("  sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+        "   0: 00000000000000000000000000000000:01BB 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 4 1 0 100 0 0 10 0\n")
+UDP = ("   sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode ref pointer drops\n"
+       "  100: 00000000:CA6C 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 5 2 0 0\n")
+UDP6 = ("   sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode ref pointer drops\n")
+
+
+def check(cond, what, extra=None):
+    global failed
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failed += 1
+        if extra:
+            print("     " + str(extra)[:3000].replace("\n", "\n     "))
+
+
+def env(**kw):
+    e = dict(os.environ, PATH=fakes + ":" + os.environ["PATH"], NO_COLOR="1")
+    e.update({k: str(v) for k, v in kw.items()})
+    return e
+
+
+def kswap(root, *args, timeout=120):
+    p = subprocess.run([exe, "--root", root, *args], capture_output=True, text=True, env=env(),
+                       timeout=timeout)
+    doc = None
+    if "--json" in args:
+        try:
+            doc = json.loads(p.stdout)
+        except ValueError:
+            doc = None
+    return p, doc
+
+
+def put(root, path, text, mode=0o644):
+    f = os.path.join(root, path)
+    os.makedirs(os.path.dirname(f), exist_ok=True)
+    with open(f, "w") as fh:
+        fh.write(text)
+    os.chmod(f, mode)
+
+
+def get(root, path):
+    f = os.path.join(root, path)
+    return open(f).read() if os.path.exists(f) else None
+
+
+def grubenv(root):
+    p = subprocess.run(["grub-editenv", os.path.join(root, "boot/grub/grubenv"), "list"],
+                       capture_output=True, text=True)
+    return dict(l.split("=", 1) for l in p.stdout.splitlines() if "=" in l)
+
+
+def boot_into(root, release):
+    put(root, "proc/sys/kernel/osrelease", release + "\n")
+    put(root, "proc/sys/kernel/random/boot_id",
+        "%08x-0000-4000-8000-000000000000\n" % int(time.time() * 1e6 % 2**32))
+
+
+def reboots(root):
+    t = get(root, "run/fake-reboot-requested")
+    return len(t.splitlines()) if t else 0
+
+
+def healthy(root):
+    """Everything the checklist asks for, as a healthy trial boot shows it."""
+    put(root, "etc/kswap/kswap.conf", CONF)
+    put(root, "run/fake-units/xray.service", "active\n")
+    put(root, "run/fake-units/wg-quick@wg0.service", "active\n")
+    put(root, "sys/class/net/wg0/operstate", "unknown\n")
+    put(root, "sys/class/net/wg0/flags", "0x91\n")
+    put(root, "proc/net/tcp", TCP)
+    put(root, "proc/net/tcp6", TCP6)
+    put(root, "proc/net/udp", UDP)
+    put(root, "proc/net/udp6", UDP6)
+    put(root, "proc/sys/net/ipv6/bindv6only", "0\n")
+    put(root, "proc/sys/net/ipv4/tcp_congestion_control", "bbr\n")
+    put(root, "proc/sys/net/core/default_qdisc", "fq\n")
+    put(root, "proc/modules", "wireguard 114688 0 - Live 0x0\nsch_cake 45056 1 - Live 0x0\n")
+    put(root, "sys/module/tcp_bbr/version", "3\n")
+    put(root, "run/fake-tc/eth0.json",
+        '[{"kind":"cake","handle":"8001:","root":true,"refcnt":2,"options":{}},'
+        '{"kind":"ingress","handle":"ffff:","parent":"ffff:fff1","options":{}}]\n')
+    put(root, "run/fake-nft/tables.json",
+        '{"nftables": [{"metainfo": {"version": "1.0.9", "json_schema_version": 1}},'
+        ' {"table": {"family": "inet", "name": "filter", "handle": 1}}]}\n')
+    put(root, "etc/kswap/checks.d/required/10-ok", "#!/bin/sh\necho fine\n", 0o755)
+    put(root, "etc/kswap/checks.d/wanted/20-warn", "#!/bin/sh\necho 'only a warning'\nexit 1\n", 0o755)
+    put(root, "etc/kswap/checks.d/wanted/README", "not executable: not a check\n")
+    for which in ("pinned", "failed"):
+        put(root, f"etc/kswap/hooks.d/{which}/50-record",
+            f"#!/bin/sh\ncat > \"$KSWAP_ROOT/run/hook-{which}.json\"\n", 0o755)
+
+
+def by_id(doc):
+    return {c["id"]: c for c in (doc or {}).get("checks", [])}
+
+
+def scenario(name):
+    return not only or name in only
+
+
+# One armed root, copied for every scenario.
+deb = os.path.join(work, "xanmod.deb")
+subprocess.run(["bash", os.path.join(fakes, "make-kernel-deb.sh"), NEW, deb, "--bbr", "builtin",
+                "--compress", "zst"], check=True, capture_output=True)
+armed = os.path.join(work, "armed")
+shutil.copytree(base_root, armed, symlinks=True)
+p, _ = kswap(armed, "--json", "apply", "--deb", deb, "--yes")
+check(p.returncode == 0, "apply --deb arms the trial", p.stderr)
+check(get(armed, "var/lib/kswap/trial") == NEW + "\n", "apply creates the trial flag with the release")
+healthy(armed)
+n = 0
+
+
+def fresh(name, boot=NEW):
+    r = os.path.join(work, name)
+    shutil.copytree(armed, r, symlinks=True)
+    if boot:
+        boot_into(r, boot)
+    return r
+
+
+if scenario("happy"):
+    r = fresh("happy")
+    p, d = kswap(r, "--json", "accept")
+    check(p.returncode == 0 and d and d["outcome"] == "trial-ok", "all checks pass: trial-ok, exit 0",
+          p.stderr + p.stdout)
+    ids = by_id(d)
+    check(d and [c["id"] for c in d["checks"]][:2] == ["kernel", "boot"], "kernel and boot come first")
+    want = ["service:xray.service", "service:wg-quick@wg0.service", "interface:wg0", "listen:tcp:443",
+            "listen:udp:51820", "listen:tcp6:443", "sysctl:net.ipv4.tcp_congestion_control=bbr",
+            "sysctl:net.core.default_qdisc=fq", "module:wireguard", "module:sch_cake", "module:tcp_bbr",
+            "bbr-version", "qdisc:eth0:cake", "nft-table:inet:filter", "established",
+            "script:required/10-ok"]
+    check(all(ids.get(i, {}).get("status") == "pass" for i in want), "every built-in check passes",
+          {i: ids.get(i) for i in want if ids.get(i, {}).get("status") != "pass"})
+    check("present in sys/module" in ids.get("module:tcp_bbr", {}).get("detail", ""),
+          "tcp_bbr found in sys/module", ids.get("module:tcp_bbr"))
+    w = ids.get("script:wanted/20-warn", {})
+    check(w.get("status") == "fail" and not w.get("required") and "only a warning" in w.get("output", ""),
+          "a failing wanted script is reported, keeps its output, does not block", w)
+    check("script:wanted/README" not in ids, "a file that is not executable is not a check")
+    check(d and d["pinned"] and d["expected_kernel"] == NEW and d["kernel"] == NEW, "pinned, kernels named")
+    check(d and [b["kernel"] for b in d["grub"]["forecast"]] == [NEW, NEW, NEW] and "env" in d["grub"],
+          "forecast: the new kernel on every boot")
+    e = grubenv(r)
+    check(e.get("saved_entry") == NEW_PATH and "next_entry" not in e, "grubenv: saved_entry = new", e)
+    check(get(r, "var/lib/kswap/trial") is None and get(r, "run/motd.d/kswap") is None,
+          "flag and motd removed after the pin")
+    hook = get(r, "run/hook-pinned.json")
+    check(hook and json.loads(hook)["outcome"] == "trial-ok", "pinned hook got the accept JSON on stdin", hook)
+    check(get(r, "run/hook-failed.json") is None, "failed hook did not run")
+    j = json.loads(get(r, "var/lib/kswap/state.json"))
+    check(j["state"] == "pinned" and j["outcome"] == "trial-ok", "journal: pinned, trial-ok",
+          {k: j.get(k) for k in ("state", "outcome")})
+    p, _ = kswap(r, "status", "--wait", "--timeout", "5")
+    check(p.returncode == 0, "status --wait: exit 0 after trial-ok", p.stderr)
+    p, d = kswap(r, "--json", "accept")
+    check(p.returncode == 0 and d and d["recorded"], "accept again: reports the recorded verdict", p.stderr)
+
+if scenario("builtin"):
+    r = fresh("builtin")
+    shutil.rmtree(os.path.join(r, "sys/module/tcp_bbr"))
+    p, d = kswap(r, "--json", "accept", "--no-reboot", "--no-pin")
+    ids = by_id(d)
+    check("built in" in ids.get("module:tcp_bbr", {}).get("detail", ""),
+          "tcp_bbr found in the RUNNING kernel's modules.builtin", ids.get("module:tcp_bbr"))
+    check(ids.get("bbr-version", {}).get("status") == "fail", "... but without sys/module/tcp_bbr/version bbr_version fails")
+
+if scenario("no-pin"):
+    r = fresh("nopin")
+    p, d = kswap(r, "--json", "accept", "--no-pin")
+    check(p.returncode == 0 and d and not d["pinned"], "--no-pin: trial-ok without pinning", p.stderr)
+    check(grubenv(r).get("saved_entry") == OLD_PATH, "... the old kernel stays the default")
+    check("kswap pin" in (get(r, "run/motd.d/kswap") or ""), "... motd asks for kswap pin")
+    p, _ = kswap(r, "pin")
+    check(p.returncode == 0, "kswap pin after accept --no-pin", p.stderr)
+
+if scenario("fell-back"):
+    r = fresh("fellback", boot=OLD)
+    p, d = kswap(r, "--json", "accept")
+    check(p.returncode == 3 and d and d["outcome"] == "fell-back", "old kernel runs: fell-back, exit 3",
+          p.stderr + p.stdout)
+    check(by_id(d).get("kernel", {}).get("status") == "fail", "kernel check fails")
+    check("FELL BACK" in p.stderr and "journalctl -b -1" in p.stderr, "reported loudly", p.stderr)
+    check(reboots(r) == 0, "no reboot after a fall-back")
+    e = grubenv(r)
+    check("next_entry" not in e and e.get("saved_entry") == OLD_PATH, "disarmed, old kernel default", e)
+    check("fell back" in (get(r, "run/motd.d/kswap") or ""), "motd says fell back", get(r, "run/motd.d/kswap"))
+    check(get(r, "run/hook-failed.json") is not None, "failed hook ran")
+    p, _ = kswap(r, "status", "--wait", "--timeout", "3")
+    check(p.returncode == 3, "status --wait: exit 3 after fell-back", p.stderr)
+
+if scenario("no-reboot"):
+    r = fresh("noreboot", boot=None)
+    raw = open(os.path.join(r, "boot/grub/grubenv"), "rb").read()
+    p, d = kswap(r, "--json", "accept")
+    check(p.returncode == 4 and d and d["outcome"] == "no-reboot", "same boot id: no-reboot, exit 4",
+          p.stderr + p.stdout)
+    check(open(os.path.join(r, "boot/grub/grubenv"), "rb").read() == raw, "... grubenv untouched")
+    check(reboots(r) == 0 and get(r, "var/lib/kswap/trial") is not None, "... no reboot, flag kept")
+    t0 = time.time()
+    p, _ = kswap(r, "status", "--wait", "--timeout", "2")
+    check(p.returncode == 4 and time.time() - t0 >= 1.5, "status --wait times out with exit 4", p.stderr)
+    p, _ = kswap(r, "status", "--timeout", "2")
+    check(p.returncode == 1, "--timeout without --wait: usage error", p.stderr)
+
+if scenario("nothing"):
+    r = os.path.join(work, "idle")
+    shutil.copytree(base_root, r, symlinks=True)
+    p, d = kswap(r, "--json", "accept")
+    check(p.returncode == 4 and d and d["outcome"] is None, "nothing armed: exit 4", p.stderr)
+    p, _ = kswap(r, "status", "--wait")
+    check(p.returncode == 4, "status --wait with nothing armed: exit 4 at once", p.stderr)
+
+if scenario("retries"):
+    r = fresh("retries")
+    put(r, "run/fake-units/xray.service", "inactive\nactivating\ninactive\nactive\n")
+    put(r, "etc/kswap/kswap.conf", CONF.replace("timeout = 2", "timeout = 10"))
+    p, d = kswap(r, "--json", "accept")
+    x = by_id(d).get("service:xray.service", {})
+    check(p.returncode == 0 and x.get("status") == "pass" and x.get("attempts") == 4,
+          "a service active after 3 retries passes (4 attempts)", (p.stderr, x))
+    check(by_id(d).get("interface:wg0", {}).get("attempts") == 1, "passed checks are not run again")
+
+if scenario("health-failed"):
+    r = fresh("unhealthy")
+    put(r, "run/fake-units/xray.service", "failed\n")
+    p, d = kswap(r, "--json", "accept", "--timeout", "2")
+    x = by_id(d).get("service:xray.service", {})
+    check(p.returncode == 3 and d and d["outcome"] == "health-failed", "service never active: health-failed, exit 3",
+          p.stderr + p.stdout)
+    check(x.get("status") == "fail" and x.get("attempts", 0) >= 2 and "failed" in x.get("detail", ""),
+          "the service's last result and attempts are kept", x)
+    check(d and d["reboot"] and reboots(r) == 1, "one reboot requested", p.stderr)
+    e = grubenv(r)
+    check("next_entry" not in e and e.get("saved_entry") == OLD_PATH, "old kernel stays the default", e)
+    motd = get(r, "run/motd.d/kswap") or ""
+    check(f"trial of {NEW} failed" in motd and "xray.service" in motd, "motd names the failure", motd)
+    check(json.loads(get(r, "run/hook-failed.json") or "{}").get("outcome") == "health-failed",
+          "failed hook got the JSON")
+    p, d = kswap(r, "--json", "accept")
+    check(p.returncode == 3 and reboots(r) == 1, "a second accept: exit 3, no second reboot", p.stderr)
+    # The reboot happened: the old kernel runs, the unit runs accept again from the flag.
+    boot_into(r, OLD)
+    os.remove(os.path.join(r, "run/motd.d/kswap"))
+    p, d = kswap(r, "--json", "accept")
+    check(p.returncode == 3 and d and d["recorded"] and reboots(r) == 1,
+          "after the reboot back: exit 3, recorded, still one reboot", p.stderr)
+    check(OLD in (get(r, "run/motd.d/kswap") or ""), "motd written again, names the old kernel",
+          get(r, "run/motd.d/kswap"))
+    p, _ = kswap(r, "status", "--wait")
+    check(p.returncode == 3, "status --wait: exit 3", p.stderr)
+    p, _ = kswap(r, "status", "--ack")
+    check(p.returncode == 0 and get(r, "run/motd.d/kswap") is None and get(r, "var/lib/kswap/trial") is None,
+          "status --ack clears the motd line and the flag", p.stderr)
+
+if scenario("stay"):
+    r = fresh("stay")
+    put(r, "run/fake-units/xray.service", "failed\n")
+    put(r, "etc/kswap/kswap.conf", CONF + "on_failure = stay\n")
+    p, d = kswap(r, "--json", "accept")
+    check(p.returncode == 3 and reboots(r) == 0, "on_failure = stay: health-failed without reboot", p.stderr)
+    r = fresh("noreboot-opt")
+    put(r, "run/fake-units/xray.service", "failed\n")
+    p, d = kswap(r, "--json", "accept", "--no-reboot")
+    check(p.returncode == 3 and reboots(r) == 0, "--no-reboot: health-failed without reboot", p.stderr)
+
+if scenario("hang"):
+    r = fresh("hang")
+    put(r, "etc/kswap/checks.d/required/30-hang", "#!/bin/sh\nsleep 60\n", 0o755)
+    t0 = time.time()
+    p, d = kswap(r, "--json", "accept", "--no-reboot")
+    x = by_id(d).get("script:required/30-hang", {})
+    check(p.returncode == 3 and "did not finish" in x.get("detail", ""),
+          "a required script that hangs is stopped at its timeout and fails", (p.stderr, x))
+    check(time.time() - t0 < 30, f"... accept ended in {time.time() - t0:.0f} s")
+
+# Every built-in check failing once: (name, files to change, failing check id, detail text).
+MUTATIONS = [
+    ("service", {"run/fake-units/wg-quick@wg0.service": "inactive\n"}, "service:wg-quick@wg0.service", "inactive"),
+    ("interface-down", {"sys/class/net/wg0/flags": "0x1090\n", "sys/class/net/wg0/operstate": "down\n"},
+     "interface:wg0", "down"),
+    ("interface-missing", {"sys/class/net/wg0/operstate": None}, "interface:wg0", "does not exist"),
+    ("listen", {"proc/net/udp": UDP.splitlines(True)[0]}, "listen:udp:51820", "no udp socket"),
+    ("listen-tcp6", {"proc/net/tcp6": TCP6.splitlines(True)[0]}, "listen:tcp6:443", "no tcp6"),
+    ("sysctl-cubic", {"proc/sys/net/ipv4/tcp_congestion_control": "cubic\n"},
+     "sysctl:net.ipv4.tcp_congestion_control=bbr", "cubic"),
+    ("module", {"proc/modules": "wireguard 114688 0 - Live 0x0\n"}, "module:sch_cake", "neither"),
+    ("bbr-v1", {"sys/module/tcp_bbr/version": None}, "bbr-version", "no version"),
+    ("qdisc", {"run/fake-tc/eth0.json": '[{"kind":"fq_codel","handle":"0:","root":true}]'},
+     "qdisc:eth0:cake", "fq_codel"),
+    ("nft", {"run/fake-nft/tables.json": None}, "nft-table:inet:filter", "missing"),
+    ("established", {"proc/net/tcp": "".join(TCP.splitlines(True)[:2])}, "established", "0 established"),
+    ("script", {"etc/kswap/checks.d/required/10-ok": "#!/bin/sh\necho broken >&2\nexit 2\n"},
+     "script:required/10-ok", "exit 2: broken"),
+]
+for name, files, cid, text in MUTATIONS:
+    if not scenario("each") and not scenario(name):
+        continue
+    r = fresh("m-" + name)
+    for path, content in files.items():
+        if content is None:
+            os.remove(os.path.join(r, path))
+        else:
+            put(r, path, content, 0o755 if "checks.d" in path else 0o644)
+    p, d = kswap(r, "--json", "accept", "--no-reboot")
+    ids = by_id(d)
+    bad = [i for i, c in ids.items() if c["required"] and c["status"] != "pass"]
+    check(p.returncode == 3 and bad == [cid] and text in ids[cid].get("detail", ""),
+          f"{name}: only {cid} fails ({ids.get(cid, {}).get('detail')})", (p.stderr, bad))
+
+if scenario("bad-config"):
+    r = fresh("badconf")
+    put(r, "etc/kswap/kswap.conf", CONF + "listen = tcp:http\n")
+    p, d = kswap(r, "--json", "accept", "--no-reboot")
+    check(p.returncode == 3 and by_id(d).get("config", {}).get("status") == "fail",
+          "a malformed checklist fails acceptance (never a silent pass)", p.stderr)
+
+if scenario("cli"):
+    p, _ = kswap(armed, "accept", "--timeout", "x")
+    check(p.returncode == 1, "accept --timeout x: usage error")
+    p, _ = kswap(armed, "accept", "extra")
+    check(p.returncode == 1, "accept with an argument: usage error")
+
+shutil.rmtree(work, ignore_errors=True)
+print(f"{failed} failed")
+sys.exit(1 if failed else 0)
