@@ -236,10 +236,25 @@ static int init_run(run *x, const ks_root *root, const ks_swap_common *c, ks_swa
     *r = (ks_swap_result){0};
     if (!ks_root_is_host(root)) {
         x->root_abs = realpath(ks_root_path(root), NULL);
-        if (!x->root_abs)
+        if (!x->root_abs) {
+            r->status = KS_SWAP_FAILED;
+            r->error = ks_asprintf("cannot resolve the root '%s': %m", ks_root_path(root));
             return -errno;
+        }
     }
     return 0;
+}
+
+/* The start every command that changes something shares: the lock, then the journal. */
+static int start_locked(run *x, const ks_root *root, const ks_swap_common *c, ks_swap_result *r,
+                        ks_lock **lock)
+{
+    int k = init_run(x, root, c, r);
+    if (k >= 0)
+        k = lock_or_busy(x, lock);
+    if (k >= 0)
+        k = load_journal(x);
+    return k;
 }
 
 static void end_run(run *x)
@@ -750,12 +765,7 @@ int ks_pin(const ks_root *root, const ks_swap_common *c, const char *release, bo
     run x;
     int k;
 
-    k = init_run(&x, root, c, ret);
-    if (k < 0)
-        return k;
-    k = lock_or_busy(&x, &lock);
-    if (k >= 0)
-        k = load_journal(&x);
+    k = start_locked(&x, root, c, ret, &lock);
     if (k < 0)
         goto out;
     target = release ? release : ks_journal_get(x.j, KS_JF_NEW_KERNEL);
@@ -874,12 +884,7 @@ int ks_rollback(const ks_root *root, const ks_swap_common *c, bool do_purge, boo
     run x;
     int k;
 
-    k = init_run(&x, root, c, ret);
-    if (k < 0)
-        return k;
-    k = lock_or_busy(&x, &lock);
-    if (k >= 0)
-        k = load_journal(&x);
+    k = start_locked(&x, root, c, ret, &lock);
     if (k < 0)
         goto out;
     old = ks_journal_get(x.j, KS_JF_OLD_KERNEL);
