@@ -327,7 +327,13 @@ static int step_prepare(run *x, const ks_plan *plan, const char *old)
     k = begin(x, "prepare", "making the running kernel GRUB's default before installing anything");
     if (k < 0)
         return journal_error(x, k);
-    text = ks_grub_dropin_text(plan->panic_value == NULL);
+    {
+        /* [apply] add_panic = no leaves the command line alone (a watchdog may do the job). */
+        bool add_panic = true;
+        if (x->c->config)
+            (void)ks_config_get_bool(x->c->config, "apply", "add_panic", true, &add_panic);
+        text = ks_grub_dropin_text(plan->panic_value == NULL && add_panic);
+    }
     if (!text)
         return -ENOMEM;
     k = ks_journal_note_file(x->j, KS_GRUB_DROPIN_PATH);

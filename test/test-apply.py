@@ -142,6 +142,16 @@ if scenario("happy"):
     e = grubenv(r)
     check(e.get("saved_entry") == NEW_PATH and "next_entry" not in e, "saved_entry = new, no next_entry", e)
 
+if scenario("happy"):
+    r = fresh_root("nopanic")
+    cfg = os.path.join(work, "nopanic.conf")
+    with open(cfg, "w") as f:
+        f.write("[apply]\nadd_panic = no\n")
+    p, d = kswap(r, "--json", "--config", cfg, "apply", "--deb", good, "--yes")
+    dropin = open(os.path.join(r, "etc/default/grub.d/90-kswap.cfg")).read()
+    check(p.returncode == 0 and "GRUB_DEFAULT=saved" in dropin and "panic=" not in dropin,
+          "[apply] add_panic = no: the drop-in leaves the command line alone", dropin)
+
 if scenario("rollback"):
     r = fresh_root("rollback")
     p, d = kswap(r, "--json", "apply", "--deb", good, "--yes")
