@@ -142,10 +142,54 @@ for sc, n in enospc:
         failed += 1
         problems.append(f"{what}: " + "; ".join(bad))
 
+# 3. pin and rollback on a trial kernel, killed at each of their points: every boot starts
+# one kernel (old or new, never a one-shot loop or an entry 0 fall-back), and running the same
+# command again completes.
+def armed_and_booted(name):
+    r = fresh(name)
+    subprocess.run(apply_argv(r), env=env, capture_output=True, check=True)
+    with open(os.path.join(r, "proc/sys/kernel/osrelease"), "w") as f:
+        f.write(NEW + "\n")
+    with open(os.path.join(r, "proc/sys/kernel/random/boot_id"), "w") as f:
+        f.write("0badc0de-0000-4000-8000-000000000000\n")
+    return r
+
+
+later = 0
+for cmd, done_fc in (("pin", [(NEW, False)] * 3), ("rollback", [(OLD, False)] * 3)):
+    argv = lambda r: [exe, "--root", r, cmd] + (["--force"] if cmd == "pin" else [])
+    r = armed_and_booted("c-" + cmd)
+    subprocess.run(["strace", "-qq", "-o", log, "-e", "trace=" + ",".join(SYSCALLS)] + argv(r),
+                   env=env, capture_output=True, check=True)
+    c2 = collections.Counter(l.split("(", 1)[0].strip() for l in open(log)
+                             if l.split("(", 1)[0].strip() in SYSCALLS)
+    for sc in sorted(c2):
+        for n in range(1, c2[sc] + 1):
+            later += 1
+            r = armed_and_booted("k-" + cmd)
+            subprocess.run(["strace", "-qq", "-o", "/dev/null", "-e", "trace=" + sc,
+                            "-e", f"inject={sc}:signal=KILL:when={n}"] + argv(r),
+                           env=env, capture_output=True)
+            bad = []
+            fc, detail = forecast(r)
+            ok_states = ([(NEW, True), (OLD, False), (OLD, False)], [(OLD, False)] * 3,
+                         [(NEW, False)] * 3)
+            if fc not in ok_states:
+                bad.append(f"forecast {fc}")
+            p2 = subprocess.run(argv(r), capture_output=True, text=True, env=env)
+            fc2, _ = forecast(r)
+            if p2.returncode != 0 or fc2 != done_fc:
+                bad.append(f"{cmd} again: exit {p2.returncode}, forecast {fc2}: {p2.stderr[-200:]}")
+            if bad:
+                failed += 1
+                problems.append(f"{cmd} killed at {sc}#{n}: " + "; ".join(bad))
+
 for pr in problems:
     print("FAIL", pr)
+print(f"pin and rollback killed at {later} points")
 print(f"ENOSPC injected at {len(enospc)} write/sync points")
 print(f"killed at {len(points)} points ({', '.join(f'{k} {v}' for k, v in sorted(counts.items()))});"
-      f" {len(points) + len(enospc) - failed} of {len(points) + len(enospc)} faults recovered, {failed} failed")
+      f" {len(points) + len(enospc) + later - failed} of {len(points) + len(enospc) + later} faults recovered,"
+      f" {failed} failed")
 shutil.rmtree(work, ignore_errors=True)
 sys.exit(1 if failed else 0)
