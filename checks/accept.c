@@ -69,6 +69,7 @@ void ks_accept_result_done(ks_accept_result *r)
     free(r->old_kernel);
     free(r->summary);
     free(r->error);
+    free(r->previous_boot);
     ks_checklist_done(&r->checks);
     ks_journal_free(r->journal);
     *r = (ks_accept_result){0};
@@ -178,11 +179,35 @@ static char *first_failure(const ks_checklist *l)
     return strdup("a required check failed");
 }
 
+/*
+ * What the trial boot left in the system journal: its warnings and errors, the last lines first
+ * to go (a panic or a stuck unit shows there). Best effort: without a persistent journal, or
+ * without journalctl, there is nothing to show and the verdict stays the same.
+ */
+static char *previous_boot_log(acc *a)
+{
+    char *argv[] = {(char *)"journalctl", (char *)"-b", (char *)"-1", (char *)"-p", (char *)"warning",
+                    (char *)"-n", (char *)"25", (char *)"--no-pager", (char *)"-q", NULL};
+    ks_check_ctx ctx = {.root = a->root, .root_abs = a->root_abs};
+    struct ks_spawn_result res = {0};
+    char *out = NULL;
+
+    if (ks_check_spawn(&ctx, argv, 10000, &res) >= 0 && ks_spawn_succeeded(&res) &&
+        res.output_len > 0)
+        out = strndup(res.output, res.output_len > 4000 ? 4000 : res.output_len);
+    ks_spawn_result_done(&res);
+    return out;
+}
+
 static int judge_fell_back(acc *a)
 {
     _cleanup_free_ char *reason = NULL;
     const char *new = ks_journal_get(a->j, KS_JF_NEW_KERNEL);
     int k;
+
+    a->r->previous_boot = previous_boot_log(a);
+    if (a->r->previous_boot)
+        progress(a, "the previous boot's journal (warnings and errors):\n%s", a->r->previous_boot);
 
     reason = ks_asprintf("the trial kernel %s did not come up; %s runs (see 'journalctl -b -1' "
                          "for the previous boot)",

@@ -44,6 +44,7 @@ typedef struct ks_accept_result {
     bool reboot_claimed; /* ours is the one reboot of this trial: call ks_accept_reboot() */
     bool reboot_refused; /* a reboot was due but this trial had its reboot already */
     char *error;         /* an action that failed (disarm, pin, journal), for people */
+    char *previous_boot; /* fell-back: warnings of the previous boot (journalctl -b -1) */
     ks_journal *journal; /* the journal as it ended */
 } ks_accept_result;
 

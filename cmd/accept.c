@@ -57,6 +57,7 @@ static json_object *json_accept(const ks_accept_result *r, const ks_boot *b,
     json_object_object_add(o, "recorded", json_object_new_boolean(r->recorded));
     json_object_object_add(o, "kernel", ks_json_string_or_null(r->kernel));
     json_object_object_add(o, "expected_kernel", ks_json_string_or_null(r->expected_kernel));
+    json_object_object_add(o, "previous_boot", ks_json_string_or_null(r->previous_boot));
     json_object_object_add(o, "old_kernel", ks_json_string_or_null(r->old_kernel));
     json_object_object_add(o, "summary", ks_json_string_or_null(r->summary));
     json_object_object_add(o, "checks", json_checks(&r->checks));
@@ -89,6 +90,9 @@ static void print_human(const ks_ctx *ctx, const ks_accept_result *r, const ks_b
     }
     if (r->summary)
         printf("%s\n", r->summary);
+    if (r->previous_boot)
+        printf("the previous boot's journal (warnings and errors):\n%s%s", r->previous_boot,
+               ks_endswith(r->previous_boot, "\n") ? "" : "\n");
     if (r->pinned)
         printf("pinned: %s is the default on every boot\n", strempty(r->expected_kernel));
     if (have_forecast) {

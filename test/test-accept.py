@@ -222,7 +222,13 @@ if scenario("no-pin"):
 
 if scenario("fell-back"):
     r = fresh("fellback", boot=OLD)
+    os.makedirs(os.path.join(r, "var/log"), exist_ok=True)
+    with open(os.path.join(r, "var/log/fake-journal-previous-boot"), "w") as f:
+        f.write("Nov 30 08:00:01 node kernel: Kernel panic - not syncing: VFS: Unable to mount root fs\n")
     p, d = kswap(r, "--json", "accept")
+    check(d and "Unable to mount root fs" in (d.get("previous_boot") or "") and
+          "Unable to mount root fs" in p.stderr,
+          "fell-back shows what the previous boot's journal says", (d or {}).get("previous_boot"))
     check(p.returncode == 3 and d and d["outcome"] == "fell-back", "old kernel runs: fell-back, exit 3",
           p.stderr + p.stdout)
     check(by_id(d).get("kernel", {}).get("status") == "fail", "kernel check fails")
