@@ -317,10 +317,33 @@ static int step_plan(run *x, const ks_apply_opts *o, ks_plan *plan)
     return 0;
 }
 
+/*
+ * update-grub, then the new grub.cfg with grubenv and what GRUB can write at boot; grubenv's
+ * bytes go into the journal before anything changes them.
+ */
+static int update_grub_and_load(run *x, const char *step, ks_boot *b)
+{
+    _cleanup_free_ char *err = NULL;
+    char *argv[] = {(char *)"update-grub", NULL};
+    int k;
+
+    k = run_program(x, step, argv, timeout_ms(x, "update_grub_timeout", 300), false);
+    if (k < 0)
+        return k;
+    k = ks_boot_load(x->root, b, &err);
+    if (k < 0)
+        return fail_step(x, step, k, "%s", strempty(err));
+    k = ks_journal_note_file(x->j, KS_GRUBENV_PATH);
+    if (k < 0) {
+        ks_boot_done(b);
+        return journal_error(x, k);
+    }
+    return 0;
+}
+
 static int step_prepare(run *x, const ks_plan *plan, const char *old)
 {
-    _cleanup_free_ char *text = NULL, *detail = NULL, *err = NULL;
-    char *argv[] = {(char *)"update-grub", NULL};
+    _cleanup_free_ char *text = NULL, *detail = NULL;
     ks_boot b = {0};
     int k;
 
@@ -343,17 +366,9 @@ static int step_prepare(run *x, const ks_plan *plan, const char *old)
     if (k < 0)
         return fail_step(x, "prepare", k, "cannot write '/%s': %s", KS_GRUB_DROPIN_PATH,
                          strerror(-k));
-    k = run_program(x, "prepare", argv, timeout_ms(x, "update_grub_timeout", 300), false);
+    k = update_grub_and_load(x, "prepare", &b);
     if (k < 0)
         return k;
-    k = ks_boot_load(x->root, &b, &err);
-    if (k < 0)
-        return fail_step(x, "prepare", k, "%s", strempty(err));
-    k = ks_journal_note_file(x->j, KS_GRUBENV_PATH);
-    if (k < 0) {
-        ks_boot_done(&b);
-        return journal_error(x, k);
-    }
     k = ks_boot_set_default(x->root, &b, old, &detail);
     if (k >= 0) {
         ks_grub_entry_path p = {0};
@@ -582,8 +597,7 @@ static int step_verify(run *x, const char *release)
 
 static int step_arm(run *x, const char *old, const char *new)
 {
-    _cleanup_free_ char *detail = NULL, *err = NULL, *boot_id = NULL;
-    char *argv[] = {(char *)"update-grub", NULL};
+    _cleanup_free_ char *detail = NULL, *boot_id = NULL;
     ks_grub_entry_path p = {0};
     uint64_t btime = 0;
     ks_boot b = {0};
@@ -592,17 +606,9 @@ static int step_arm(run *x, const char *old, const char *new)
     k = begin(x, "arm", "arming a one-shot trial boot of the new kernel");
     if (k < 0)
         return journal_error(x, k);
-    k = run_program(x, "arm", argv, timeout_ms(x, "update_grub_timeout", 300), false);
+    k = update_grub_and_load(x, "arm", &b);
     if (k < 0)
         return k;
-    k = ks_boot_load(x->root, &b, &err);
-    if (k < 0)
-        return fail_step(x, "arm", k, "%s", strempty(err));
-    k = ks_journal_note_file(x->j, KS_GRUBENV_PATH);
-    if (k < 0) {
-        ks_boot_done(&b);
-        return journal_error(x, k);
-    }
     /* kswap-accept.service runs at boot only while this flag exists: before next_entry is. */
     if (ks_trial_flag_set(x->root, new) < 0)
         progress(x, "arm", "cannot create /%s: kswap-accept.service will not run at boot",
