@@ -39,7 +39,7 @@ case "$mode" in
 demo)
   install_packages ""
   [ -d build ] || meson setup build
-  ninja -C build
+  ninja -C build cmd/kswap
   echo
   echo "\$ kswap --root test/roots/ubuntu-24.04-kvm/root plan"
   ./build/cmd/kswap --root test/roots/ubuntu-24.04-kvm/root plan || true
