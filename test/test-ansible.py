@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""ansible/rollout.yml with Debian's ansible-playbook against copies of a fixture root: three
+hosts with a local connection, --root per host (kswap_root), the fakes of test/fakes first on
+PATH, apply from the "repository" (fake apt-get with KSWAP_FAKE_DEBS, the shipped key) and the
+reboot step replaced by test/ansible/simulate-reboot.yml. Exit 77 without ansible-playbook.
+Usage: test-ansible.py KSWAP [SCENARIO...]"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+exe = os.path.abspath(sys.argv[1])
+only = sys.argv[2:]
+src = os.environ.get("KS_SOURCE_ROOT", os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+playbook = shutil.which("ansible-playbook")
+if not playbook:
+    print("ansible-playbook not found (apt-get install ansible-core): skipped")
+    sys.exit(77)
+for tool in ("grub-editenv", "depmod", "dpkg-deb"):
+    if not shutil.which(tool) and not os.path.exists("/usr/sbin/" + tool):
+        print(f"{tool} not found: skipped")
+        sys.exit(77)
+
+fakes = os.path.join(src, "test", "fakes")
+roots = os.path.join(src, "test", "roots")
+key = os.path.join(src, "data", "keys", "xanmod-archive-keyring.asc")
+OLD, NEW = "6.8.0-48-generic", "6.18.45-x64v3-xanmod1"
+UUID = "f93ca2dd-74af-4ee8-b478-970b29be5ca3"
+OLD_PATH = f"gnulinux-advanced-{UUID}>gnulinux-{OLD}-advanced-{UUID}"
+NEW_PATH = f"gnulinux-advanced-{UUID}>gnulinux-{NEW}-advanced-{UUID}"
+failed = 0
+work = tempfile.mkdtemp(prefix="kswap-ansible.")
+
+CONF = f"""[repository]
+key = {key}
+[accept]
+timeout = 3
+interval = 1
+"""
+UNHEALTHY = CONF + "services = xray.service\n"
+
+
+def check(cond, what, extra=None):
+    global failed
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failed += 1
+        if extra:
+            print("     " + str(extra)[-4000:].replace("\n", "\n     "))
+
+
+def grubenv(root):
+    p = subprocess.run(["grub-editenv", os.path.join(root, "boot/grub/grubenv"), "list"],
+                       capture_output=True, text=True)
+    return dict(l.split("=", 1) for l in p.stdout.splitlines() if "=" in l)
+
+
+def journal(root):
+    f = os.path.join(root, "var/lib/kswap/state.json")
+    return json.load(open(f)) if os.path.exists(f) else {}
+
+
+debs = os.path.join(work, "debs")
+os.makedirs(debs)
+subprocess.run(["bash", os.path.join(fakes, "make-kernel-deb.sh"), NEW,
+                os.path.join(debs, "linux-xanmod-lts-x64v3.deb"), "--package",
+                "linux-xanmod-lts-x64v3", "--bbr", "builtin"], check=True, capture_output=True)
+path = fakes + ":" + os.environ["PATH"]
+
+
+def run(name, hosts, extra=(), again=False):
+    """hosts: [(name, fixture, config, hostvars)]. Returns (process, summary, {host: root}).
+    again: run once more over the roots of the run called name."""
+    d = os.path.join(work, name)
+    os.makedirs(d, exist_ok=again)
+    if again:
+        os.remove(os.path.join(d, "summary.json"))
+    inv = {"kswap": {"hosts": {}, "vars": {
+        "ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+        "kswap_install": "none", "kswap_command": exe,
+        "kswap_environment": {"PATH": path, "KSWAP_FAKE_DEBS": debs, "NO_COLOR": "1"},
+        "kswap_reboot_tasks": os.path.join(src, "test", "ansible", "simulate-reboot.yml"),
+        "kswap_status_timeout": 60}}}
+    rootmap = {}
+    for h, fixture, conf, hv in hosts:
+        r = os.path.join(d, h)
+        if not again:
+            shutil.copytree(os.path.join(roots, fixture, "root"), r, symlinks=True)
+        rootmap[h] = r
+        inv["kswap"]["hosts"][h] = dict(kswap_root=r, kswap_config=conf, **hv)
+    with open(os.path.join(d, "inventory.json"), "w") as f:
+        json.dump(inv, f)
+    summary = os.path.join(d, "summary.json")
+    tmp = os.path.join(d, "ansible-tmp")
+    cfg = os.path.join(d, "ansible.cfg")
+    with open(cfg, "w") as f:
+        f.write("[defaults]\nstdout_callback = default\n")
+    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_RETRY_FILES_ENABLED="0",
+               ANSIBLE_LOCAL_TEMP=tmp, ANSIBLE_REMOTE_TEMP=tmp, ANSIBLE_HOME=tmp,
+               ANSIBLE_HOST_KEY_CHECKING="0", ANSIBLE_CONFIG=cfg,
+               ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_INVENTORY_UNPARSED_WARNING="0")
+    t0 = time.time()
+    p = subprocess.run([playbook, "-i", os.path.join(d, "inventory.json"),
+                        os.path.join(src, "ansible", "rollout.yml"),
+                        "-e", "kswap_summary_file=" + summary, *extra],
+                       capture_output=True, text=True, env=env, timeout=900)
+    print(f"---- {name}: ansible-playbook exit {p.returncode} in {time.time() - t0:.1f} s")
+    if os.environ.get("KS_ANSIBLE_SHOW"):
+        print(p.stdout + p.stderr)
+    doc = json.load(open(summary)) if os.path.exists(summary) else None
+    return p, doc, rootmap
+
+
+def out(p):
+    return p.stdout[-6000:] + p.stderr[-2000:]
+
+
+def untouched(root):
+    return journal(root).get("state") in (None, "idle") and "next_entry" not in grubenv(root)
+
+
+def scenario(name):
+    return not only or name in only
+
+
+if scenario("all-pass"):
+    p, s, r = run("all-pass", [("node1", "ubuntu-24.04-kvm", CONF, {}),
+                               ("node2", "ubuntu-24.04-kvm", CONF, {}),
+                               ("node3", "ubuntu-24.04-kvm", CONF, {})],
+                  ["-e", "kswap_canary=node2", "-e", "kswap_serial=2"])
+    check(p.returncode == 0, "three healthy nodes: ansible-playbook exit 0", out(p))
+    nodes = (s or {}).get("nodes", {})
+    check(s and not s["stopped"] and all(nodes.get(h, {}).get("outcome") == "trial-ok" for h in r),
+          "summary: every node trial-ok", s)
+    check(all(nodes.get(h, {}).get("old") == OLD and nodes.get(h, {}).get("new") == NEW for h in r),
+          "summary names the old and new kernels", s)
+    for h, root in r.items():
+        e, j = grubenv(root), journal(root)
+        check(e.get("saved_entry") == NEW_PATH and "next_entry" not in e and j.get("state") == "pinned",
+              f"{h}: pinned, saved_entry = new kernel", (e, j.get("state")))
+    f = os.path.join(r["node1"], "var/log/fake-apt.log")
+    log = open(f).read() if os.path.exists(f) else ""
+    check("install" in log and "linux-xanmod-lts-x64v3" in log, "apply installed the repository package", log)
+    check(os.path.exists(os.path.join(r["node1"], "etc/kswap/kswap.conf.d/50-ansible.conf")),
+          "the role wrote the kswap.conf drop-in")
+    order = [l.split()[1] for l in p.stdout.splitlines() if l.startswith("PLAY [")]
+    check("canary" in p.stdout and p.stdout.index("PLAY [kswap canary]") < p.stdout.index("PLAY [kswap batches]"),
+          "canary play before the batches", order)
+    canary = p.stdout.split("PLAY [kswap canary]")[1].split("PLAY [")[0]
+    check("node2" in canary and "node1" not in canary and "node3" not in canary,
+          "kswap_canary=node2 runs alone in the canary play", canary[-2000:])
+    check("trial-ok" in p.stdout and "rollout complete" in p.stdout, "summary table printed", p.stdout[-3000:])
+    before = log
+    p, s, r = run("all-pass", [("node1", "ubuntu-24.04-kvm", CONF, {}),
+                               ("node2", "ubuntu-24.04-kvm", CONF, {}),
+                               ("node3", "ubuntu-24.04-kvm", CONF, {})],
+                  ["-e", "kswap_canary=node2", "-e", "kswap_serial=2"], again=True)
+    nodes = (s or {}).get("nodes", {})
+    check(p.returncode == 0 and all(nodes.get(h, {}).get("done") for h in r),
+          "the same rollout again: every node is done already, exit 0", out(p))
+    check(open(f).read() == before and all(journal(root).get("state") == "pinned" for root in r.values()),
+          "... nothing applied a second time", open(f).read())
+
+if scenario("blocked"):
+    p, s, r = run("blocked", [("node1", "ubuntu-24.04-kvm", CONF, {}),
+                              ("node2", "ubuntu-24.04-kvm", CONF, {}),
+                              ("node3", "boot-btrfs", CONF, {})])
+    check(p.returncode != 0 and "node3" in p.stdout and "grub.env-unwritable" in p.stdout,
+          "one blocked node: stops at plan, names the node and the finding", out(p))
+    check(all(untouched(root) for root in r.values()), "nothing applied anywhere",
+          {h: journal(root).get("state") for h, root in r.items()})
+
+if scenario("canary-fails"):
+    p, s, r = run("canary-fails", [("node1", "ubuntu-24.04-kvm", UNHEALTHY, {}),
+                                   ("node2", "ubuntu-24.04-kvm", CONF, {}),
+                                   ("node3", "ubuntu-24.04-kvm", CONF, {})])
+    nodes = (s or {}).get("nodes", {})
+    check(p.returncode != 0 and nodes.get("node1", {}).get("outcome") == "health-failed",
+          "canary health-failed: rollout fails, summary says health-failed", out(p))
+    check(s and "canary node1" in s["stopped"] and "rollout stopped" in p.stdout, "stop reason names the canary", s)
+    check(untouched(r["node2"]) and untouched(r["node3"]), "node2 and node3 never applied",
+          {h: journal(root).get("state") for h, root in r.items()})
+    e = grubenv(r["node1"])
+    check(e.get("saved_entry") == OLD_PATH and "next_entry" not in e, "canary: old kernel is the default again", e)
+    check("reboot" in (open(os.path.join(r["node1"], "run/fake-reboot-requested")).read()
+                       if os.path.exists(os.path.join(r["node1"], "run/fake-reboot-requested")) else ""),
+          "accept asked for the one reboot back to the old kernel")
+
+if scenario("batch-fell-back"):
+    p, s, r = run("batch-fell-back", [("node1", "ubuntu-24.04-kvm", CONF, {}),
+                                      ("node2", "ubuntu-24.04-kvm", CONF, {"sim_trial_dies": True}),
+                                      ("node3", "ubuntu-24.04-kvm", CONF, {}),
+                                      ("node4", "ubuntu-24.04-kvm", CONF, {})],
+                  ["-e", "kswap_serial=1", "-e", "kswap_max_fail_percentage=50"])
+    nodes = (s or {}).get("nodes", {})
+    check(p.returncode != 0 and nodes.get("node1", {}).get("outcome") == "trial-ok"
+          and nodes.get("node2", {}).get("outcome") == "fell-back",
+          "node2 fell back: canary node1 trial-ok, node2 fell-back, exit non-zero", out(p))
+    check(untouched(r["node3"]) and untouched(r["node4"]) and not nodes.get("node3", {}).get("outcome"),
+          "the batches after the fall-back never started", {h: journal(root).get("state") for h, root in r.items()})
+    check(s and "node2: fell-back" in s["stopped"], "stop reason names node2", s)
+
+if scenario("batch-error"):
+    bad_env = {"PATH": path, "KSWAP_FAKE_DEBS": debs, "NO_COLOR": "1", "KSWAP_FAKE_APT_FAIL": "install"}
+    p, s, r = run("batch-error", [("node1", "ubuntu-24.04-kvm", CONF, {}),
+                                  ("node2", "ubuntu-24.04-kvm", CONF, {"kswap_environment": bad_env}),
+                                  ("node3", "ubuntu-24.04-kvm", CONF, {}),
+                                  ("node4", "ubuntu-24.04-kvm", CONF, {})],
+                  ["-e", "kswap_serial=2", "-e", "kswap_max_fail_percentage=50"])
+    nodes = (s or {}).get("nodes", {})
+    check(nodes.get("node2", {}).get("error") and not nodes.get("node2", {}).get("outcome"),
+          "apply error on node2 is recorded in the summary", s)
+    check(s and not s["stopped"] and all(nodes.get(h, {}).get("outcome") == "trial-ok" for h in ("node1", "node3", "node4")),
+          "1 error in a batch of 2 with max_fail_percentage=50: the rollout goes on", s)
+    check(p.returncode != 0 and "with errors" in p.stdout, "... but the playbook fails at the end, naming the errors",
+          out(p))
+    p, s, r = run("batch-error-0", [("node1", "ubuntu-24.04-kvm", CONF, {}),
+                                    ("node2", "ubuntu-24.04-kvm", CONF, {"kswap_environment": bad_env}),
+                                    ("node3", "ubuntu-24.04-kvm", CONF, {}),
+                                    ("node4", "ubuntu-24.04-kvm", CONF, {})],
+                  ["-e", "kswap_serial=2"])
+    check(s and "errors on node2" in s["stopped"] and untouched(r["node4"]),
+          "max_fail_percentage 0 (default): the batch with the error stops the rollout", s)
+
+shutil.rmtree(work, ignore_errors=True) if not failed else print("work dir kept: " + work)
+print(f"{failed} failed")
+sys.exit(1 if failed else 0)
