@@ -1,13 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <fcntl.h>
-#include <lzma.h>
 #include <stdarg.h>
 #include <sys/stat.h>
-#include <zstd.h>
 
 #include "deb.h"
 #include "modinfo.h"
 #include "archive-dl.h"
+#include "compress-dl.h"
 #include "util.h"
 
 #define IO_BUF (1024 * 1024)
@@ -196,8 +195,11 @@ static int source_init(source *s, int fd, uint64_t off, uint64_t size, comp c)
     s->out = malloc(IO_BUF);
     if (!s->in || !s->out)
         return -ENOMEM;
+    if ((c == COMP_XZ && ks_dlopen_liblzma(NULL) < 0) ||
+        (c == COMP_ZSTD && ks_dlopen_libzstd(NULL) < 0))
+        return -EOPNOTSUPP;
     if (c == COMP_XZ) {
-        uint32_t cpus = lzma_cputhreads();
+        uint32_t cpus = sym_lzma_cputhreads();
         uint32_t threads = cpus == 0 ? 1 : cpus > XZ_THREADS_MAX ? XZ_THREADS_MAX : cpus;
         lzma_mt mt = {
             .flags = LZMA_CONCATENATED,
@@ -206,12 +208,12 @@ static int source_init(source *s, int fd, uint64_t off, uint64_t size, comp c)
             .memlimit_stop = UINT64_MAX,
         };
         s->lz = (lzma_stream)LZMA_STREAM_INIT;
-        if (lzma_stream_decoder_mt(&s->lz, &mt) != LZMA_OK)
+        if (sym_lzma_stream_decoder_mt(&s->lz, &mt) != LZMA_OK)
             return -ENOMEM;
         s->lz_init = true;
         s->threads = (int)mt.threads;
     } else if (c == COMP_ZSTD) {
-        s->zd = ZSTD_createDCtx();
+        s->zd = sym_ZSTD_createDCtx();
         if (!s->zd)
             return -ENOMEM;
     }
@@ -221,9 +223,9 @@ static int source_init(source *s, int fd, uint64_t off, uint64_t size, comp c)
 static void source_done(source *s)
 {
     if (s->lz_init)
-        lzma_end(&s->lz);
+        sym_lzma_end(&s->lz);
     if (s->zd)
-        ZSTD_freeDCtx(s->zd);
+        sym_ZSTD_freeDCtx(s->zd);
     free(s->in);
     free(s->out);
     free(s->errmsg);
@@ -288,7 +290,7 @@ static la_ssize_t read_cb(struct archive *a, void *userdata, const void **ret_bu
             }
             s->lz.next_out = s->out;
             s->lz.avail_out = IO_BUF;
-            lr = lzma_code(&s->lz, s->in_eof ? LZMA_FINISH : LZMA_RUN);
+            lr = sym_lzma_code(&s->lz, s->in_eof ? LZMA_FINISH : LZMA_RUN);
             produced = IO_BUF - s->lz.avail_out;
             if (lr == LZMA_STREAM_END) {
                 s->done = true;
@@ -319,9 +321,9 @@ static la_ssize_t read_cb(struct archive *a, void *userdata, const void **ret_bu
                 return 0;
             }
             in = (ZSTD_inBuffer){.src = s->in, .size = s->in_len, .pos = s->in_pos};
-            s->zret = ZSTD_decompressStream(s->zd, &out, &in);
-            if (ZSTD_isError(s->zret)) {
-                set_error(&s->errmsg, "data.tar.zst is corrupt (%s)", ZSTD_getErrorName(s->zret));
+            s->zret = sym_ZSTD_decompressStream(s->zd, &out, &in);
+            if (sym_ZSTD_isError(s->zret)) {
+                set_error(&s->errmsg, "data.tar.zst is corrupt (%s)", sym_ZSTD_getErrorName(s->zret));
                 r = -EBADMSG;
                 goto fail;
             }
@@ -406,7 +408,9 @@ static int decompress_module(const unsigned char *in, size_t in_len, unsigned ch
     if (in_len >= sizeof(xz_magic) && memcmp(in, xz_magic, sizeof(xz_magic)) == 0) {
         lzma_stream lz = LZMA_STREAM_INIT;
         lzma_ret lr;
-        if (lzma_stream_decoder(&lz, 256u * 1024 * 1024, LZMA_CONCATENATED) != LZMA_OK)
+        if (ks_dlopen_liblzma(NULL) < 0)
+            return -EOPNOTSUPP;
+        if (sym_lzma_stream_decoder(&lz, 256u * 1024 * 1024, LZMA_CONCATENATED) != LZMA_OK)
             return -ENOMEM;
         lz.next_in = in;
         lz.avail_in = in_len;
@@ -414,27 +418,27 @@ static int decompress_module(const unsigned char *in, size_t in_len, unsigned ch
             if (len == cap) {
                 unsigned char *n;
                 if (cap >= KS_DEB_MODULE_MAX) {
-                    lzma_end(&lz);
+                    sym_lzma_end(&lz);
                     return -EFBIG;
                 }
                 cap = cap ? cap * 2 : 256 * 1024;
                 n = realloc(out, cap);
                 if (!n) {
-                    lzma_end(&lz);
+                    sym_lzma_end(&lz);
                     return -ENOMEM;
                 }
                 out = n;
             }
             lz.next_out = out + len;
             lz.avail_out = cap - len;
-            lr = lzma_code(&lz, LZMA_FINISH);
+            lr = sym_lzma_code(&lz, LZMA_FINISH);
             len = cap - lz.avail_out;
         } while (lr == LZMA_OK);
-        lzma_end(&lz);
+        sym_lzma_end(&lz);
         if (lr != LZMA_STREAM_END)
             return -EBADMSG;
     } else if (in_len >= sizeof(zstd_magic) && memcmp(in, zstd_magic, sizeof(zstd_magic)) == 0) {
-        ZSTD_DCtx *zd = ZSTD_createDCtx();
+        ZSTD_DCtx *zd = ks_dlopen_libzstd(NULL) < 0 ? NULL : sym_ZSTD_createDCtx();
         ZSTD_inBuffer ib = {.src = in, .size = in_len};
         size_t zr = 1;
         if (!zd)
@@ -444,26 +448,26 @@ static int decompress_module(const unsigned char *in, size_t in_len, unsigned ch
             if (len == cap) {
                 unsigned char *n;
                 if (cap >= KS_DEB_MODULE_MAX) {
-                    ZSTD_freeDCtx(zd);
+                    sym_ZSTD_freeDCtx(zd);
                     return -EFBIG;
                 }
                 cap = cap ? cap * 2 : 256 * 1024;
                 n = realloc(out, cap);
                 if (!n) {
-                    ZSTD_freeDCtx(zd);
+                    sym_ZSTD_freeDCtx(zd);
                     return -ENOMEM;
                 }
                 out = n;
             }
             ob = (ZSTD_outBuffer){.dst = out, .size = cap, .pos = len};
-            zr = ZSTD_decompressStream(zd, &ob, &ib);
+            zr = sym_ZSTD_decompressStream(zd, &ob, &ib);
             len = ob.pos;
-            if (ZSTD_isError(zr) || (ib.pos == ib.size && zr != 0 && ob.pos < ob.size)) {
-                ZSTD_freeDCtx(zd);
+            if (sym_ZSTD_isError(zr) || (ib.pos == ib.size && zr != 0 && ob.pos < ob.size)) {
+                sym_ZSTD_freeDCtx(zd);
                 return -EBADMSG;
             }
         }
-        ZSTD_freeDCtx(zd);
+        sym_ZSTD_freeDCtx(zd);
     } else {
         return -EBADMSG;
     }
