@@ -183,13 +183,18 @@ static int run_plan(ks_ctx *ctx, int argc, char **argv)
     opts.config = cfg;
     k = ks_plan_run(ctx->root, &opts, &p);
     if (k < 0) {
-        ks_error("cannot assess '%s': cannot read '%s': %s", ks_root_path(ctx->root),
-                 strempty(p.error_file), k == -EBADMSG ? "not in the expected format" : strerror(-k));
+        if (p.error_detail)
+            ks_error("cannot assess '%s': %s", ks_root_path(ctx->root), p.error_detail);
+        else
+            ks_error("cannot assess '%s': cannot read '%s': %s", ks_root_path(ctx->root),
+                     strempty(p.error_file),
+                     k == -EBADMSG ? "not in the expected format" : strerror(-k));
         if (ctx->json) {
             json_object *o = json_object_new_object();
             json_object_object_add(o, "verdict", json_object_new_string("error"));
             json_object_object_add(o, "error_file", ks_json_string_or_null(p.error_file));
-            json_object_object_add(o, "error", json_object_new_string(strerror(-k)));
+            json_object_object_add(o, "error", json_object_new_string(
+                                                   p.error_detail ? p.error_detail : strerror(-k)));
             ks_print_json(o);
             json_object_put(o);
         }

@@ -282,8 +282,18 @@ static int check_target_modules(const ks_root *root, const ks_plan_opts *opts, k
     else
         return 0;
     k = ks_verify_run(root, opts->config, &vo, &p->verify);
-    if (k < 0)
-        return fail(p, opts->deb ? opts->deb : "lib/modules", k);
+    if (k < 0) {
+        _cleanup_free_ char *dir = ks_asprintf("lib/modules/%s", strempty(vo.release));
+        free(p->error_detail);
+        p->error_detail = TAKE_PTR(err);
+        k = fail(p, dir ? dir : "lib/modules", k);
+        if (opts->deb) {
+            /* a path on the running machine, as given, not one inside the root */
+            free(p->error_file);
+            p->error_file = strdup(opts->deb);
+        }
+        return k;
+    }
     p->verified = true;
     if (opts->deb && p->verify.release) {
         free(p->target_release);
@@ -579,7 +589,7 @@ void ks_plan_done(ks_plan *p)
         &p->grub_default, &p->grub_default_file, &p->panic_value, &p->panic_source,
         &p->cc_live, &p->cc_config, &p->cc_config_file, &p->qdisc_live, &p->qdisc_config,
         &p->qdisc_config_file, &p->bbr_listed_file, &p->target_package, &p->target_release,
-        &p->error_file,
+        &p->error_file, &p->error_detail,
     };
     for (size_t i = 0; i < ARRAY_SIZE(strings); i++) {
         free(*strings[i]);

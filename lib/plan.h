@@ -64,6 +64,7 @@ typedef struct ks_plan {
     ks_findings findings;
     /* set when plan could not evaluate the host: which file and why (for the error line) */
     char *error_file;
+    char *error_detail; /* what went wrong there, when more than errno can say */
 } ks_plan;
 
 /*

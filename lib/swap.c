@@ -293,8 +293,10 @@ static int step_plan(run *x, const ks_apply_opts *o, ks_plan *plan)
     k = ks_plan_run(x->root, &po, plan);
     if (k < 0) {
         x->r->status = KS_SWAP_FAILED;
-        x->r->error = ks_asprintf("cannot assess the host: cannot read '%s': %s",
-                                  strempty(plan->error_file), strerror(-k));
+        x->r->error = plan->error_detail
+                          ? ks_asprintf("cannot assess the host: %s", plan->error_detail)
+                          : ks_asprintf("cannot assess the host: cannot read '%s': %s",
+                                        strempty(plan->error_file), strerror(-k));
         return k;
     }
     /* Passed checks stay in the plan; the result carries what an operator must read. */
@@ -463,9 +465,17 @@ static int step_install(run *x, const ks_apply_opts *o, const ks_plan *plan, cha
         return journal_error(x, k);
 
     if (o->kernel && ks_kernels_find(&plan->kernels, o->kernel)) {
+        /* Installed already: nothing for apt, but the journal must name the trial kernel
+         * (accept judges against it), as after an install. */
+        k = ks_journal_set(x->j, KS_JF_NEW_KERNEL, o->kernel);
+        if (k >= 0)
+            k = ks_journal_set_state(x->j, KS_STATE_INSTALLED);
+        if (k >= 0)
+            k = ks_journal_step_end(x->j, "install", KS_STEP_SKIPPED, "installed already");
+        if (k < 0)
+            return journal_error(x, k);
         *ret_release = strdup(o->kernel);
-        k = ks_journal_step_end(x->j, "install", KS_STEP_SKIPPED, "installed already");
-        return k < 0 ? journal_error(x, k) : 0;
+        return *ret_release ? 0 : -ENOMEM;
     }
     if (o->kernel)
         return fail_step(x, "install", -ENOENT,

@@ -152,6 +152,22 @@ if scenario("happy"):
     check(p.returncode == 0 and "GRUB_DEFAULT=saved" in dropin and "panic=" not in dropin,
           "[apply] add_panic = no: the drop-in leaves the command line alone", dropin)
 
+if scenario("happy"):
+    # --kernel with an installed release (any kernel, not only XanMod): no apt, and the journal
+    # names the trial kernel so that accept can judge it (found by the VM suite)
+    r = fresh_root("kernel")
+    subprocess.run([os.path.join(fakes, "apt-get"), "install", "-y", good], env=env(KSWAP_ROOT=r),
+                   check=True, capture_output=True)
+    os.unlink(os.path.join(r, "var/log/fake-apt.log"))
+    p, d = kswap(r, "--json", "apply", "--kernel", NEW, "--yes")
+    check(p.returncode == 0 and d and d.get("state") == "armed" and d.get("new_kernel") == NEW
+          and kernels(d) == [NEW, OLD, OLD], "apply --kernel INSTALLED arms it and names it", p.stderr)
+    check(not os.path.exists(os.path.join(r, "var/log/fake-apt.log")), "... without apt")
+    boot_into(r, NEW)
+    p, d = kswap(r, "--json", "accept")
+    check(p.returncode == 0 and d and d.get("outcome") == "trial-ok" and d.get("pinned"),
+          "... and accept judges and pins it", p.stderr)
+
 if scenario("rollback"):
     r = fresh_root("rollback")
     p, d = kswap(r, "--json", "apply", "--deb", good, "--yes")

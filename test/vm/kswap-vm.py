@@ -1,0 +1,781 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The whole-machine test (suite vm): a real Debian 12 under qemu (TCG) with real GRUB, two real
+kernels, systemd and the kswap build under test goes through apply, the trial boot, accept and
+pin, and survives a failing and a dying kernel.
+
+usage: kswap-vm.py build [--layout ext4|btrfs]        build (or find in the cache) the image
+       kswap-vm.py run SCENARIO...       happy happy-deb health panic btrfs
+Environment: KSWAP_VM=1 is required (otherwise exit 77); KS_CACHE (default
+/var/cache/kswap-test/vm) holds the images; KS_BUILD_ROOT is the meson build dir whose kswap is
+installed into the image (meson install --destdir). Exit 77 when a prerequisite is missing
+(root, mmdebstrap, qemu, the Debian mirror, the image build).
+
+The image (cached, keyed by its inputs):
+  layer 1, rootfs-KEY.tar: mmdebstrap minbase bookworm with systemd, both kernels, GRUB's files
+    (grub2-common, grub-pc-bin), initrds made with MODULES=list plus a hook adding virtio_pci,
+    virtio_blk and ext4; the mirror lines are this machine's apt sources (Debian ones only).
+  layer 2, disk-LAYOUT-KEY.img: that tree plus kswap (meson install), the VM's kswap.conf and
+    test units, an MBR disk with GRUB for BIOS (boot.img + core.img, as test/grub/qemu-grub.py),
+    ext4 root (layout btrfs: /boot on its own btrfs partition). One first boot inside qemu runs
+    the real update-grub and powers off.
+Scenarios: happy (apply --kernel NEW --yes --reboot, trial, accept pins, NEW again), happy-deb
+(the same with apply --deb NEW.deb, NEW's own package installed already), health (a required
+service fails on NEW: accept reboots once, OLD, health-failed), panic (NEW's initrd replaced
+after arming by one without /init or disk driver: the kernel panics, panic=5 resets, GRUB starts
+OLD, fell-back), btrfs (/boot on btrfs: apply refuses before arming, OLD keeps booting). health,
+panic and btrfs name NEW with --deb (plan line "src=deb"); happy uses --kernel.
+
+Each scenario boots a qcow2 overlay of the disk; a second small raw disk (/dev/vdb) carries the
+scenario's plan: what the VM does at its Nth boot (apply, reboot, ...). Every boot prints on the
+serial line GRUB's "Loading Linux REL ..." and, from userspace, "KSWAP-VM BOOT n KERNEL REL" and
+"KSWAP-VM STATUS n {kswap status --json}"; the scenario asserts the kernel of each boot.
+"""
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+SKIP = 77
+HERE = os.path.dirname(os.path.abspath(__file__))
+CACHE = os.environ.get("KS_CACHE", "/var/cache/kswap-test/vm")
+OLD = os.environ.get("KS_VM_OLD", "6.1.0-50-amd64")     # bookworm main
+NEW = os.environ.get("KS_VM_NEW", "6.1.0-57-amd64")     # bookworm-security
+SUITE = "bookworm"
+MODDIR = "/usr/lib/grub/i386-pc"
+PART_OFFSET = 1 << 20
+ROOT_UUID = "5a1e0000-6b73-7761-7000-000000000001"
+BOOT_UUID = "5a1e0000-6b73-7761-7000-000000000002"
+RECIPE = "kswap-vm recipe 1"   # bump when the disk recipe (make_disk, build_disk) changes
+BOOT_TIMEOUT = int(os.environ.get("KS_VM_BOOT_TIMEOUT", "300"))
+QEMU = ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "Nehalem", "-m", "1024", "-smp", "2",
+        "-nodefaults", "-display", "none", "-nic", "none"]
+PACKAGES = ["systemd-sysv", "udev", "kmod", "initramfs-tools", "zstd", "linux-base",
+            "grub2-common", "grub-pc-bin", "libinih1", "libjson-c5", "libarchive13",
+            "libgpgme11", "libkmod2", "libzstd1", "liblzma5",
+            f"linux-image-{OLD}", f"linux-image-{NEW}"]
+
+INITRAMFS_CONF = "MODULES=list\nCOMPRESS=zstd\n"
+INITRAMFS_HOOK = """#!/bin/sh
+# kswap VM test: MODULES=list plus the drivers of the VM's root disk.
+PREREQ=""
+prereqs() { echo "$PREREQ"; }
+case "$1" in prereqs) prereqs; exit 0;; esac
+. /usr/share/initramfs-tools/hook-functions
+manual_add_modules virtio_pci virtio_blk ext4
+"""
+
+# The VM's side: one script, run early (count the boot) and late (report, then the plan's
+# actions for this boot). The plan comes from /dev/vdb: lines "N=action,action".
+VM_SCRIPT = r"""#!/bin/sh
+# kswap VM test driver (test/vm/kswap-vm.py). Not part of kswap.
+D=/var/lib/kswap-vm
+OLD=@OLD@
+NEW=@NEW@
+say() { echo "KSWAP-VM $*" > /dev/ttyS0; }
+mkdir -p $D
+case "$1" in
+early)
+  if [ -e /etc/kswap-vm/firstboot ]; then exit 0; fi
+  n=$(( $(cat $D/boots 2>/dev/null || echo 0) + 1 ))
+  echo $n > $D/boots; sync
+  say "EARLY $n KERNEL $(uname -r)"
+  exit 0 ;;
+app)
+  # The workload whose health accept checks: fails on NEW once the plan said "break".
+  if [ -e /etc/kswap-vm/break-on-new ] && [ "$(uname -r)" = "$NEW" ]; then
+    say "APP refusing to start on $NEW"; exit 1
+  fi
+  exit 0 ;;
+firstboot)
+  [ -e /etc/kswap-vm/firstboot ] || exit 0
+  if update-grub > /dev/ttyS0 2>&1; then
+    rm -f /etc/kswap-vm/firstboot; sync; say "FIRSTBOOT OK"
+  else
+    say "FIRSTBOOT FAILED"
+  fi
+  systemctl poweroff; exit 0 ;;
+esac
+[ -e /etc/kswap-vm/firstboot ] && exit 0
+n=$(cat $D/boots)
+say "BOOT $n KERNEL $(uname -r)"
+say "ACCEPT $n $(systemctl show -p ActiveState -p Result -p ExecMainStatus kswap-accept.service | tr '\n' ' ')"
+say "STATUS $n $(kswap status --json 2>/dev/null | tr -d '\n')"
+all=$(head -c 4096 /dev/vdb 2>/dev/null | tr -d '\000')
+plan=$(echo "$all" | sed -n "s/^$n=//p")
+# How apply names NEW: --kernel RELEASE (installed already) or --deb FILE (the same package).
+src="--kernel $NEW"
+[ "$(echo "$all" | sed -n 's/^src=//p')" = deb ] && src="--deb $(ls /var/lib/kswap-vm/linux-image-${NEW}_*.deb)"
+[ -n "$plan" ] || plan=poweroff
+for a in $(echo "$plan" | tr ',' ' '); do
+  say "ACT $n $a"
+  case "$a" in
+  apply|apply-reboot)
+    opt=; [ "$a" = apply-reboot ] && opt=--reboot
+    say "APPLY-START $n kswap --json apply $src --yes $opt"
+    # stderr (progress) straight to the serial line: with --reboot nothing after it may run.
+    kswap --json apply $src --yes $opt > $D/apply.json 2> /dev/ttyS0
+    rc=$?
+    say "APPLY $n rc=$rc $(tr -d '\n' < $D/apply.json)" ;;
+  break) touch /etc/kswap-vm/break-on-new; sync ;;
+  badinitrd)
+    # NEW dies after arming: its initrd no longer holds anything to mount the root with.
+    cp /usr/local/lib/kswap-vm/initrd-broken.img /boot/initrd.img-$NEW; sync ;;
+  reboot) sync; systemctl reboot; exit 0 ;;
+  poweroff) say "DONE $n"; sync; systemctl poweroff; exit 0 ;;
+  wait) sleep 120; say "WAIT-EXPIRED $n"; systemctl poweroff; exit 0 ;;
+  esac
+done
+"""
+
+UNITS = {
+    "kswap-vm-early.service": """[Unit]
+Description=kswap VM test: count this boot
+DefaultDependencies=no
+After=local-fs.target
+Before=sysinit.target
+[Service]
+Type=oneshot
+ExecStart=/usr/local/lib/kswap-vm/vm early
+[Install]
+WantedBy=sysinit.target
+""",
+    "kswap-vm-firstboot.service": """[Unit]
+Description=kswap VM test: first boot of the image (update-grub, power off)
+ConditionPathExists=/etc/kswap-vm/firstboot
+After=multi-user.target
+[Service]
+Type=oneshot
+ExecStart=/usr/local/lib/kswap-vm/vm firstboot
+[Install]
+WantedBy=multi-user.target
+""",
+    "kswap-vm.service": """[Unit]
+Description=kswap VM test: report this boot, then do what the plan says
+After=kswap-accept.service multi-user.target
+[Service]
+# simple, not oneshot: the boot does not wait for it (no spinner on the console)
+Type=simple
+ExecStart=/usr/local/lib/kswap-vm/vm late
+[Install]
+WantedBy=multi-user.target
+""",
+    "vm-app.service": """[Unit]
+Description=kswap VM test: the workload accept checks
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/usr/local/lib/kswap-vm/vm app
+[Install]
+WantedBy=multi-user.target
+""",
+    "vm-listen.socket": """[Unit]
+Description=kswap VM test: a listening port
+[Socket]
+ListenStream=7777
+Accept=yes
+[Install]
+WantedBy=sockets.target
+""",
+    "vm-listen@.service": """[Unit]
+Description=kswap VM test: connection on 7777
+[Service]
+ExecStart=/bin/cat
+StandardInput=socket
+""",
+}
+
+KSWAP_CONF = """# kswap VM test (test/vm/kswap-vm.py): checks that fit the VM.
+[verify]
+bbr_version = 1
+[accept]
+services = vm-app.service
+listen = tcp:7777
+sysctl = net.ipv4.tcp_congestion_control=bbr net.core.default_qdisc=fq
+modules = tcp_bbr sch_fq virtio_blk ext4
+timeout = 40
+interval = 2
+auto_pin = yes
+on_failure = reboot
+"""
+
+ACCEPT_DROPIN = """[Service]
+# kswap VM test: accept's words on the serial console too.
+StandardOutput=journal+console
+StandardError=journal+console
+"""
+
+DEFAULT_GRUB = """GRUB_DEFAULT="gnulinux-advanced-{root}>gnulinux-{old}-advanced-{root}"
+GRUB_TIMEOUT=1
+GRUB_DISTRIBUTOR=`lsb_release -i -s 2> /dev/null || echo Debian`
+GRUB_CMDLINE_LINUX_DEFAULT=""
+GRUB_CMDLINE_LINUX="console=ttyS0,115200 panic=5"
+GRUB_TERMINAL=serial
+GRUB_SERIAL_COMMAND="serial --unit=0 --speed=115200"
+GRUB_DISABLE_OS_PROBER=true
+"""
+
+
+def log(msg):
+    print(f"kswap-vm: {msg}", file=sys.stderr, flush=True)
+
+
+def skip(msg):
+    print(f"SKIP: {msg}", flush=True)
+    sys.exit(SKIP)
+
+
+def run(*args, **kw):
+    return subprocess.run(args, check=True, capture_output=True, **kw)
+
+
+def sha(*parts):
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(p if isinstance(p, bytes) else str(p).encode())
+        h.update(b"\0")
+    return h.hexdigest()[:16]
+
+
+def tree_hash(d):
+    h = hashlib.sha256()
+    for base, dirs, files in sorted(os.walk(d)):
+        dirs.sort()
+        for n in sorted(files):
+            p = os.path.join(base, n)
+            h.update(os.path.relpath(p, d).encode() + b"\0")
+            if os.path.islink(p):
+                h.update(os.readlink(p).encode())
+            else:
+                with open(p, "rb") as f:
+                    h.update(f.read())
+    return h.hexdigest()[:16]
+
+
+def mirror_lines():
+    """One-line 'deb' entries of this machine's Debian sources (.list and deb822 .sources)."""
+    lines = []
+    files = ["/etc/apt/sources.list"]
+    d = "/etc/apt/sources.list.d"
+    if os.path.isdir(d):
+        files += [os.path.join(d, n) for n in sorted(os.listdir(d))
+                  if n.endswith(".list") or n.endswith(".sources")]
+    for fn in files:
+        if not os.path.isfile(fn):
+            continue
+        text = open(fn).read()
+        if fn.endswith(".sources"):
+            for stanza in re.split(r"\n\s*\n", text):
+                f = {}
+                for ln in stanza.splitlines():
+                    m = re.match(r"([A-Za-z-]+):\s*(.*)", ln)
+                    if m and not ln.startswith("#"):
+                        f[m.group(1).lower()] = m.group(2).strip()
+                if "deb" not in f.get("types", "").split() or f.get("enabled", "yes") == "no":
+                    continue
+                opt = f" [signed-by={f['signed-by']}]" if "signed-by" in f else ""
+                for uri in f.get("uris", "").split():
+                    for suite in f.get("suites", "").split():
+                        lines.append(f"deb{opt} {uri} {suite} {f.get('components', 'main')}")
+        else:
+            lines += [ln.strip() for ln in text.splitlines() if ln.strip().startswith("deb ")]
+    # Only Debian's own archive for bookworm; nothing else from this machine.
+    lines = [ln for ln in lines if "/debian" in ln and f" {SUITE}" in ln]
+    return lines
+
+
+def check_mirror(lines):
+    for ln in lines:
+        uri = [w for w in ln.split() if "://" in w][0]
+        suite = ln.split()[-2]
+        try:
+            urllib.request.urlopen(f"{uri}/dists/{suite}/InRelease", timeout=15).read(64)
+        except Exception as e:  # noqa: BLE001
+            skip(f"the Debian mirror {uri} ({suite}) is not reachable: {e}")
+
+
+def prerequisites():
+    if os.environ.get("KSWAP_VM") != "1":
+        skip("the vm suite runs only with KSWAP_VM=1 (a whole Debian VM under qemu, minutes)")
+    if os.getuid() != 0:
+        skip("needs root (mmdebstrap, device nodes in the image tree)")
+    for tool in ("mmdebstrap", "qemu-system-x86_64", "qemu-img", "grub-mkimage",
+                 "grub-editenv", "mkfs.ext4", "mkfs.btrfs", "sfdisk", "cpio"):
+        if not shutil.which(tool):
+            skip(f"{tool} not found (apt-get install mmdebstrap qemu-system-x86 qemu-utils "
+                 "grub-pc-bin grub-common e2fsprogs btrfs-progs fdisk cpio)")
+    if not os.path.exists(MODDIR + "/boot.img"):
+        skip(f"{MODDIR}/boot.img missing (grub-pc-bin)")
+
+
+class Lock:
+    def __init__(self, path):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        self.f = open(path, "w")
+
+    def __enter__(self):
+        fcntl.flock(self.f, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *a):
+        fcntl.flock(self.f, fcntl.LOCK_UN)
+        self.f.close()
+
+
+# ---------------------------------------------------------------- layer 1: the root tree
+def build_rootfs():
+    mirrors = mirror_lines()
+    if not mirrors:
+        skip("no Debian bookworm lines in /etc/apt/sources.list*")
+    key = sha(RECIPE, SUITE, *PACKAGES, *mirrors, INITRAMFS_CONF, INITRAMFS_HOOK)
+    tar = os.path.join(CACHE, f"rootfs-{key}.tar")
+    if os.path.exists(tar):
+        return tar, key
+    check_mirror(mirrors)
+    log(f"building the root tree with mmdebstrap ({OLD}, {NEW}): a few minutes")
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
+        init = os.path.join(tmp, "initramfs-tools")
+        os.makedirs(init + "/conf.d")
+        os.makedirs(init + "/hooks")
+        with open(init + "/conf.d/kswap-vm.conf", "w") as f:
+            f.write(INITRAMFS_CONF)
+        with open(init + "/hooks/kswap-vm-virtio", "w") as f:
+            f.write(INITRAMFS_HOOK)
+        os.chmod(init + "/hooks/kswap-vm-virtio", 0o755)
+        out = os.path.join(tmp, "rootfs.tar")
+        cmd = ["mmdebstrap", "--variant=minbase", "--include=" + ",".join(PACKAGES),
+               "--essential-hook=mkdir -p \"$1/etc/initramfs-tools\"",
+               f"--essential-hook=sync-in {init} /etc/initramfs-tools",
+               f"--customize-hook=test -s \"$1/boot/initrd.img-{OLD}\"",
+               f"--customize-hook=test -s \"$1/boot/initrd.img-{NEW}\"",
+               "--customize-hook=rm -rf \"$1/var/cache/apt/archives\"/*.deb",
+               SUITE, out] + mirrors
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.stdout.write(r.stderr[-4000:])
+            skip(f"mmdebstrap failed (exit {r.returncode}); see the log above")
+        os.rename(out, tar)
+    log(f"root tree: {time.monotonic() - t0:.0f} s, {os.path.getsize(tar) >> 20} MiB")
+    return tar, key
+
+
+# ---------------------------------------------------------------- layer 2: the disk
+def stage_kswap(tmp):
+    build = os.environ.get("KS_BUILD_ROOT")
+    if not build:
+        skip("KS_BUILD_ROOT is not set (run through meson test, or set it to a build dir)")
+    stage = os.path.join(tmp, "stage")
+    r = subprocess.run(["meson", "install", "-C", build, "--destdir", stage, "--no-rebuild",
+                        "--quiet"], capture_output=True, text=True)
+    if r.returncode != 0:
+        print(r.stdout[-3000:], r.stderr[-3000:])
+        sys.exit(1)  # a broken build is a real failure, not an environment problem
+    return stage
+
+
+def vm_files():
+    """path -> (mode, text) of everything the test adds to the image (besides kswap)."""
+    files = {
+        "usr/local/lib/kswap-vm/vm": (0o755, VM_SCRIPT.replace("@OLD@", OLD).replace("@NEW@", NEW)),
+        "etc/kswap/kswap.conf": (0o644, KSWAP_CONF),
+        "etc/systemd/system/kswap-accept.service.d/kswap-vm.conf": (0o644, ACCEPT_DROPIN),
+        "etc/sysctl.d/90-kswap-vm-bbr.conf": (0o644, "net.core.default_qdisc = fq\n"
+                                              "net.ipv4.tcp_congestion_control = bbr\n"),
+        "etc/modules-load.d/kswap-vm-bbr.conf": (0o644, "tcp_bbr\nsch_fq\n"),
+        "etc/default/grub": (0o644, DEFAULT_GRUB.format(root=ROOT_UUID, old=OLD)),
+        "etc/hostname": (0o644, "kswap-vm\n"),
+        "etc/kswap-vm/firstboot": (0o644, ""),
+        "var/lib/kswap-vm/boots": (0o644, "0\n"),
+    }
+    for n, t in UNITS.items():
+        files["etc/systemd/system/" + n] = (0o644, t)
+    return files
+
+
+def first_grub_cfg(boot_prefix):
+    """Only for the first boot; that boot's update-grub writes the real one."""
+    return f"""serial --unit=0 --speed=115200
+terminal_input serial
+terminal_output serial
+set timeout=0
+menuentry 'kswap-vm first boot' {{
+  insmod gzio
+  echo 'Loading Linux {OLD} ...'
+  linux {boot_prefix}/vmlinuz-{OLD} root=UUID={ROOT_UUID} ro console=ttyS0,115200 panic=5
+  initrd {boot_prefix}/initrd.img-{OLD}
+}}
+"""
+
+
+def write_boot_sectors(img, core):
+    with open(MODDIR + "/boot.img", "rb") as f:
+        boot = bytearray(f.read())
+    boot[0x66:0x68] = b"\x90\x90"  # grub-bios-setup: no drive check for hard disks
+    with open(core, "rb") as f:
+        core_data = f.read()
+    assert len(core_data) < PART_OFFSET - 512, "core.img does not fit before the partition"
+    with open(img, "r+b") as f:
+        f.write(boot[:440])
+        f.seek(512)
+        f.write(core_data)
+
+
+def du_mib(d):
+    return int(run("du", "-sxm", d).stdout.split()[0])
+
+
+def make_disk(root, tmp, layout, img):
+    """root: the image tree. ext4: one ext4 partition. btrfs: p1 btrfs /boot, p2 ext4 /."""
+    grubdir_rel = "boot/grub"
+    mods = os.path.join(root, grubdir_rel, "i386-pc")
+    os.makedirs(mods, exist_ok=True)
+    for n in os.listdir(MODDIR):
+        if n.endswith(".mod") or n.endswith(".lst") or n.endswith(".img"):
+            shutil.copy(os.path.join(MODDIR, n), mods)
+    run("grub-editenv", os.path.join(root, grubdir_rel, "grubenv"), "create")
+    core = os.path.join(tmp, "core.img")
+    early = os.path.join(tmp, "early.cfg")
+    with open(early, "w") as f:
+        f.write("serial --unit=0 --speed=115200\nterminal_input serial\nterminal_output serial\n")
+    prefix = "(hd0,msdos1)/boot/grub" if layout == "ext4" else "(hd0,msdos1)/grub"
+    fstab = f"UUID={ROOT_UUID} / ext4 errors=remount-ro 0 1\n"
+    if layout == "btrfs":
+        fstab += f"UUID={BOOT_UUID} /boot btrfs defaults 0 2\n"
+    with open(os.path.join(root, "etc/fstab"), "w") as f:
+        f.write(fstab)
+    with open(os.path.join(root, grubdir_rel, "grub.cfg"), "w") as f:
+        f.write(first_grub_cfg("/boot" if layout == "ext4" else ""))
+    run("grub-mkimage", "-O", "i386-pc", "-o", core, "-c", early, "-p", prefix,
+        "biosdisk", "part_msdos", "ext2", "btrfs", "normal", "configfile", "echo", "test",
+        "loadenv", "serial", "terminal", "search", "search_fs_uuid", "linux", "boot", "gzio")
+    root_mib = du_mib(root) * 13 // 10 + 400
+    if layout == "ext4":
+        total = root_mib + 2
+        with open(img, "wb") as f:
+            f.truncate(total << 20)
+        run("sfdisk", "-q", img, input=b"2048,,83,*\n")
+        run("mkfs.ext4", "-q", "-F", "-U", ROOT_UUID, "-E", f"offset={PART_OFFSET}", "-d", root,
+            img, f"{(total - 1) << 10}k")
+    else:
+        bootdir = os.path.join(tmp, "bootfs")
+        shutil.move(os.path.join(root, "boot"), bootdir)
+        os.makedirs(os.path.join(root, "boot"))
+        boot_mib = 384
+        root_mib = du_mib(root) * 13 // 10 + 300
+        total = 1 + boot_mib + root_mib + 1
+        with open(img, "wb") as f:
+            f.truncate(total << 20)
+        run("sfdisk", "-q", img,
+            input=f"2048,{boot_mib * 2048},83,*\n{2048 + boot_mib * 2048},,83\n".encode())
+        part = os.path.join(tmp, "boot.part")
+        with open(part, "wb") as f:
+            f.truncate(boot_mib << 20)
+        run("mkfs.btrfs", "-q", "-f", "-U", BOOT_UUID, "-r", bootdir, part)
+        with open(part, "rb") as src, open(img, "r+b") as dst:
+            dst.seek(PART_OFFSET)
+            shutil.copyfileobj(src, dst, 1 << 20)
+        os.unlink(part)
+        off2 = PART_OFFSET + (boot_mib << 20)
+        run("mkfs.ext4", "-q", "-F", "-U", ROOT_UUID, "-E", f"offset={off2}", "-d", root,
+            img, f"{root_mib << 10}k")
+    write_boot_sectors(img, core)
+
+
+def new_deb():
+    """NEW's .deb from this machine's apt sources (apt-get download), cached."""
+    d = os.path.join(CACHE, "debs")
+    os.makedirs(d, exist_ok=True)
+    have = [n for n in os.listdir(d) if n.startswith(f"linux-image-{NEW}_") and n.endswith(".deb")]
+    if not have:
+        r = subprocess.run(["apt-get", "download", f"linux-image-{NEW}"], cwd=d,
+                           capture_output=True, text=True)
+        have = [n for n in os.listdir(d) if n.startswith(f"linux-image-{NEW}_") and n.endswith(".deb")]
+        if r.returncode != 0 or not have:
+            skip(f"apt-get download linux-image-{NEW} failed: {r.stderr[-500:]}")
+    return os.path.join(d, sorted(have)[-1])
+
+
+def build_disk(layout):
+    os.makedirs(CACHE, exist_ok=True)
+    with Lock(os.path.join(CACHE, "lock")):
+        tar, key1 = build_rootfs()
+        with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
+            stage = stage_kswap(tmp)
+            files = vm_files()
+            key = sha(key1, layout, tree_hash(stage), MODDIR,
+                      json.dumps(sorted((k, v) for k, v in files.items())),
+                      first_grub_cfg(""), RECIPE, os.path.basename(new_deb()))
+            img = os.path.join(CACHE, f"disk-{layout}-{key}.img")
+            if os.path.exists(img):
+                return img
+            t0 = time.monotonic()
+            log(f"building the {layout} disk (key {key})")
+            root = os.path.join(tmp, "root")
+            os.makedirs(root)
+            run("tar", "-C", root, "-xpf", tar)
+            # kswap as meson installs it: /usr/local/sbin/kswap, the unit in /lib/systemd/system.
+            subprocess.run(f"tar -C {stage} -cf - . | tar -C {root} -xpf - --keep-directory-symlink",
+                           shell=True, check=True)
+            for rel, (mode, text) in files.items():
+                p = os.path.join(root, rel)
+                os.makedirs(os.path.dirname(p), exist_ok=True)
+                with open(p, "w") as f:
+                    f.write(text)
+                os.chmod(p, mode)
+            # NEW's package, for apply --deb (the same release as the installed one).
+            deb = new_deb()
+            shutil.copy(deb, os.path.join(root, "var/lib/kswap-vm", os.path.basename(deb)))
+            # NEW's broken initrd for the "kernel that dies" scenario: no /init, no driver,
+            # so the kernel cannot mount root and panics (panic=5 resets the machine).
+            broken = os.path.join(tmp, "broken")
+            os.makedirs(broken + "/etc")
+            with open(broken + "/etc/kswap-vm-broken", "w") as f:
+                f.write("no /init, no root disk driver\n")
+            with open(os.path.join(root, "usr/local/lib/kswap-vm/initrd-broken.img"), "wb") as f:
+                subprocess.run("find . | cpio -o -H newc --quiet", shell=True, cwd=broken,
+                               stdout=f, check=True)
+            run("systemctl", f"--root={root}", "enable", "kswap-accept.service",
+                "kswap-vm-early.service", "kswap-vm-firstboot.service", "kswap-vm.service",
+                "vm-app.service", "vm-listen.socket")
+            run("systemctl", f"--root={root}", "mask", "serial-getty@ttyS0.service",
+                "getty.target", "apt-daily.timer", "apt-daily-upgrade.timer")
+            # root without a password is not needed: nobody logs in.
+            part_img = img + ".tmp"
+            make_disk(root, tmp, layout, part_img)
+            t1 = time.monotonic()
+            log(f"disk files: {t1 - t0:.0f} s; first boot (update-grub)")
+            serial = os.path.join(tmp, "firstboot.log")
+            with open(serial, "wb") as out:
+                p = subprocess.Popen(QEMU + ["-serial", "stdio", "-no-reboot", "-drive",
+                                             f"file={part_img},format=raw,if=virtio"],
+                                     stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+                try:
+                    p.wait(timeout=BOOT_TIMEOUT)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+            text = open(serial, "rb").read().decode(errors="replace")
+            shutil.copy(serial, os.path.join(CACHE, f"firstboot-{layout}.log"))
+            if "KSWAP-VM FIRSTBOOT OK" not in text:
+                sys.stdout.write(text[-6000:])
+                os.unlink(part_img)
+                skip(f"the first boot of the new image failed (serial log "
+                     f"{CACHE}/firstboot-{layout}.log)")
+            os.rename(part_img, img)
+            log(f"{layout} disk ready: {time.monotonic() - t0:.0f} s "
+                f"(first boot {time.monotonic() - t1:.0f} s)")
+            # Old disks of this layout are stale now.
+            for n in os.listdir(CACHE):
+                if n.startswith(f"disk-{layout}-") and n != os.path.basename(img):
+                    os.unlink(os.path.join(CACHE, n))
+            return img
+
+
+# ---------------------------------------------------------------- scenarios
+def boot_sequence(img, plan, log_path, total_timeout):
+    """Boots an overlay of img with the plan until the VM powers off. Returns the serial text."""
+    work = os.path.dirname(log_path)
+    ovl = os.path.join(work, "overlay.qcow2")
+    if os.path.exists(ovl):
+        os.unlink(ovl)
+    run("qemu-img", "create", "-q", "-f", "qcow2", "-b", img, "-F", "raw", ovl)
+    ctl = os.path.join(work, "plan.img")
+    with open(ctl, "wb") as f:
+        data = plan.encode() + b"\n"
+        f.write(data.ljust(1 << 20, b"\0"))
+    t0 = time.monotonic()
+    last_start = t0
+    starts = 0
+    with open(log_path, "wb") as out:
+        p = subprocess.Popen(QEMU + ["-serial", "stdio",
+                                     "-drive", f"file={ovl},format=qcow2,if=virtio",
+                                     "-drive", f"file={ctl},format=raw,if=virtio"],
+                             stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        why = None
+        while p.poll() is None:
+            time.sleep(1)
+            text = open(log_path, "rb").read()
+            n = text.count(b"Loading Linux ")
+            now = time.monotonic()
+            if n != starts:
+                starts, last_start = n, now
+            if now - last_start > BOOT_TIMEOUT:
+                why = f"boot {starts} took more than {BOOT_TIMEOUT} s"
+            elif now - t0 > total_timeout:
+                why = f"the scenario took more than {total_timeout} s"
+            if why:
+                p.kill()
+                p.wait()
+                break
+    text = open(log_path, "rb").read().decode(errors="replace")
+    os.unlink(ovl)
+    return text, why, time.monotonic() - t0
+
+
+def parse(text):
+    grub = re.findall(r"Loading Linux (\S+) \.\.\.", text)
+    boots = {}
+    for m in re.finditer(r"KSWAP-VM (EARLY|BOOT|STATUS|APPLY|ACCEPT|DONE|WAIT-EXPIRED) (\d+) ?(.*)",
+                         text):
+        kind, n, rest = m.group(1), int(m.group(2)), m.group(3).strip()
+        b = boots.setdefault(n, {})
+        if kind in ("EARLY", "BOOT"):
+            # EARLY: printed early in every boot that reached userspace (BOOT may never come
+            # when accept reboots first)
+            b["kernel"] = rest.split()[-1]
+        elif kind == "STATUS":
+            try:
+                b["status"] = json.loads(rest)
+            except ValueError:
+                b["status"] = None
+                b["status_raw"] = rest[:500]
+        elif kind == "APPLY":
+            m2 = re.match(r"rc=(\d+) ?(.*)", rest)
+            b["apply_rc"] = int(m2.group(1))
+            try:
+                b["apply"] = json.loads(m2.group(2))
+            except ValueError:
+                b["apply"] = m2.group(2)[:500]
+        else:
+            b[kind.lower()] = rest
+    return grub, boots
+
+
+def journal(st):
+    j = (st or {}).get("journal") or {}
+    return j.get("state"), j.get("outcome")
+
+
+class Failed(Exception):
+    pass
+
+
+def expect(cond, msg):
+    if not cond:
+        raise Failed(msg)
+
+
+SCENARIOS = {
+    # name: (layout, plan, GRUB's kernels boot after boot, userspace boots' kernels)
+    "happy": ("ext4", "1=apply-reboot,wait\n2=reboot\n3=poweroff", [OLD, NEW, NEW], [OLD, NEW, NEW]),
+    # The same with apply --deb (NEW's own package, installed already: apt has nothing to do).
+    "happy-deb": ("ext4", "src=deb\n1=apply-reboot,wait\n2=reboot\n3=poweroff", [OLD, NEW, NEW],
+                  [OLD, NEW, NEW]),
+    "health": ("ext4", "src=deb\n1=break,apply-reboot,wait\n2=wait\n3=poweroff", [OLD, NEW, OLD],
+               [OLD, NEW, OLD]),
+    "panic": ("ext4", "src=deb\n1=apply,badinitrd,reboot\n2=poweroff", [OLD, NEW, OLD], [OLD, OLD]),
+    "btrfs": ("btrfs", "src=deb\n1=apply-reboot,reboot\n2=poweroff", [OLD, OLD], [OLD, OLD]),
+}
+
+
+def check_scenario(name, grub, boots):
+    layout, plan, want_grub, want_user = SCENARIOS[name]
+    expect(grub == want_grub, f"GRUB started {grub}, expected {want_grub}")
+    got_user = [boots.get(i, {}).get("kernel") for i in range(1, len(want_user) + 1)]
+    expect(got_user == want_user, f"userspace boots ran {got_user}, expected {want_user}")
+    last = boots[len(want_user)]
+    expect("done" in last, f"boot {len(want_user)} did not reach the end of its plan")
+    state, outcome = journal(last.get("status"))
+    a1 = boots[1]
+    if name in ("happy", "happy-deb"):
+        expect(a1.get("apply_rc") in (None, 0), f"apply exited {a1.get('apply_rc')}")
+        expect("wait-expired" not in a1, "apply --reboot did not reboot")
+        expect(journal(boots[2].get("status")) == ("pinned", "trial-ok"),
+               f"trial boot: journal {journal(boots[2].get('status'))}")
+        expect((state, outcome) == ("pinned", "trial-ok"), f"journal {state} {outcome}")
+        fc = last["status"]["grub"]["forecast"]
+        kernels = [b.get("kernel") for b in fc]
+        expect(kernels[:3] == [NEW, NEW, NEW], f"forecast after pin: {kernels}")
+    elif name == "health":
+        expect(a1.get("apply_rc") in (None, 0), f"apply exited {a1.get('apply_rc')}")
+        expect("wait-expired" not in boots[2], "accept did not reboot after the failed check")
+        expect(outcome == "health-failed", f"journal {state} {outcome}")
+        expect(state != "pinned", f"journal {state}")
+        fc = last["status"]["grub"]["forecast"]
+        expect([b.get("kernel") for b in fc][:3] == [OLD, OLD, OLD], f"forecast {fc}")
+    elif name == "panic":
+        expect(a1.get("apply_rc") == 0, f"apply exited {a1.get('apply_rc')}")
+        expect(outcome == "fell-back", f"journal {state} {outcome}")
+        fc = last["status"]["grub"]["forecast"]
+        expect([b.get("kernel") for b in fc][:3] == [OLD, OLD, OLD], f"forecast {fc}")
+    elif name == "btrfs":
+        expect(a1.get("apply_rc") == 2, f"apply exited {a1.get('apply_rc')}, expected 2 (refused)")
+        ids = [f.get("id") for f in (a1.get("apply") or {}).get("findings", [])
+               if f.get("severity") == "block"] if isinstance(a1.get("apply"), dict) else []
+        expect("grub.env-unwritable" in ids, f"blocking findings {ids}")
+        expect(state not in ("armed", "trial-booted", "pinned"), f"journal {state} {outcome}")
+
+
+def run_scenarios(names):
+    t_all = time.monotonic()
+    failed = []
+    for name in names:
+        if name not in SCENARIOS:
+            print(f"unknown scenario {name}; known: {' '.join(SCENARIOS)}")
+            return 1
+        layout, plan, want_grub, want_user = SCENARIOS[name]
+        t0 = time.monotonic()
+        try:
+            img = build_disk(layout)
+        except (subprocess.CalledProcessError, OSError) as e:
+            err = getattr(e, "stderr", b"") or b""
+            print(err.decode(errors="replace")[-2000:] if isinstance(err, bytes) else err)
+            skip(f"building the {layout} image failed: {e}")
+        t1 = time.monotonic()
+        work = os.path.join(os.environ.get("KS_VM_WORK") or tempfile.mkdtemp(prefix="kswap-vm-"),
+                            name)
+        os.makedirs(work, exist_ok=True)
+        log_path = os.path.join(work, "serial.log")
+        text, why, secs = boot_sequence(img, plan, log_path, total_timeout=len(want_grub) * BOOT_TIMEOUT)
+        grub, boots = parse(text)
+        try:
+            expect(why is None, why or "")
+            check_scenario(name, grub, boots)
+            if name == "panic":
+                expect("Kernel panic" in text, "no kernel panic on the serial line")
+            print(f"ok {name}: {len(grub)} boots {grub}, {secs:.0f} s (image {t1 - t0:.0f} s); "
+                  f"serial log {log_path}", flush=True)
+        except Failed as e:
+            failed.append(name)
+            print(f"FAIL {name}: {e}\n  GRUB: {grub}\n  boots: "
+                  f"{json.dumps({k: {x: y for x, y in v.items() if x != 'status'} for k, v in boots.items()})}"
+                  f"\n  serial log {log_path}", flush=True)
+            for n, b in sorted(boots.items()):
+                print(f"  boot {n} journal {journal(b.get('status'))}")
+            print("---- last KSWAP-VM lines ----")
+            for ln in text.splitlines():
+                if "KSWAP-VM" in ln or "kswap" in ln.lower():
+                    print("  " + ln[:400])
+    print(f"vm suite: {len(names) - len(failed)}/{len(names)} passed in "
+          f"{time.monotonic() - t_all:.0f} s", flush=True)
+    return 1 if failed else 0
+
+
+def main():
+    args = sys.argv[1:]
+    if not args or args[0] not in ("build", "run"):
+        print(__doc__)
+        return 2
+    prerequisites()
+    if args[0] == "build":
+        layout = "ext4"
+        if "--layout" in args:
+            layout = args[args.index("--layout") + 1]
+        try:
+            print(build_disk(layout))
+        except (subprocess.CalledProcessError, OSError) as e:
+            skip(f"building the {layout} image failed: {e} {getattr(e, 'stderr', '')}")
+        return 0
+    return run_scenarios(args[1:] or list(SCENARIOS))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
