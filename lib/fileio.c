@@ -62,23 +62,42 @@ int ks_mkdir_p(const ks_root *r, const char *path, mode_t mode)
 {
     _cleanup_free_ char *p = strdup(path);
     _cleanup_close_ int fd = -1;
-    char *s;
 
     if (!p)
         return -ENOMEM;
     fd = ks_root_open_at(r, p, O_RDONLY | O_DIRECTORY, 0);
     if (fd >= 0)
         return 0;
-    for (s = p + 1; *s; s++) {
-        if (*s != '/')
+    /* Each level is made in its parent as opened inside the root: a symlink on the way cannot
+     * lead the new directory out of the root. */
+    for (char *s = p;; s++) {
+        char save = *s, *slash;
+        const char *name;
+        int parent, k = 0;
+
+        if (save != '\0' && save != '/')
             continue;
         *s = '\0';
-        if (mkdirat(ks_root_fd(r), p + (p[0] == '/'), mode) < 0 && errno != EEXIST)
-            return -errno;
-        *s = '/';
+        slash = strrchr(p, '/');
+        name = slash ? slash + 1 : p;
+        if (*name) {
+            if (slash)
+                *slash = '\0';
+            parent = ks_root_open_at(r, !slash ? "." : *p ? p : "/", O_RDONLY | O_DIRECTORY, 0);
+            if (slash)
+                *slash = '/';
+            if (parent < 0)
+                return parent;
+            if (mkdirat(parent, name, mode) < 0 && errno != EEXIST)
+                k = -errno;
+            close(parent);
+            if (k < 0)
+                return k;
+        }
+        *s = save;
+        if (save == '\0')
+            break;
     }
-    if (mkdirat(ks_root_fd(r), p + (p[0] == '/'), mode) < 0 && errno != EEXIST)
-        return -errno;
     return 0;
 }
 

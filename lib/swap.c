@@ -799,7 +799,9 @@ int ks_pin(const ks_root *root, const ks_swap_common *c, const char *release, bo
     k = ks_running_kernel(root, &running);
     if (k < 0) {
         ret->status = KS_SWAP_FAILED;
-        ret->error = ks_asprintf("cannot read the running kernel: %s", strerror(-k));
+        ret->error = ks_asprintf("cannot read the running kernel from "
+                                 "'/proc/sys/kernel/osrelease': %s",
+                                 strerror(-k));
         goto out;
     }
     /* Invariant 5: only a kernel that runs and passed acceptance becomes the default. */
@@ -918,7 +920,9 @@ int ks_rollback(const ks_root *root, const ks_swap_common *c, bool do_purge, boo
     k = ks_running_kernel(root, &running);
     if (k < 0) {
         ret->status = KS_SWAP_FAILED;
-        ret->error = ks_asprintf("cannot read the running kernel: %s", strerror(-k));
+        ret->error = ks_asprintf("cannot read the running kernel from "
+                                 "'/proc/sys/kernel/osrelease': %s",
+                                 strerror(-k));
         goto out;
     }
     k = begin(&x, "rollback", "making the old kernel the default again");

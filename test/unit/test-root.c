@@ -68,6 +68,23 @@ int main(void)
         CHECK_INTEQ(st.st_mode & 0777, 0600);
     }
     CHECK(ks_unlink_durable(r, "var/lib/kswap/state.json") == 0);
+
+    /* An absolute symlink on the way resolves inside the root: nothing lands on the host. */
+    {
+        char *lnk = ks_asprintf("ln -s /kswap-escape-test %s/escape", base);
+        sh(lnk);
+        free(lnk);
+        (void)rmdir("/kswap-escape-test/sub");
+        (void)rmdir("/kswap-escape-test");
+        /* A dangling link refuses, as mkdir -p does; a link to an existing directory inside
+         * the root is followed there. */
+        CHECK(ks_write_atomic(r, "escape/sub/f", "x", 1, 0644) < 0);
+        CHECK(access("/kswap-escape-test", F_OK) != 0);
+        CHECK(ks_mkdir_p(r, "kswap-escape-test", 0755) == 0);
+        CHECK(ks_write_atomic(r, "escape/sub/f", "x", 1, 0644) == 0);
+        CHECK(access("/kswap-escape-test", F_OK) != 0);
+        CHECK(ks_root_exists(r, "kswap-escape-test/sub/f"));
+    }
     CHECK(!ks_root_exists(r, "var/lib/kswap/state.json"));
 
     free(cmd);
