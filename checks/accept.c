@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The verdict of kswap accept and its actions: pin, disarm, the one reboot, motd, hooks. */
+#include <ctype.h>
 #include <stdarg.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -179,6 +180,56 @@ static char *first_failure(const ks_checklist *l)
     return strdup("a required check failed");
 }
 
+/* journalctl with argv on success and some output, else NULL. At most max bytes. */
+static char *journal_query(acc *a, char **argv, size_t max)
+{
+    ks_check_ctx ctx = {.root = a->root, .root_abs = a->root_abs};
+    struct ks_spawn_result res = {0};
+    char *out = NULL;
+
+    if (ks_check_spawn(&ctx, argv, 10000, &res) >= 0 && ks_spawn_succeeded(&res) &&
+        res.output_len > 0)
+        out = strndup(res.output, res.output_len > max ? max : res.output_len);
+    ks_spawn_result_done(&res);
+    return out;
+}
+
+/* Boot ids as 32 lower-case hex digits: the kernel's has dashes, journald's _BOOT_ID none. */
+static bool same_boot_id(const char *a, const char *b)
+{
+    for (;;) {
+        while (*a == '-')
+            a++;
+        while (*b == '-')
+            b++;
+        if (!*a || !*b || *a == '\n' || *b == '\n')
+            return (!*a || *a == '\n') && (!*b || *b == '\n');
+        if (tolower((unsigned char)*a++) != tolower((unsigned char)*b++))
+            return false;
+    }
+}
+
+/*
+ * Is the journal's previous boot the one of arming? Then the trial boot never reached the
+ * journal: it stopped before the root filesystem was mounted (kernel panic, initramfs), and
+ * only its console shows why. 1: another boot, 0: the arming boot, -1: unknown.
+ */
+static int trial_boot_logged(acc *a)
+{
+    char *argv[] = {(char *)"journalctl", (char *)"-b", (char *)"-1", (char *)"-n", (char *)"1",
+                    (char *)"-o", (char *)"export", (char *)"--no-pager", (char *)"-q", NULL};
+    _cleanup_free_ char *out = journal_query(a, argv, 65536);
+    const char *armed = ks_journal_armed_boot_id(a->j);
+    const char *p;
+
+    if (!out || !armed)
+        return -1;
+    for (p = out; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+        if (ks_startswith(p, "_BOOT_ID="))
+            return same_boot_id(p + strlen("_BOOT_ID="), armed) ? 0 : 1;
+    return -1;
+}
+
 /*
  * What the trial boot left in the system journal: its warnings and errors, the last lines first
  * to go (a panic or a stuck unit shows there). Best effort: without a persistent journal, or
@@ -188,15 +239,8 @@ static char *previous_boot_log(acc *a)
 {
     char *argv[] = {(char *)"journalctl", (char *)"-b", (char *)"-1", (char *)"-p", (char *)"warning",
                     (char *)"-n", (char *)"25", (char *)"--no-pager", (char *)"-q", NULL};
-    ks_check_ctx ctx = {.root = a->root, .root_abs = a->root_abs};
-    struct ks_spawn_result res = {0};
-    char *out = NULL;
 
-    if (ks_check_spawn(&ctx, argv, 10000, &res) >= 0 && ks_spawn_succeeded(&res) &&
-        res.output_len > 0)
-        out = strndup(res.output, res.output_len > 4000 ? 4000 : res.output_len);
-    ks_spawn_result_done(&res);
-    return out;
+    return journal_query(a, argv, 4000);
 }
 
 static int judge_fell_back(acc *a)
@@ -205,13 +249,22 @@ static int judge_fell_back(acc *a)
     const char *new = ks_journal_get(a->j, KS_JF_NEW_KERNEL);
     int k;
 
-    a->r->previous_boot = previous_boot_log(a);
+    a->r->trial_boot_logged = trial_boot_logged(a);
+    if (a->r->trial_boot_logged != 0)
+        a->r->previous_boot = previous_boot_log(a);
     if (a->r->previous_boot)
         progress(a, "the previous boot's journal (warnings and errors):\n%s", a->r->previous_boot);
 
-    reason = ks_asprintf("the trial kernel %s did not come up; %s runs (see 'journalctl -b -1' "
-                         "for the previous boot)",
-                         new, a->r->kernel);
+    if (a->r->trial_boot_logged == 0)
+        reason = ks_asprintf("the trial kernel %s did not come up; %s runs; the trial boot left "
+                             "nothing in the system journal (it stopped before the root "
+                             "filesystem was mounted: kernel or initramfs), its console log "
+                             "shows why",
+                             new, a->r->kernel);
+    else
+        reason = ks_asprintf("the trial kernel %s did not come up; %s runs (see 'journalctl -b "
+                             "-1' for the previous boot)",
+                             new, a->r->kernel);
     if (!reason)
         return -ENOMEM;
     progress(a, "FELL BACK: %s", reason);
@@ -338,7 +391,7 @@ int ks_accept(const ks_root *root, const ks_accept_opts *o, ks_accept_result *re
 {
     _cleanup_(ks_lock_releasep) ks_lock *lock = NULL;
     _cleanup_free_ char *jerr = NULL, *root_abs = NULL, *boot_id = NULL;
-    ks_accept_result r = {0};
+    ks_accept_result r = {.trial_boot_logged = -1};
     acc a = {.root = root, .o = o, .r = &r};
     const char *armed;
     ks_outcome outcome;

@@ -58,6 +58,11 @@ static json_object *json_accept(const ks_accept_result *r, const ks_boot *b,
     json_object_object_add(o, "kernel", ks_json_string_or_null(r->kernel));
     json_object_object_add(o, "expected_kernel", ks_json_string_or_null(r->expected_kernel));
     json_object_object_add(o, "previous_boot", ks_json_string_or_null(r->previous_boot));
+    json_object_object_add(o, "trial_boot_logged",
+                           r->outcome == KS_OUTCOME_FELL_BACK && !r->recorded &&
+                                   r->trial_boot_logged >= 0
+                               ? json_object_new_boolean(r->trial_boot_logged)
+                               : NULL);
     json_object_object_add(o, "old_kernel", ks_json_string_or_null(r->old_kernel));
     json_object_object_add(o, "summary", ks_json_string_or_null(r->summary));
     json_object_object_add(o, "checks", json_checks(&r->checks));
@@ -190,8 +195,13 @@ static int run_accept(ks_ctx *ctx, int argc, char **argv)
         ks_error("accept: %s", r.error);
     if (r.outcome == KS_OUTCOME_FELL_BACK && !r.recorded)
         ks_warn("FELL BACK: the trial kernel %s did not come up and %s runs; the trial is "
-                "disarmed. Read the previous boot's log: journalctl -b -1",
-                strempty(r.expected_kernel), strempty(r.kernel));
+                "disarmed. %s",
+                strempty(r.expected_kernel), strempty(r.kernel),
+                r.trial_boot_logged == 0
+                    ? "The trial boot left nothing in the system journal (it stopped in the "
+                      "kernel or initramfs): read its console log (serial console, the "
+                      "provider's console)"
+                    : "Read the previous boot's log: journalctl -b -1");
     fflush(stdout);
     run_hooks(ctx, &r, doc, cfg);
     json_object_put(doc);

@@ -241,6 +241,32 @@ if scenario("fell-back"):
     p, _ = kswap(r, "status", "--wait", "--timeout", "3")
     check(p.returncode == 3, "status --wait: exit 3 after fell-back", p.stderr)
 
+if scenario("fell-back-unlogged"):
+    # The trial kernel died before the root filesystem (panic, initramfs): journald's previous
+    # boot is the arming boot. Its warnings are not the trial's: say so instead of showing them.
+    r = fresh("fellback-unlogged", boot=OLD)
+    armed_id = json.load(open(os.path.join(r, "var/lib/kswap/state.json")))["armed_boot_id"]
+    with open(os.path.join(r, "var/log/fake-journal-previous-boot"), "w") as f:
+        f.write("Nov 30 07:59:00 node kernel: the arming boot's own warning\n")
+    with open(os.path.join(r, "var/log/fake-journal-previous-boot-id"), "w") as f:
+        f.write(armed_id.replace("-", "") + "\n")
+    p, d = kswap(r, "--json", "accept")
+    check(p.returncode == 3 and d and d["outcome"] == "fell-back", "fell-back, exit 3", p.stderr)
+    check(d and d.get("trial_boot_logged") is False and d.get("previous_boot") is None,
+          "the arming boot's journal is not shown as the trial's", d and d.get("previous_boot"))
+    check("left nothing in the system journal" in p.stderr and "console" in p.stderr and
+          "arming boot's own warning" not in p.stderr, "the operator is sent to the console log",
+          p.stderr)
+    st = json.load(open(os.path.join(r, "var/lib/kswap/state.json")))
+    check("left nothing in the system journal" in (st.get("reason") or ""), "the journal says so too",
+          st.get("reason"))
+    r = fresh("fellback-logged", boot=OLD)
+    with open(os.path.join(r, "var/log/fake-journal-previous-boot"), "w") as f:
+        f.write("Nov 30 08:00:01 node systemd[1]: the trial boot's warning\n")
+    p, d = kswap(r, "--json", "accept")
+    check(d and d.get("trial_boot_logged") is True and "trial boot's warning" in
+          (d.get("previous_boot") or ""), "another boot id: the trial boot's journal is shown", d)
+
 if scenario("no-reboot"):
     r = fresh("noreboot", boot=None)
     raw = open(os.path.join(r, "boot/grub/grubenv"), "rb").read()
