@@ -25,16 +25,11 @@ typedef struct acc {
 static void progress(acc *a, const char *fmt, ...) _printf_(2, 3);
 static void progress(acc *a, const char *fmt, ...)
 {
-    _cleanup_free_ char *msg = NULL;
     va_list ap;
 
-    if (!a->o->progress)
-        return;
     va_start(ap, fmt);
-    if (vasprintf(&msg, fmt, ap) < 0)
-        msg = NULL;
+    ks_vprogressf(a->o->progress, a->o->userdata, "accept", fmt, ap);
     va_end(ap);
-    a->o->progress(a->o->userdata, "accept", msg ? msg : "accept");
 }
 
 static void set_error(acc *a, const char *fmt, ...) _printf_(2, 3);

@@ -52,19 +52,40 @@ char *ks_grub_dropin_text(bool add_panic)
                   : "");
 }
 
+void ks_vprogressf(ks_progress_fn fn, void *userdata, const char *step, const char *fmt,
+                   va_list ap)
+{
+    _cleanup_free_ char *msg = NULL;
+
+    if (!fn)
+        return;
+    if (vasprintf(&msg, fmt, ap) < 0)
+        msg = NULL;
+    fn(userdata, step, msg ? msg : step);
+}
+
+/* The running release; on failure the result says which file could not be read. */
+static int running_kernel(const ks_root *root, ks_swap_result *ret, char **running)
+{
+    int k = ks_running_kernel(root, running);
+
+    if (k < 0) {
+        ret->status = KS_SWAP_FAILED;
+        ret->error = ks_asprintf("cannot read the running kernel from "
+                                 "'/proc/sys/kernel/osrelease': %s",
+                                 strerror(-k));
+    }
+    return k;
+}
+
 static void progress(run *x, const char *step, const char *fmt, ...) _printf_(3, 4);
 static void progress(run *x, const char *step, const char *fmt, ...)
 {
-    _cleanup_free_ char *msg = NULL;
     va_list ap;
 
-    if (!x->c->progress)
-        return;
     va_start(ap, fmt);
-    if (vasprintf(&msg, fmt, ap) < 0)
-        msg = NULL;
+    ks_vprogressf(x->c->progress, x->c->userdata, step, fmt, ap);
     va_end(ap);
-    x->c->progress(x->c->userdata, step, msg ? msg : step);
 }
 
 /* Records why a step failed: in the result for people, in the journal for later runs. */
@@ -796,14 +817,9 @@ int ks_pin(const ks_root *root, const ks_swap_common *c, const char *release, bo
         ret->error = strdup("no trial kernel in the journal; name the kernel: kswap pin RELEASE");
         goto out;
     }
-    k = ks_running_kernel(root, &running);
-    if (k < 0) {
-        ret->status = KS_SWAP_FAILED;
-        ret->error = ks_asprintf("cannot read the running kernel from "
-                                 "'/proc/sys/kernel/osrelease': %s",
-                                 strerror(-k));
+    k = running_kernel(root, ret, &running);
+    if (k < 0)
         goto out;
-    }
     /* Invariant 5: only a kernel that runs and passed acceptance becomes the default. */
     if (!force && !streq(running, target)) {
         ret->status = KS_SWAP_REFUSED;
@@ -917,14 +933,9 @@ int ks_rollback(const ks_root *root, const ks_swap_common *c, bool do_purge, boo
         ret->error = strdup("nothing to roll back: the journal names no old kernel");
         goto out;
     }
-    k = ks_running_kernel(root, &running);
-    if (k < 0) {
-        ret->status = KS_SWAP_FAILED;
-        ret->error = ks_asprintf("cannot read the running kernel from "
-                                 "'/proc/sys/kernel/osrelease': %s",
-                                 strerror(-k));
+    k = running_kernel(root, ret, &running);
+    if (k < 0)
         goto out;
-    }
     k = begin(&x, "rollback", "making the old kernel the default again");
     if (k < 0) {
         journal_error(&x, k);
