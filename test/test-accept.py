@@ -11,16 +11,13 @@ import sys
 import tempfile
 import time
 
+import kstest
+from kstest import NEW, NEW_PATH, OLD, OLD_PATH, check
+
 exe = os.path.abspath(sys.argv[1])
 only = sys.argv[2:]
-src = os.environ.get("KS_SOURCE_ROOT", os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-fakes = os.path.join(src, "test", "fakes")
-base_root = os.path.join(src, "test", "roots", "ubuntu-24.04-kvm", "root")
-OLD, NEW = "6.8.0-48-generic", "6.18.45-x64v3-xanmod1"
-UUID = "f93ca2dd-74af-4ee8-b478-970b29be5ca3"
-OLD_PATH = f"gnulinux-advanced-{UUID}>gnulinux-{OLD}-advanced-{UUID}"
-NEW_PATH = f"gnulinux-advanced-{UUID}>gnulinux-{NEW}-advanced-{UUID}"
-failed = 0
+fakes = kstest.FAKES
+base_root = kstest.EXAMPLE_ROOT
 work = tempfile.mkdtemp(prefix="kswap-accept.")
 
 CONF = """[accept]
@@ -48,31 +45,8 @@ UDP = ("   sl  local_address rem_address   st tx_queue rx_queue tr tm->when retr
 UDP6 = ("   sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode ref pointer drops\n")
 
 
-def check(cond, what, extra=None):
-    global failed
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failed += 1
-        if extra:
-            print("     " + str(extra)[:3000].replace("\n", "\n     "))
-
-
-def env(**kw):
-    e = dict(os.environ, PATH=fakes + ":" + os.environ["PATH"], NO_COLOR="1")
-    e.update({k: str(v) for k, v in kw.items()})
-    return e
-
-
 def kswap(root, *args, timeout=120):
-    p = subprocess.run([exe, "--root", root, *args], capture_output=True, text=True, env=env(),
-                       timeout=timeout)
-    doc = None
-    if "--json" in args:
-        try:
-            doc = json.loads(p.stdout)
-        except ValueError:
-            doc = None
-    return p, doc
+    return kstest.run_kswap(exe, root, *args, timeout=timeout)
 
 
 def put(root, path, text, mode=0o644):
@@ -400,5 +374,5 @@ if scenario("cli"):
     check(p.returncode == 1, "accept with an argument: usage error")
 
 shutil.rmtree(work, ignore_errors=True)
-print(f"{failed} failed")
-sys.exit(1 if failed else 0)
+print(f"{kstest.failed} failed")
+sys.exit(1 if kstest.failed else 0)

@@ -13,9 +13,12 @@ import sys
 import tempfile
 import time
 
+import kstest
+from kstest import NEW, NEW_PATH, OLD, OLD_PATH, check
+
 exe = os.path.abspath(sys.argv[1])
 only = sys.argv[2:]
-src = os.environ.get("KS_SOURCE_ROOT", os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+src = kstest.SRC
 playbook = shutil.which("ansible-playbook")
 if not playbook:
     print("ansible-playbook not found (apt-get install ansible-core): skipped")
@@ -25,14 +28,9 @@ for tool in ("grub-editenv", "depmod", "dpkg-deb"):
         print(f"{tool} not found: skipped")
         sys.exit(77)
 
-fakes = os.path.join(src, "test", "fakes")
-roots = os.path.join(src, "test", "roots")
-key = os.path.join(src, "data", "keys", "xanmod-archive-keyring.asc")
-OLD, NEW = "6.8.0-48-generic", "6.18.45-x64v3-xanmod1"
-UUID = "f93ca2dd-74af-4ee8-b478-970b29be5ca3"
-OLD_PATH = f"gnulinux-advanced-{UUID}>gnulinux-{OLD}-advanced-{UUID}"
-NEW_PATH = f"gnulinux-advanced-{UUID}>gnulinux-{NEW}-advanced-{UUID}"
-failed = 0
+fakes = kstest.FAKES
+roots = kstest.ROOTS
+key = kstest.XANMOD_KEY
 work = tempfile.mkdtemp(prefix="kswap-ansible.")
 
 CONF = f"""[repository]
@@ -42,15 +40,6 @@ timeout = 3
 interval = 1
 """
 UNHEALTHY = CONF + "services = xray.service\n"
-
-
-def check(cond, what, extra=None):
-    global failed
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failed += 1
-        if extra:
-            print("     " + str(extra)[-4000:].replace("\n", "\n     "))
 
 
 def grubenv(root):
@@ -226,6 +215,6 @@ if scenario("batch-error"):
     check(s and "errors on node2" in s["stopped"] and untouched(r["node4"]),
           "max_fail_percentage 0 (default): the batch with the error stops the rollout", s)
 
-shutil.rmtree(work, ignore_errors=True) if not failed else print("work dir kept: " + work)
-print(f"{failed} failed")
-sys.exit(1 if failed else 0)
+shutil.rmtree(work, ignore_errors=True) if not kstest.failed else print("work dir kept: " + work)
+print(f"{kstest.failed} failed")
+sys.exit(1 if kstest.failed else 0)

@@ -12,45 +12,20 @@ import sys
 import tempfile
 import time
 
+import kstest
+from kstest import NEW, NEW_PATH, OLD, OLD_PATH, check, env
+
 exe = os.path.abspath(sys.argv[1])
 only = sys.argv[2:]
-src = os.environ.get("KS_SOURCE_ROOT", os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-fakes = os.path.join(src, "test", "fakes")
-base_root = os.path.join(src, "test", "roots", "ubuntu-24.04-kvm", "root")
-key = os.path.join(src, "data", "keys", "xanmod-archive-keyring.asc")
-OLD, NEW = "6.8.0-48-generic", "6.18.45-x64v3-xanmod1"
-UUID = "f93ca2dd-74af-4ee8-b478-970b29be5ca3"
-OLD_PATH = f"gnulinux-advanced-{UUID}>gnulinux-{OLD}-advanced-{UUID}"
-NEW_PATH = f"gnulinux-advanced-{UUID}>gnulinux-{NEW}-advanced-{UUID}"
-failed = 0
+src = kstest.SRC
+fakes = kstest.FAKES
+base_root = kstest.EXAMPLE_ROOT
+key = kstest.XANMOD_KEY
 work = tempfile.mkdtemp(prefix="kswap-apply.")
 
 
-def check(cond, what, extra=None):
-    global failed
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failed += 1
-        if extra:
-            print("     " + str(extra)[:3000].replace("\n", "\n     "))
-
-
-def env(**kw):
-    e = dict(os.environ, PATH=fakes + ":" + os.environ["PATH"], NO_COLOR="1")
-    e.update({k: str(v) for k, v in kw.items()})
-    return e
-
-
 def kswap(root, *args, timeout=120, **kw):
-    p = subprocess.run([exe, "--root", root, *args], capture_output=True, text=True,
-                       env=env(**kw), timeout=timeout)
-    doc = None
-    if "--json" in args:
-        try:
-            doc = json.loads(p.stdout)
-        except ValueError:
-            doc = None
-    return p, doc
+    return kstest.run_kswap(exe, root, *args, timeout=timeout, **kw)
 
 
 def make_deb(name, *opts):
@@ -309,5 +284,5 @@ if scenario("faults"):
           "a second kswap: exit 1 naming the holder's pid", p.stderr)
 
 shutil.rmtree(work, ignore_errors=True)
-print("apply:", "ok" if not failed else f"{failed} failed")
-sys.exit(1 if failed else 0)
+print("apply:", "ok" if not kstest.failed else f"{kstest.failed} failed")
+sys.exit(1 if kstest.failed else 0)

@@ -11,19 +11,12 @@ import socket
 import subprocess
 import sys
 
+import kstest
+from kstest import check
+
 tool = os.path.abspath(sys.argv[1])
-failed = 0
 skipped = []
 NS = "kswap-accept-%d" % os.getpid()
-
-
-def check(cond, what, extra=None):
-    global failed
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failed += 1
-        if extra:
-            print("     " + str(extra)[:2000].replace("\n", "\n     "))
 
 
 def skip(what):
@@ -139,7 +132,7 @@ else:
     finally:
         sh("ip", "netns", "del", NS)
 
-print(f"{failed} failed, {len(skipped)} skipped")
+print(f"{kstest.failed} failed, {len(skipped)} skipped")
 for s in skipped:
     print("  skipped: " + s)
-sys.exit(1 if failed else 0)
+sys.exit(1 if kstest.failed else 0)

@@ -17,34 +17,19 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import kstest  # noqa: E402
+from kstest import EXAMPLE_ROOT, OLD  # noqa: E402
+from kstest import NEW as XAN  # noqa: E402
+from kstest import UUID as U  # noqa: E402
+
 TOOL = sys.argv[1]
-HERE = os.path.dirname(os.path.abspath(__file__))
-SRC = os.environ.get("KS_SOURCE_ROOT", os.path.dirname(os.path.dirname(HERE)))
-HARNESS = os.path.join(SRC, "test", "grub", "qemu-grub.py")
-U = "f93ca2dd-74af-4ee8-b478-970b29be5ca3"
-XAN = "6.18.45-x64v3-xanmod1"
-OLD = "6.8.0-48-generic"
 ADV = f"gnulinux-advanced-{U}"
-
-
-def load_harness():
-    with open(HARNESS, encoding="utf-8") as f:
-        code = f.read()
-    tail = "\nsys.exit(main())\n"
-    assert code.endswith(tail), "qemu-grub.py changed its last line"
-    ns = {"__name__": "qemu_grub", "__file__": HARNESS}
-    argv = sys.argv
-    sys.argv = [HARNESS, TOOL]
-    try:
-        exec(compile(code[: -len(tail)] + "\n", HARNESS, "exec"), ns)  # exits 77 if tools are missing
-    finally:
-        sys.argv = argv
-    return ns
 
 
 def make_cfg(work, name, dropins):
     root = os.path.join(work, "roots", name, "root")
-    shutil.copytree(os.path.join(SRC, "test/roots/ubuntu-24.04-kvm/root"), root, symlinks=True)
+    shutil.copytree(EXAMPLE_ROOT, root, symlinks=True)
     os.unlink(os.path.join(root, "etc/default/grub.d/50-cloudimg-settings.cfg"))
     for rel, text in ((f"boot/vmlinuz-{XAN}", "vmlinuz\n"), (f"boot/initrd.img-{XAN}", "initrd\n")):
         with open(os.path.join(root, rel), "w") as f:
@@ -54,7 +39,7 @@ def make_cfg(work, name, dropins):
             f.write(text)
     env = {k: v for k, v in os.environ.items() if not k.startswith("KSWAP_")}
     env.update(KSWAP_ROOT=root, LANG="C.UTF-8")
-    subprocess.run([os.path.join(HERE, "update-grub")], env=env, check=True, capture_output=True)
+    subprocess.run([os.path.join(kstest.FAKES, "update-grub")], env=env, check=True, capture_output=True)
     with open(os.path.join(root, "boot/grub/grub.cfg"), encoding="utf-8") as f:
         return f.read()
 
@@ -74,7 +59,7 @@ SCENARIOS = [
 
 
 def main():
-    h = load_harness()
+    h = kstest.load_qemu_grub(TOOL)
     work = tempfile.mkdtemp(prefix="kswap-qemu-ugrub-")
     failed = []
     try:

@@ -34,33 +34,14 @@ KSWAP = os.path.abspath(sys.argv[1])
 TOOL = os.path.abspath(sys.argv[2])
 ONLY = sys.argv[3:]
 HERE = os.path.dirname(os.path.abspath(__file__))
-SRC = os.environ.get("KS_SOURCE_ROOT", os.path.dirname(os.path.dirname(HERE)))
-HARNESS = os.path.join(SRC, "test", "grub", "qemu-grub.py")
-FAKES = os.path.join(SRC, "test", "fakes")
-BASE_ROOT = os.path.join(SRC, "test", "roots", "ubuntu-24.04-kvm", "root")
-OLD, NEW = "6.8.0-48-generic", "6.18.45-x64v3-xanmod1"
-UUID = "f93ca2dd-74af-4ee8-b478-970b29be5ca3"
-OLD_PATH = f"gnulinux-advanced-{UUID}>gnulinux-{OLD}-advanced-{UUID}"
-NEW_PATH = f"gnulinux-advanced-{UUID}>gnulinux-{NEW}-advanced-{UUID}"
+sys.path.insert(0, os.path.dirname(HERE))
+import kstest  # noqa: E402
+from kstest import FAKES, NEW, NEW_PATH, OLD, OLD_PATH  # noqa: E402
+
+BASE_ROOT = kstest.EXAMPLE_ROOT
 
 
-def load_harness():
-    """qemu-grub.py's functions (image, boot, grubenv offset), without running its scenarios."""
-    with open(HARNESS, encoding="utf-8") as f:
-        code = f.read()
-    tail = "\nsys.exit(main())\n"
-    assert code.endswith(tail), "qemu-grub.py changed its last line"
-    ns = {"__name__": "qemu_grub", "__file__": HARNESS}
-    argv = sys.argv
-    sys.argv = [HARNESS, TOOL]
-    try:
-        exec(compile(code[: -len(tail)] + "\n", HARNESS, "exec"), ns)  # exits 77 if tools are missing
-    finally:
-        sys.argv = argv
-    return ns
-
-
-H = load_harness()  # also puts /usr/sbin on PATH
+H = kstest.load_qemu_grub(TOOL)  # also puts /usr/sbin on PATH
 for tool in ("dpkg-deb", "depmod", (os.environ.get("CC") or "cc").split()[0], "cpio", "zstd", "xz"):
     if not shutil.which(tool):
         print(f"{tool} not installed (needed by test/fakes/make-kernel-deb.sh): skip")
@@ -98,9 +79,8 @@ class Scenario:
 
 
 def kswap(root, *args):
-    env = dict(os.environ, PATH=FAKES + ":" + os.environ["PATH"], NO_COLOR="1")
-    return subprocess.run([KSWAP, "--root", root, *args], capture_output=True, text=True, env=env,
-                          timeout=120)
+    return subprocess.run([KSWAP, "--root", root, *args], capture_output=True, text=True,
+                          env=kstest.env(), timeout=120)
 
 
 def kswap_json(sc, root, *args, codes=(0,)):

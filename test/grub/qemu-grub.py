@@ -14,6 +14,9 @@ usage: qemu-grub.py FORECAST_TOOL [SCENARIO...]     exit 77 when a tool is missi
 """
 import concurrent.futures, os, re, shutil, subprocess, sys, tempfile, time
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import kstest  # noqa: E402
+
 TOOL = sys.argv[1]
 ONLY = sys.argv[2:]
 FIX = os.path.join(os.environ.get("KS_FIXTURES", "../shared/fixtures"), "grub")
@@ -155,16 +158,7 @@ def make_image(work, core, cfg_text, env_path, fs):
             dst.seek(PART_OFFSET)
             shutil.copyfileobj(src, dst, 1 << 20)
         os.unlink(part)
-    with open(MODDIR + "/boot.img", "rb") as f:
-        boot = bytearray(f.read())
-    boot[0x66:0x68] = b"\x90\x90"  # grub-bios-setup: no drive check for hard disks
-    with open(core, "rb") as f:
-        core_data = f.read()
-    assert len(core_data) < PART_OFFSET - 512, "core.img does not fit before the partition"
-    with open(img, "r+b") as f:
-        f.write(boot[:440])
-        f.seek(512)
-        f.write(core_data)
+    kstest.write_grub_boot_sectors(img, core, MODDIR, PART_OFFSET)
     return img
 
 

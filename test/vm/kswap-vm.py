@@ -47,6 +47,9 @@ import tempfile
 import time
 import urllib.request
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import kstest  # noqa: E402
+
 SKIP = 77
 HERE = os.path.dirname(os.path.abspath(__file__))
 CACHE = os.environ.get("KS_CACHE", "/var/cache/kswap-test/vm")
@@ -451,19 +454,6 @@ menuentry 'kswap-vm first boot' {{
 """
 
 
-def write_boot_sectors(img, core):
-    with open(MODDIR + "/boot.img", "rb") as f:
-        boot = bytearray(f.read())
-    boot[0x66:0x68] = b"\x90\x90"  # grub-bios-setup: no drive check for hard disks
-    with open(core, "rb") as f:
-        core_data = f.read()
-    assert len(core_data) < PART_OFFSET - 512, "core.img does not fit before the partition"
-    with open(img, "r+b") as f:
-        f.write(boot[:440])
-        f.seek(512)
-        f.write(core_data)
-
-
 def du_mib(d):
     return int(run("du", "-sxm", d).stdout.split()[0])
 
@@ -522,7 +512,7 @@ def make_disk(root, tmp, layout, img):
         off2 = PART_OFFSET + (boot_mib << 20)
         run("mkfs.ext4", "-q", "-F", "-U", ROOT_UUID, "-E", f"offset={off2}", "-d", root,
             img, f"{root_mib << 10}k")
-    write_boot_sectors(img, core)
+    kstest.write_grub_boot_sectors(img, core, MODDIR, PART_OFFSET)
 
 
 def newc_end(data, pos):
