@@ -10,8 +10,8 @@
 
 #include "grub/cfg.h"
 #include "grub/forecast.h"
-#include "lib/root.h"
-#include "lib/util.h"
+#include "lib/basic/root.h"
+#include "lib/basic/util.h"
 
 static int cmp(const void *a, const void *b)
 {

@@ -6,7 +6,7 @@
 set -eu
 build=${1:-build}
 src=$(cd "$(dirname "$0")/.." && pwd)
-fix=${KS_FIXTURES:-$src/../shared/fixtures}/grub
+fix=${KS_FIXTURES:-$src/test/fixtures}/grub
 bench=$build/test/grub/grub-forecast-bench
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

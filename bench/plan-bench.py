@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Benchmark (not a test) of `kswap plan`: median wall time and peak RSS over N runs, on the
 example fixture root and on the live host, against the shell peer an operator runs by hand
-(shared/bench/peer-plan.sh). Usage: bench/plan-bench.py [BUILD_DIR] [RUNS]"""
+(bench/peers/peer-plan.sh). Usage: bench/plan-bench.py [BUILD_DIR] [RUNS]"""
 import os
 import statistics
 import subprocess
@@ -14,7 +14,7 @@ top = os.path.dirname(here)
 build = sys.argv[1] if len(sys.argv) > 1 else os.path.join(top, "build")
 runs = int(sys.argv[2]) if len(sys.argv) > 2 else 30
 kswap = os.path.join(build, "cmd", "kswap")
-peer = os.path.join(top, "..", "shared", "bench", "peer-plan.sh")
+peer = os.path.join(top, "bench", "peers", "peer-plan.sh")
 root = os.path.join(top, "test", "roots", "ubuntu-24.04-kvm", "root")
 
 

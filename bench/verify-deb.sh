@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # kswap verify --deb on a real Debian kernel package against (a) the floor,
 # `dpkg-deb --fsys-tarfile FILE > /dev/null` (decompresses data.tar once, multi-threaded), and
-# (b) the shell peer (dpkg-deb -x, depmod -b, modinfo; shared/bench/peer-verify-deb.sh).
+# (b) the shell peer (dpkg-deb -x, depmod -b, modinfo; bench/peers/peer-verify-deb.sh).
 # Prints, per command, the median wall time and CPU time (user+sys), the peak RSS and the bytes
 # written to storage (/proc/PID/io write_bytes, children included) over RUNS runs.
 # Usage: bench/verify-deb.sh [-n RUNS] [FILE.deb]    (env: KSWAP, PEER, KS_CACHE)
@@ -14,7 +14,7 @@ if [ "${1:-}" = -n ]; then
 fi
 src=$(cd "$(dirname "$0")/.." && pwd)
 kswap=${KSWAP:-$src/build-verify/cmd/kswap}
-peer=${PEER:-$src/../shared/bench/peer-verify-deb.sh}
+peer=${PEER:-$src/bench/peers/peer-verify-deb.sh}
 deb=${1:-$("$src/test/verify/fetch-kernels.sh" generic)}
 [ -x /usr/bin/time ] || { echo "needs GNU time (apt-get install time)" >&2; exit 1; }
 [ -x "$kswap" ] || { echo "no kswap at $kswap (build first, or set KSWAP)" >&2; exit 1; }

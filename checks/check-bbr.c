@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* bbr_version: sys/module/tcp_bbr/version of the running kernel (BBRv1 declares none). */
-#include "check.h"
-#include "lib/util.h"
+#include "checks/check.h"
+#include "lib/basic/util.h"
 
 int ks_check_bbr_version(const ks_check_ctx *c, ks_check *chk)
 {

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* established_min: users came back, at least N established TCP sockets (proc/net/tcp, tcp6). */
-#include "check.h"
-#include "lib/util.h"
-#include "procnet.h"
+#include "checks/check.h"
+#include "lib/basic/util.h"
+#include "checks/procnet.h"
 
 int ks_check_established(const ks_check_ctx *c, ks_check *chk)
 {

@@ -2,8 +2,8 @@
 /* interfaces: exists and is up (sys/class/net/IF/operstate and flags). */
 #include <net/if.h>
 
-#include "check.h"
-#include "lib/util.h"
+#include "checks/check.h"
+#include "lib/basic/util.h"
 
 static bool ifname_is_valid(const char *s)
 {

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* listen: a socket listens on PROTO:PORT (proc/net/tcp, tcp6, udp, udp6). */
-#include "check.h"
-#include "lib/util.h"
-#include "procnet.h"
+#include "checks/check.h"
+#include "lib/basic/util.h"
+#include "checks/procnet.h"
 
 /* "tcp:443" into a protocol and a port. */
 static int parse_item(const char *s, ks_sock_proto *ret_p, uint16_t *ret_port)

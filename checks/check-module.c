@@ -4,8 +4,8 @@
  * modules, and built-in ones with parameters or a version), lib/modules/$(uname -r)/
  * modules.builtin.
  */
-#include "check.h"
-#include "lib/util.h"
+#include "checks/check.h"
+#include "lib/basic/util.h"
 
 /* '-' and '_' are the same in module names. */
 static void normalize(char *s)

@@ -2,9 +2,9 @@
 /* nft_tables: FAMILY:NAME (or NAME in any family) present, from `nft -j list tables`. */
 #include <json-c/json.h>
 
-#include "check.h"
-#include "lib/spawn.h"
-#include "lib/util.h"
+#include "checks/check.h"
+#include "lib/basic/spawn.h"
+#include "lib/basic/util.h"
 
 static const char *str_member(json_object *o, const char *key)
 {

@@ -2,9 +2,9 @@
 /* qdisc: IF:KIND, the root qdisc of an interface, from `tc -j qdisc show dev IF`. */
 #include <json-c/json.h>
 
-#include "check.h"
-#include "lib/spawn.h"
-#include "lib/util.h"
+#include "checks/check.h"
+#include "lib/basic/spawn.h"
+#include "lib/basic/util.h"
 
 /* The kind of the qdisc marked "root" in tc's JSON array; NULL when none. */
 static const char *root_kind(json_object *arr)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Custom checks: an executable in etc/kswap/checks.d/{required,wanted}/; exit 0 passes. */
-#include "check.h"
-#include "lib/spawn.h"
-#include "lib/util.h"
+#include "checks/check.h"
+#include "lib/basic/spawn.h"
+#include "lib/basic/util.h"
 
 #define SCRIPT_OUTPUT_MAX 4096u
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* services: `systemctl is-active UNIT`, the state the service manager has now. */
-#include "check.h"
-#include "lib/spawn.h"
-#include "lib/util.h"
+#include "checks/check.h"
+#include "lib/basic/spawn.h"
+#include "lib/basic/util.h"
 
 int ks_check_service(const ks_check_ctx *c, ks_check *chk)
 {

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sysctl: KEY=VALUE compared with the live value in proc/sys, never with the sysctl files. */
-#include "check.h"
-#include "lib/sysctl.h"
-#include "lib/util.h"
+#include "checks/check.h"
+#include "lib/host/sysctl.h"
+#include "lib/basic/util.h"
 
 /* White space collapsed to single spaces, as ks_sysctl_live() gives values. */
 static char *normalize(const char *s)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The check list, and running programs for checks. */
-#include "check.h"
-#include "lib/spawn.h"
-#include "lib/util.h"
+#include "checks/check.h"
+#include "lib/basic/spawn.h"
+#include "lib/basic/util.h"
 
 static const char *const status_names[_KS_CHECK_STATUS_MAX] = {
     [KS_CHECK_SKIP] = "skip",

@@ -5,8 +5,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "lib/config.h"
-#include "lib/root.h"
+#include "lib/basic/config.h"
+#include "lib/basic/root.h"
 
 /*
  * Acceptance checks: each one looks at what runs (never at what the configuration says) and

@@ -2,8 +2,8 @@
 /* The checklist from the [accept] section and etc/kswap/checks.d/. */
 #include <sys/stat.h>
 
-#include "check.h"
-#include "lib/util.h"
+#include "checks/check.h"
+#include "lib/basic/util.h"
 
 #define CHECKS_DIR "etc/kswap/checks.d"
 

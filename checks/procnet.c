@@ -2,8 +2,8 @@
 #include <ctype.h>
 #include <stdlib.h>
 
-#include "lib/util.h"
-#include "procnet.h"
+#include "lib/basic/util.h"
+#include "checks/procnet.h"
 
 /* Large enough for busy proxies (hundreds of thousands of sockets), bounded all the same. */
 #define PROCNET_MAX_SIZE (512u << 20)

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lib/root.h"
+#include "lib/basic/root.h"
 
 /*
  * Sockets from proc/net/{tcp,tcp6,udp,udp6}. The parser takes text (tests, fuzzing); the reader

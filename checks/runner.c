@@ -2,8 +2,8 @@
 /* Rounds of checks until every required one passed or the deadline passed. */
 #include <time.h>
 
-#include "check.h"
-#include "lib/util.h"
+#include "checks/check.h"
+#include "lib/basic/util.h"
 
 #define DEFAULT_INTERVAL_MS 5000u
 

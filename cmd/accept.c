@@ -2,9 +2,9 @@
 /* kswap accept: the post-reboot acceptance checklist, then pin or back to the old kernel. */
 #include <getopt.h>
 
-#include "checks/accept.h"
-#include "forecast.h"
-#include "swap-output.h"
+#include "lib/engine/accept.h"
+#include "cmd/forecast.h"
+#include "cmd/swap-output.h"
 
 static int outcome_exit(ks_outcome o)
 {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <getopt.h>
 
-#include "swap-output.h"
+#include "cmd/swap-output.h"
 
 static bool confirm(const ks_ctx *ctx)
 {

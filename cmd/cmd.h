@@ -4,11 +4,11 @@
 #include <json-c/json.h>
 #include <stdbool.h>
 
-#include "lib/findings.h"
-#include "lib/root.h"
-#include "lib/verify.h"
+#include "lib/basic/findings.h"
+#include "lib/basic/root.h"
+#include "lib/kernel/verify.h"
 
-/* Exit codes: the stable contract of DESIGN.md. */
+/* Exit codes: the stable contract (docs/design.md, "Command line and JSON"). */
 enum {
     KS_EXIT_OK = 0,          /* done, or may proceed */
     KS_EXIT_ERROR = 1,       /* could not evaluate or act */

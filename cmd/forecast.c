@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The boot forecast as people and machines see it: shared by status, apply, pin, rollback. */
-#include "cmd.h"
-#include "forecast.h"
+#include "cmd/cmd.h"
+#include "cmd/forecast.h"
 
 static const char *boot_label(const ks_grub_forecast_boot *f)
 {

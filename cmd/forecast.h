@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
-#include "cmd.h"
-#include "lib/bootctl.h"
+#include "cmd/cmd.h"
+#include "lib/engine/bootctl.h"
 
 /* "grub": {"forecast": [...], "env": {...}, "env_writable", ...} */
 json_object *ks_json_grub(const ks_boot *b, const ks_grub_forecast *f);

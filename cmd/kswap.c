@@ -2,7 +2,7 @@
 #include <getopt.h>
 #include <locale.h>
 
-#include "cmd.h"
+#include "cmd/cmd.h"
 #include "build-config.h"
 
 static const ks_cmd *const commands[] = {

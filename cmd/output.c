@@ -2,7 +2,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "cmd.h"
+#include "cmd/cmd.h"
 
 static void vmsg(const char *level, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 

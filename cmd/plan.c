@@ -2,8 +2,8 @@
 #include <getopt.h>
 #include <limits.h>
 
-#include "cmd.h"
-#include "lib/plan.h"
+#include "cmd/cmd.h"
+#include "lib/engine/plan.h"
 
 #define MIB (1024ULL * 1024ULL)
 

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <getopt.h>
 
-#include "cmd.h"
-#include "forecast.h"
-#include "lib/journal.h"
-#include "lib/trial.h"
+#include "cmd/cmd.h"
+#include "cmd/forecast.h"
+#include "lib/engine/journal.h"
+#include "lib/engine/trial.h"
 
 /* Loads the journal for display; a broken one is reported, never reset. */
 static ks_journal *load_journal(const ks_ctx *ctx)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* How apply, pin and rollback report: the journal, findings, the forecast, an exit code. */
-#include "forecast.h"
-#include "swap-output.h"
+#include "cmd/forecast.h"
+#include "cmd/swap-output.h"
 
 void ks_swap_progress(void *userdata, const char *step, const char *message)
 {

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
-#include "cmd.h"
-#include "lib/config.h"
-#include "lib/swap.h"
+#include "cmd/cmd.h"
+#include "lib/basic/config.h"
+#include "lib/engine/swap.h"
 
 void ks_swap_progress(void *userdata, const char *step, const char *message);
 int ks_swap_progress_fd(void);

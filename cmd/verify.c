@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <getopt.h>
 
-#include "cmd.h"
-#include "lib/verify.h"
+#include "cmd/cmd.h"
+#include "lib/kernel/verify.h"
 
 static json_object *strv_array(char *const *l)
 {

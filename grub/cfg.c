@@ -2,9 +2,9 @@
 #include <ctype.h>
 #include <stdarg.h>
 
-#include "cfg.h"
+#include "grub/cfg.h"
 
-#include "lib/util.h"
+#include "lib/basic/util.h"
 
 #define MAX_TEXT (64u << 20)
 #define MAX_DEPTH 100

@@ -22,7 +22,7 @@
 #include <limits.h>
 
 #include "grub/cfgscan.h"
-#include "lib/util.h"
+#include "lib/basic/util.h"
 
 #define MARKER "# GRUB lacks write support for"
 #define DEPTH_MAX 64

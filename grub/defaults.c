@@ -9,8 +9,8 @@
 #include <ctype.h>
 
 #include "grub/defaults.h"
-#include "lib/fileio.h"
-#include "lib/util.h"
+#include "lib/basic/fileio.h"
+#include "lib/basic/util.h"
 
 #define DEFAULTS_MAX (1024u * 1024)
 #define VALUE_MAX (64u * 1024)

@@ -3,7 +3,7 @@
 
 #include <stddef.h>
 
-#include "lib/root.h"
+#include "lib/basic/root.h"
 
 /*
  * Settings of /etc/default/grub and /etc/default/grub.d/ *.cfg, which update-grub sources as

@@ -2,10 +2,10 @@
 #include <ctype.h>
 #include <limits.h>
 
-#include "eval.h"
-#include "resolve.h"
+#include "grub/eval.h"
+#include "grub/resolve.h"
 
-#include "lib/util.h"
+#include "lib/basic/util.h"
 
 #define MAX_STEPS 200000u
 #define MAX_CALLS 64

@@ -4,8 +4,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "cfg.h"
-#include "grubenv.h"
+#include "grub/cfg.h"
+#include "grub/grubenv.h"
 
 /*
  * A small evaluator of the parsed script with GRUB's run-time rules, enough to run the real

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "forecast.h"
-#include "eval.h"
+#include "grub/forecast.h"
+#include "grub/eval.h"
 
-#include "lib/util.h"
+#include "lib/basic/util.h"
 
 static void boot_done(ks_grub_forecast_boot *b)
 {

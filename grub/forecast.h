@@ -4,8 +4,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "cfg.h"
-#include "grubenv.h"
+#include "grub/cfg.h"
+#include "grub/grubenv.h"
 
 /*
  * The next boots as GRUB will make them: for each boot the script runs from the top with the

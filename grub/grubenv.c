@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "grubenv.h"
+#include "grub/grubenv.h"
 
-#include "lib/fileio.h"
-#include "lib/util.h"
+#include "lib/basic/fileio.h"
+#include "lib/basic/util.h"
 
 #define SIGLEN (sizeof(KS_GRUBENV_SIGNATURE) - 1)
 

@@ -4,7 +4,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "lib/root.h"
+#include "lib/basic/root.h"
 
 /*
  * GRUB's environment block (grub-core/lib/envblk.c, util/editenv.c): exactly 1024 bytes,

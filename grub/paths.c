@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "paths.h"
+#include "grub/paths.h"
 
-#include "lib/util.h"
+#include "lib/basic/util.h"
 
 typedef struct candidate {
     const ks_grub_entry *chain[KS_GRUB_MAX_DEPTH];

@@ -4,8 +4,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "cfg.h"
-#include "resolve.h"
+#include "grub/cfg.h"
+#include "grub/resolve.h"
 
 /*
  * The full path of a kernel release's normal (not recovery) entry: by ids (stable across

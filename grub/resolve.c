@@ -2,9 +2,9 @@
 #include <ctype.h>
 #include <limits.h>
 
-#include "resolve.h"
+#include "grub/resolve.h"
 
-#include "lib/util.h"
+#include "lib/basic/util.h"
 
 /* grub_strtoull(): -EINVAL without a digit (GRUB_ERR_BAD_NUMBER), -ERANGE on overflow. */
 static int grub_strtoul(const char *s, unsigned long *ret)

@@ -4,7 +4,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "cfg.h"
+#include "grub/cfg.h"
 
 /*
  * Entry selection exactly as grub-core/normal/menu.c: get_entry_number() reads the value

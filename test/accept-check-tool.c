@@ -7,9 +7,9 @@
 #include <stdio.h>
 
 #include "checks/check.h"
-#include "lib/config.h"
-#include "lib/kernels.h"
-#include "lib/util.h"
+#include "lib/basic/config.h"
+#include "lib/host/kernels.h"
+#include "lib/basic/util.h"
 
 int main(int argc, char **argv)
 {

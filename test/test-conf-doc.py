@@ -34,7 +34,7 @@ def entry(section, key):
 
 
 code = ""
-for f in sorted(glob.glob(os.path.join(src, "lib", "*.c")) + glob.glob(os.path.join(src, "checks", "*.c")) +
+for f in sorted(glob.glob(os.path.join(src, "lib", "*", "*.c")) + glob.glob(os.path.join(src, "checks", "*.c")) +
                 glob.glob(os.path.join(src, "cmd", "*.c"))):
     code += open(f).read()
 
@@ -47,7 +47,7 @@ for k, d in re.findall(r'cfg_int\(\s*\w+,\s*"(\w+)",\s*(\w+)\)', code):
     keys[("accept", k)] = d if d.isdigit() else None
 for k in re.findall(r'\{"(\w+)", "[\w-]+", ks_check_\w+', code):
     keys.setdefault(("accept", k), None)
-defines = dict(re.findall(r"#define (KS_\w+) (\d+)", "".join(open(f).read() for f in glob.glob(os.path.join(src, "*", "*.h")))))
+defines = dict(re.findall(r"#define (KS_\w+) (\d+)", "".join(open(f).read() for f in glob.glob(os.path.join(src, "*", "*.h")) + glob.glob(os.path.join(src, "lib", "*", "*.h")))))
 for k, d in re.findall(r'ks_config_get_int\(\s*[^,]+,\s*"accept",\s*"(\w+)",\s*(\w+)', code):
     keys[("accept", k)] = d if d.isdigit() else defines.get(d)
 keys[("apply", "lock_timeout")] = str(int(defines["KS_LOCK_TIMEOUT_MS_DEFAULT"]) // 1000)

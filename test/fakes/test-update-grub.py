@@ -4,7 +4,7 @@
 
 1. Ubuntu 24.04 with the settings of the machine the real fixture grub.cfg comes from
    (GRUB_DEFAULT=0, hidden timeout, "quiet splash", memtest86+, a 40_custom entry): the whole
-   generated file equals shared/fixtures/grub/ubuntu-24.04-two-kernels.cfg line for line; the
+   generated file equals test/fixtures/grub/ubuntu-24.04-two-kernels.cfg line for line; the
    only lines that differ are its five `linux` lines of 10_linux, which the fixture's
    repository (canonical/rt-conf, a tool that edits kernel command lines) rewrote: spaces
    collapsed and " no_hz" appended. Also the root's own settings (cloud-image drop-in).
@@ -31,7 +31,7 @@ KSWAP, TOOL = sys.argv[1], sys.argv[2]
 HERE = os.path.dirname(os.path.abspath(__file__))
 FAKE = os.path.join(HERE, "update-grub")
 SRC = os.environ.get("KS_SOURCE_ROOT", os.path.dirname(os.path.dirname(HERE)))
-FIX = os.environ.get("KS_FIXTURES", os.path.join(SRC, "..", "shared", "fixtures"))
+FIX = os.environ.get("KS_FIXTURES", os.path.join(SRC, "test", "fixtures"))
 ROOTS = os.path.join(SRC, "test", "roots")
 U = "f93ca2dd-74af-4ee8-b478-970b29be5ca3"
 XAN = "6.18.45-x64v3-xanmod1"
@@ -357,7 +357,7 @@ def test_flat():
 
 def test_separate_boot():
     # The layout of Ubuntu 24.04's server installer: / on LVM, /boot on its own ext4, EFI.
-    # Byte for byte the real shared/fixtures/grub/ubuntu-24.04-server-efi-lvm-root-separate-boot.cfg.
+    # Byte for byte the real test/fixtures/grub/ubuntu-24.04-server-efi-lvm-root-separate-boot.cfg.
     root = fresh("lvm-boot")
     os.unlink(os.path.join(root, "etc/default/grub.d/50-cloudimg-settings.cfg"))
     os.unlink(os.path.join(root, "boot/grub/grub.cfg"))

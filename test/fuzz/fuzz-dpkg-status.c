@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/dpkg.h"
+#include "lib/host/dpkg.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

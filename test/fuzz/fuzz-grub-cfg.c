@@ -5,7 +5,7 @@
 #include "grub/cfg.h"
 #include "grub/forecast.h"
 #include "grub/paths.h"
-#include "lib/util.h"
+#include "lib/basic/util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

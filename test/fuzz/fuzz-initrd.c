@@ -3,8 +3,8 @@
 #include <stdint.h>
 #include <sys/mman.h>
 
-#include "lib/initrd.h"
-#include "lib/util.h"
+#include "lib/kernel/initrd.h"
+#include "lib/basic/util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

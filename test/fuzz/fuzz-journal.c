@@ -2,8 +2,8 @@
 /* The state journal parser: what parses formats, and the formatted text parses to itself. */
 #include <stdint.h>
 
-#include "lib/journal.h"
-#include "lib/util.h"
+#include "lib/engine/journal.h"
+#include "lib/basic/util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -2,8 +2,8 @@
 /* The ELF .modinfo reader and the modules.builtin(.modinfo) parsers on arbitrary bytes. */
 #include <stdint.h>
 
-#include "lib/modinfo.h"
-#include "lib/util.h"
+#include "lib/kernel/modinfo.h"
+#include "lib/basic/util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

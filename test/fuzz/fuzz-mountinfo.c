@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <stdint.h>
 
-#include "lib/bootfs.h"
-#include "lib/util.h"
+#include "lib/host/bootfs.h"
+#include "lib/basic/util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/osrelease.h"
+#include "lib/host/osrelease.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -2,7 +2,7 @@
 #include <stdint.h>
 
 #include "checks/procnet.h"
-#include "lib/util.h"
+#include "lib/basic/util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -14,9 +14,9 @@
 
 #include "grub/cfg.h"
 #include "grub/forecast.h"
-#include "lib/fileio.h"
-#include "lib/root.h"
-#include "lib/util.h"
+#include "lib/basic/fileio.h"
+#include "lib/basic/root.h"
+#include "lib/basic/util.h"
 
 static int read_all(const ks_root *r, const char *path, char **ret, size_t *len)
 {

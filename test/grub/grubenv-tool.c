@@ -7,8 +7,8 @@
 #include <stdio.h>
 
 #include "grub/grubenv.h"
-#include "lib/root.h"
-#include "lib/util.h"
+#include "lib/basic/root.h"
+#include "lib/basic/util.h"
 
 int main(int argc, char **argv)
 {

@@ -19,7 +19,7 @@ import kstest  # noqa: E402
 
 TOOL = sys.argv[1]
 ONLY = sys.argv[2:]
-FIX = os.path.join(os.environ.get("KS_FIXTURES", "../shared/fixtures"), "grub")
+FIX = os.path.join(os.environ.get("KS_FIXTURES", os.path.join(os.environ.get("KS_SOURCE_ROOT", "."), "test", "fixtures")), "grub")
 MODDIR = "/usr/lib/grub/i386-pc"
 PART_OFFSET = 1048576
 BOOT_TIMEOUT = float(os.environ.get("KS_QEMU_BOOT_TIMEOUT", "25"))

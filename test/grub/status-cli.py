@@ -9,7 +9,7 @@ usage: status-cli.py KSWAP
 import json, os, shutil, subprocess, sys, tempfile
 
 KSWAP = sys.argv[1]
-FIX = os.path.join(os.environ.get("KS_FIXTURES", "../shared/fixtures"), "grub")
+FIX = os.path.join(os.environ.get("KS_FIXTURES", os.path.join(os.environ.get("KS_SOURCE_ROOT", "."), "test", "fixtures")), "grub")
 if not shutil.which("grub-editenv"):
     print("grub-editenv not installed: skip")
     sys.exit(77)

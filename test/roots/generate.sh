@@ -1,13 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Regenerates the fixture roots under test/roots/ from the real data in shared/fixtures/ and
+# Regenerates the fixture roots under test/roots/ from the real data in test/fixtures/ and
 # the small synthetic files below. The roots are kept in git; run this only to change them,
 # then review the diff and refresh the expected output (KS_UPDATE_EXPECTED=1 meson test
 # --suite roots). Needs e2fsprogs, btrfs-progs and dosfstools for the filesystem images.
 # Usage: test/roots/generate.sh [SHARED_FIXTURES_DIR]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-fx=${1:-$here/../../../shared/fixtures}
+fx=${1:-$here/../fixtures}
 fx=$(cd "$fx" && pwd)
 export LC_ALL=C
 

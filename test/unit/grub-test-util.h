@@ -4,8 +4,8 @@
 /* Helpers shared by the grub unit tests: fixtures, text edits, environment blocks. */
 #include "grub/cfg.h"
 #include "grub/grubenv.h"
-#include "lib/root.h"
-#include "lib/util.h"
+#include "lib/basic/root.h"
+#include "lib/basic/util.h"
 #include "test.h"
 
 static inline char *gt_read_fixture(const char *name, size_t *len)

@@ -7,9 +7,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "lib/aptsource.h"
-#include "lib/fileio.h"
-#include "lib/util.h"
+#include "lib/repo/aptsource.h"
+#include "lib/basic/fileio.h"
+#include "lib/basic/util.h"
 #include "test.h"
 
 #define KEYRING_SB "/" KS_APT_KEYRING_PATH

@@ -7,8 +7,8 @@
  */
 #include <stdarg.h>
 
-#include "lib/bootfs.h"
-#include "lib/util.h"
+#include "lib/host/bootfs.h"
+#include "lib/basic/util.h"
 #include "test.h"
 
 /* Shell helpers every scenario's setup can use; they run inside the scenario's root. */

@@ -3,7 +3,7 @@
 #include <limits.h>
 
 #include "grub/cfgscan.h"
-#include "lib/util.h"
+#include "lib/basic/util.h"
 #include "test.h"
 
 #define NONE INT_MIN

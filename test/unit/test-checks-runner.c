@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The acceptance runner with a fake clock: retries, deadline, last results, attempts. */
 #include "checks/check.h"
-#include "lib/util.h"
+#include "lib/basic/util.h"
 #include "test.h"
 
 /* Each fake check passes from its Nth attempt on (0: never; -1: cannot evaluate). */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <ctype.h>
 
-#include "lib/cpu.h"
-#include "lib/util.h"
+#include "lib/host/cpu.h"
+#include "lib/basic/util.h"
 #include "test.h"
 
 #define V1 "fpu cx8 cmov mmx fxsr sse sse2 syscall lm"
@@ -10,7 +10,7 @@
 #define V3 V2 " avx avx2 bmi1 bmi2 f16c fma abm movbe xsave"
 #define V4 V3 " avx512f avx512bw avx512cd avx512dq avx512vl"
 
-/* Every real dump in shared/fixtures/cpuinfo; the level is also in the file name. */
+/* Every real dump in test/fixtures/cpuinfo; the level is also in the file name. */
 static const struct {
     const char *file;
     int level;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "grub/cfg.h"
-#include "lib/root.h"
-#include "lib/util.h"
+#include "lib/basic/root.h"
+#include "lib/basic/util.h"
 #include "test.h"
 
 static char *read_fixture(const char *name, size_t *len)

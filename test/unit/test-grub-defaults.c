@@ -2,8 +2,8 @@
 #include <sys/stat.h>
 
 #include "grub/defaults.h"
-#include "lib/fileio.h"
-#include "lib/util.h"
+#include "lib/basic/fileio.h"
+#include "lib/basic/util.h"
 #include "test.h"
 
 typedef struct kv {

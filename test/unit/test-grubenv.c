@@ -3,8 +3,8 @@
 #include <sys/stat.h>
 
 #include "grub/grubenv.h"
-#include "lib/root.h"
-#include "lib/util.h"
+#include "lib/basic/root.h"
+#include "lib/basic/util.h"
 #include "test.h"
 
 static int read_fixture(const char *name, char **ret, size_t *ret_len)

@@ -4,9 +4,9 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "lib/fileio.h"
-#include "lib/journal.h"
-#include "lib/util.h"
+#include "lib/basic/fileio.h"
+#include "lib/engine/journal.h"
+#include "lib/basic/util.h"
 #include "test.h"
 
 #define FAKE_EPOCH 1795996800 /* 2026-11-30T00:00:00Z */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "lib/fileio.h"
-#include "lib/kernels.h"
-#include "lib/util.h"
+#include "lib/basic/fileio.h"
+#include "lib/host/kernels.h"
+#include "lib/basic/util.h"
 #include "test.h"
 
 /* dpkg's own comparison table (scripts/t/Dpkg_Version.t, __DATA__), then kernel releases. */

@@ -11,8 +11,8 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "lib/keyring.h"
-#include "lib/util.h"
+#include "lib/repo/keyring.h"
+#include "lib/basic/util.h"
 #include "test.h"
 
 static char tmpdir[] = "/tmp/ks-test-keyring.XXXXXX";

@@ -6,10 +6,10 @@
  */
 #include <sys/wait.h>
 
-#include "lib/cpu.h"
-#include "lib/root.h"
-#include "lib/util.h"
-#include "lib/virt.h"
+#include "lib/host/cpu.h"
+#include "lib/basic/root.h"
+#include "lib/basic/util.h"
+#include "lib/host/virt.h"
 #include "test.h"
 
 #define LDSO "/lib64/ld-linux-x86-64.so.2"

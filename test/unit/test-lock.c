@@ -4,8 +4,8 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "lib/lock.h"
-#include "lib/util.h"
+#include "lib/engine/lock.h"
+#include "lib/basic/util.h"
 #include "test.h"
 
 static long elapsed_ms(const struct timespec *a)

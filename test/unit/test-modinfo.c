@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <elf.h>
 
-#include "lib/deb.h"
-#include "lib/modinfo.h"
-#include "lib/util.h"
+#include "lib/kernel/deb.h"
+#include "lib/kernel/modinfo.h"
+#include "lib/basic/util.h"
 #include "test.h"
 
 /* A minimal relocatable ELF64 LE object: null, .modinfo, .shstrtab; like a .ko. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "lib/modverify.h"
-#include "lib/util.h"
+#include "lib/kernel/modverify.h"
+#include "lib/basic/util.h"
 #include "test.h"
 
 int main(void)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <dirent.h>
 
-#include "lib/bootfs.h"
-#include "lib/util.h"
+#include "lib/host/bootfs.h"
+#include "lib/basic/util.h"
 #include "test.h"
 
 static size_t count_lines(const char *text, size_t len)

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <sys/stat.h>
 
-#include "lib/osrelease.h"
-#include "lib/util.h"
+#include "lib/host/osrelease.h"
+#include "lib/basic/util.h"
 #include "test.h"
 
-/* Every real file in shared/fixtures/os-release, with what it must give. */
+/* Every real file in test/fixtures/os-release, with what it must give. */
 static const struct {
     const char *file;
     const char *id, *id_like, *version_id, *codename, *ubuntu_codename, *name;

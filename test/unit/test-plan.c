@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "lib/dpkg.h"
-#include "lib/plan.h"
+#include "lib/host/dpkg.h"
+#include "lib/engine/plan.h"
 #include "test.h"
 
 static void test_suite(void)

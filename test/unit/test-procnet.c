@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* proc/net/{tcp,tcp6,udp,udp6}: table of texts, mutated ones, and the listen/count helpers. */
 #include "checks/procnet.h"
-#include "lib/util.h"
+#include "lib/basic/util.h"
 #include "test.h"
 
 #define TCP_HDR                                                                                    \

@@ -2,9 +2,9 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "lib/fileio.h"
-#include "lib/root.h"
-#include "lib/util.h"
+#include "lib/basic/fileio.h"
+#include "lib/basic/root.h"
+#include "lib/basic/util.h"
 #include "test.h"
 
 static char base[] = "/tmp/kswap-test-root.XXXXXX";

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "lib/secureboot.h"
-#include "lib/util.h"
+#include "lib/host/secureboot.h"
+#include "lib/basic/util.h"
 #include "test.h"
 
 #define V "sys/firmware/efi/efivars/"

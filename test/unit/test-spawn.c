@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <time.h>
 
-#include "lib/spawn.h"
-#include "lib/util.h"
+#include "lib/basic/spawn.h"
+#include "lib/basic/util.h"
 #include "test.h"
 
 /* A pseudo-terminal for programs that draw progress only on a terminal (apt). */

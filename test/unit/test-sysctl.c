@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <fcntl.h>
 
-#include "lib/fileio.h"
-#include "lib/sysctl.h"
-#include "lib/util.h"
+#include "lib/basic/fileio.h"
+#include "lib/host/sysctl.h"
+#include "lib/basic/util.h"
 #include "test.h"
 
 typedef struct file {

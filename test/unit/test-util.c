@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "lib/findings.h"
-#include "lib/util.h"
+#include "lib/basic/findings.h"
+#include "lib/basic/util.h"
 #include "test.h"
 
 static void test_split(void)

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <sys/stat.h>
 
-#include "lib/util.h"
-#include "lib/virt.h"
+#include "lib/basic/util.h"
+#include "lib/host/virt.h"
 #include "test.h"
 
 /*
  * Each case is a temporary root with the files systemd-detect-virt would look at. A content
- * starting with "@" names a real dump in shared/fixtures/cpuinfo; a path ending in "/" is
+ * starting with "@" names a real dump in test/fixtures/cpuinfo; a path ending in "/" is
  * a directory. Lengths are explicit because proc/1/environ holds NUL bytes.
  */
 typedef struct file {

@@ -57,16 +57,16 @@ static int ks_test_failed, ks_test_run;
         return ks_test_failed ? 1 : 0;                                                             \
     } while (0)
 
-/* Path of a file in shared/fixtures (passed by meson as KS_FIXTURES). */
+/* Path of a file in test/fixtures (passed by meson as KS_FIXTURES). */
 static inline const char *ks_fixture_dir(void)
 {
     const char *d = getenv("KS_FIXTURES");
     if (!d)
-        d = "../shared/fixtures";
+        d = "test/fixtures";
     if (access(d, R_OK) != 0) {
         /* A missing data folder must not look like a parser bug (or pass by reading nothing). */
-        fprintf(stderr, "fixtures folder '%s' is missing: the team's shared/ must sit beside the "
-                        "checkout\n", d);
+        fprintf(stderr, "fixtures folder '%s' is missing: run the tests with meson test, or set "
+                        "KS_FIXTURES to the checkout's test/fixtures\n", d);
         exit(1);
     }
     return d;

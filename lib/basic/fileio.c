@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <fcntl.h>
+#include <libgen.h>
+#include <sys/random.h>
+
+#include "lib/basic/fileio.h"
+#include "lib/basic/util.h"
+
+static int split_path(const char *path, char **ret_dir, char **ret_base)
+{
+    _cleanup_free_ char *a = strdup(path), *b = strdup(path);
+    if (!a || !b)
+        return -ENOMEM;
+    *ret_dir = strdup(dirname(a));
+    *ret_base = strdup(basename(b));
+    if (!*ret_dir || !*ret_base) {
+        free(*ret_dir);
+        free(*ret_base);
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+int ks_read_fd(int fd, size_t max, char **ret_buf, size_t *ret_len)
+{
+    _cleanup_free_ char *buf = NULL;
+    size_t len = 0, cap = 0;
+
+    for (;;) {
+        ssize_t n;
+        if (len + 1 >= cap) {
+            size_t ncap = cap ? cap * 2 : 4096;
+            char *nb;
+            if (cap > max + 1)
+                return -EFBIG;
+            nb = realloc(buf, ncap);
+            if (!nb)
+                return -ENOMEM;
+            buf = nb;
+            cap = ncap;
+        }
+        n = read(fd, buf + len, cap - len - 1);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        if (n == 0)
+            break;
+        len += (size_t)n;
+        if (len > max)
+            return -EFBIG;
+    }
+    buf[len] = '\0';
+    if (ret_len)
+        *ret_len = len;
+    *ret_buf = TAKE_PTR(buf);
+    return 0;
+}
+
+int ks_mkdir_p(const ks_root *r, const char *path, mode_t mode)
+{
+    _cleanup_free_ char *p = strdup(path);
+    _cleanup_close_ int fd = -1;
+
+    if (!p)
+        return -ENOMEM;
+    fd = ks_root_open_at(r, p, O_RDONLY | O_DIRECTORY, 0);
+    if (fd >= 0)
+        return 0;
+    /* Each level is made in its parent as opened inside the root: a symlink on the way cannot
+     * lead the new directory out of the root. */
+    for (char *s = p;; s++) {
+        char save = *s, *slash;
+        const char *name;
+        int parent, k = 0;
+
+        if (save != '\0' && save != '/')
+            continue;
+        *s = '\0';
+        slash = strrchr(p, '/');
+        name = slash ? slash + 1 : p;
+        if (*name) {
+            if (slash)
+                *slash = '\0';
+            parent = ks_root_open_at(r, !slash ? "." : *p ? p : "/", O_RDONLY | O_DIRECTORY, 0);
+            if (slash)
+                *slash = '/';
+            if (parent < 0)
+                return parent;
+            if (mkdirat(parent, name, mode) < 0 && errno != EEXIST)
+                k = -errno;
+            close(parent);
+            if (k < 0)
+                return k;
+        }
+        *s = save;
+        if (save == '\0')
+            break;
+    }
+    return 0;
+}
+
+static int write_all(int fd, const void *data, size_t len)
+{
+    const char *p = data;
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/*
+ * A run killed between creating its temporary file and the rename leaves ".#NAME.kswapXXXX"
+ * behind; the next successful write of NAME removes such leftovers (changes run under the
+ * lock, so no other writer is using them).
+ */
+static void remove_stale_temps(int dfd, const char *base)
+{
+    _cleanup_free_ char *prefix = ks_asprintf(".#%s.kswap", base);
+    int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    struct dirent *de;
+    DIR *d;
+
+    if (!prefix || fd < 0 || !(d = fdopendir(fd))) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    while ((de = readdir(d)))
+        if (ks_startswith(de->d_name, prefix))
+            (void)unlinkat(dfd, de->d_name, 0);
+    closedir(d);
+}
+
+int ks_write_atomic(const ks_root *r, const char *path, const void *data, size_t len, mode_t mode)
+{
+    _cleanup_free_ char *dir = NULL, *base = NULL, *tmp = NULL;
+    _cleanup_close_ int dfd = -1, fd = -1;
+    unsigned int rnd = 0;
+    int k;
+
+    k = split_path(path, &dir, &base);
+    if (k < 0)
+        return k;
+    k = ks_mkdir_p(r, dir, 0755);
+    if (k < 0)
+        return k;
+    dfd = ks_root_open_at(r, dir, O_RDONLY | O_DIRECTORY, 0);
+    if (dfd < 0)
+        return dfd;
+    if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) < 0)
+        rnd = (unsigned int)getpid();
+    tmp = ks_asprintf(".#%s.kswap%08x", base, rnd);
+    if (!tmp)
+        return -ENOMEM;
+    fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+    if (fd < 0)
+        return -errno;
+    k = write_all(fd, data, len);
+    if (k >= 0 && fchmod(fd, mode) < 0)
+        k = -errno;
+    if (k >= 0 && fsync(fd) < 0)
+        k = -errno;
+    if (k >= 0 && renameat(dfd, tmp, dfd, base) < 0)
+        k = -errno;
+    if (k < 0) {
+        unlinkat(dfd, tmp, 0);
+        return k;
+    }
+    remove_stale_temps(dfd, base);
+    if (fsync(dfd) < 0)
+        return -errno;
+    return 0;
+}
+
+int ks_unlink_durable(const ks_root *r, const char *path)
+{
+    _cleanup_free_ char *dir = NULL, *base = NULL;
+    _cleanup_close_ int dfd = -1;
+    int k;
+
+    k = split_path(path, &dir, &base);
+    if (k < 0)
+        return k;
+    dfd = ks_root_open_at(r, dir, O_RDONLY | O_DIRECTORY, 0);
+    if (dfd < 0)
+        return dfd;
+    if (unlinkat(dfd, base, 0) < 0)
+        return -errno;
+    return fsync(dfd) < 0 ? -errno : 0;
+}

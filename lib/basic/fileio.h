@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "lib/basic/root.h"
+
+/*
+ * Replaces path inside the root atomically: a temporary file in the same directory, write,
+ * fsync, rename over the target, fsync the directory. Interrupted at any instant, the target
+ * holds either the old or the new content. Parent directories are created (mode 0755) when
+ * missing. Returns 0 or negative errno; nothing is left behind on failure.
+ */
+int ks_write_atomic(const ks_root *r, const char *path, const void *data, size_t len, mode_t mode);
+
+/*
+ * Reads an open file to its end (also proc and sysfs files, whose size says 0), NUL-terminated.
+ * -EFBIG when it holds more than max bytes.
+ */
+int ks_read_fd(int fd, size_t max, char **ret_buf, size_t *ret_len);
+
+/* Creates a directory and its parents inside the root (like mkdir -p). */
+int ks_mkdir_p(const ks_root *r, const char *path, mode_t mode);
+
+/* Removes a file atomically from the point of view of readers and fsyncs its directory. */
+int ks_unlink_durable(const ks_root *r, const char *path);

@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "lib/basic/spawn.h"
+#include "lib/basic/util.h"
+
+extern char **environ;
+
+#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#define DEFAULT_MAX_OUTPUT (64 * 1024)
+
+int ks_find_program(const char *name, char **ret_path)
+{
+    _cleanup_strv_free_ char **dirs = NULL;
+    const char *path;
+    int r;
+
+    if (!name || !*name)
+        return -EINVAL;
+    if (strchr(name, '/')) {
+        if (access(name, X_OK) < 0)
+            return -errno;
+        *ret_path = strdup(name);
+        return *ret_path ? 0 : -ENOMEM;
+    }
+    path = getenv("PATH");
+    r = ks_strv_split(path && *path ? path : DEFAULT_PATH, ":", &dirs);
+    if (r < 0)
+        return r;
+    for (char **d = dirs; d && *d; d++) {
+        _cleanup_free_ char *p = ks_asprintf("%s/%s", *d, name);
+        struct stat st;
+        if (!p)
+            return -ENOMEM;
+        if (stat(p, &st) == 0 && S_ISREG(st.st_mode) && access(p, X_OK) == 0) {
+            *ret_path = TAKE_PTR(p);
+            return 0;
+        }
+    }
+    return -ENOENT;
+}
+
+/* environ with the extra entries replacing those of the same name. */
+static char **build_env(char *const *extra)
+{
+    size_t n = 0, m = ks_strv_length(extra), k = 0;
+    char **env;
+
+    while (environ && environ[n])
+        n++;
+    env = calloc(n + m + 1, sizeof(char *));
+    if (!env)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        bool replaced = false;
+        for (size_t j = 0; j < m; j++) {
+            size_t klen = strcspn(extra[j], "=");
+            if (strncmp(environ[i], extra[j], klen) == 0 && environ[i][klen] == '=')
+                replaced = true;
+        }
+        if (!replaced)
+            env[k++] = environ[i];
+    }
+    for (size_t j = 0; j < m; j++)
+        env[k++] = extra[j];
+    env[k] = NULL;
+    return env;
+}
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Appends to the capture buffer, keeping only the last max bytes. */
+static int keep_output(ks_spawn_result *r, size_t *cap, size_t max, const char *buf, size_t n)
+{
+    if (n >= max) {
+        buf += n - max;
+        n = max;
+        r->output_len = 0;
+        r->output_truncated = true;
+    } else if (r->output_len + n > max) {
+        size_t drop = r->output_len + n - max;
+        memmove(r->output, r->output + drop, r->output_len - drop);
+        r->output_len -= drop;
+        r->output_truncated = true;
+    }
+    if (r->output_len + n + 1 > *cap) {
+        size_t c = max + 1;
+        char *p = realloc(r->output, c);
+        if (!p)
+            return -ENOMEM;
+        r->output = p;
+        *cap = c;
+    }
+    memcpy(r->output + r->output_len, buf, n);
+    r->output_len += n;
+    r->output[r->output_len] = '\0';
+    return 0;
+}
+
+static void child_exec(const char *exe, char *const argv[], char **env, const ks_spawn_opts *o,
+                       int out_fd, const char *pty_name)
+{
+    if (pty_name) {
+        out_fd = open(pty_name, O_RDWR | O_NOCTTY);
+        if (out_fd < 0)
+            _exit(127);
+    }
+    if (!o->passthrough) {
+        int nul = o->stdin_fd > 0 ? o->stdin_fd : open("/dev/null", O_RDONLY);
+        /* Own process group: a timeout kills the program and everything it started. */
+        setpgid(0, 0);
+        if (nul < 0 || dup2(nul, STDIN_FILENO) < 0 || dup2(out_fd, STDOUT_FILENO) < 0 ||
+            dup2(out_fd, STDERR_FILENO) < 0)
+            _exit(127);
+    }
+    signal(SIGPIPE, SIG_DFL);
+    if (o->cwd && chdir(o->cwd) < 0)
+        _exit(127);
+    execve(exe, argv, env);
+    _exit(127);
+}
+
+int ks_spawn(char *const argv[], const ks_spawn_opts *opts, ks_spawn_result *ret)
+{
+    static const ks_spawn_opts none = {0};
+    const ks_spawn_opts *o = opts ? opts : &none;
+    size_t max = o->max_output ? o->max_output : DEFAULT_MAX_OUTPUT, cap = 0;
+    _cleanup_free_ char *exe = NULL;
+    _cleanup_free_ char **env = NULL;
+    _cleanup_close_ int rfd = -1, wfd = -1, pidfd = -1;
+    ks_spawn_result res = {0};
+    long long deadline = o->timeout_ms ? now_ms() + o->timeout_ms : 0;
+    bool exited = false, open_pipe;
+    int pipefd[2], status = 0, r;
+    char pty_name[128] = "";
+    pid_t pid;
+
+    if (!argv || !argv[0])
+        return -EINVAL;
+    r = ks_find_program(argv[0], &exe);
+    if (r < 0)
+        return r;
+    env = build_env(o->env);
+    if (!env)
+        return -ENOMEM;
+    res.output = calloc(1, 1);
+    if (!res.output)
+        return -ENOMEM;
+    cap = 1;
+    if (!o->passthrough && o->pty) {
+        /* apt draws its progress only on a terminal: the program gets one, kswap reads it. */
+        struct winsize ws;
+        rfd = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+        if (rfd < 0 || grantpt(rfd) < 0 || unlockpt(rfd) < 0 || ptsname_r(rfd, pty_name, sizeof(pty_name)) != 0) {
+            free(res.output);
+            return -errno;
+        }
+        if (o->tee_fd > 0 && ioctl(o->tee_fd, TIOCGWINSZ, &ws) == 0)
+            (void)ioctl(rfd, TIOCSWINSZ, &ws);
+    } else if (!o->passthrough) {
+        if (pipe2(pipefd, O_CLOEXEC) < 0) {
+            free(res.output);
+            return -errno;
+        }
+        rfd = pipefd[0];
+        wfd = pipefd[1];
+    }
+
+    pid = fork();
+    if (pid < 0) {
+        free(res.output);
+        return -errno;
+    }
+    if (pid == 0)
+        child_exec(exe, argv, env, o, wfd, o->pty && !o->passthrough ? pty_name : NULL);
+    if (!o->passthrough)
+        setpgid(pid, pid); /* also in the parent: no race with an early kill */
+    if (wfd >= 0) {
+        close(wfd);
+        wfd = -1;
+    }
+    pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    open_pipe = rfd >= 0;
+
+    while (!exited || open_pipe) {
+        struct pollfd p[2];
+        int n = 0, wait_ms = -1;
+
+        if (open_pipe)
+            p[n++] = (struct pollfd){.fd = rfd, .events = POLLIN};
+        if (!exited && pidfd >= 0)
+            p[n++] = (struct pollfd){.fd = pidfd, .events = POLLIN};
+        if (deadline) {
+            long long left = deadline - now_ms();
+            wait_ms = left > 0 ? (int)left : 0;
+        }
+        if (!exited && pidfd < 0 && (wait_ms < 0 || wait_ms > 20))
+            wait_ms = 20; /* no pidfd (old kernel): poll waitpid */
+        if (exited && open_pipe && (wait_ms < 0 || wait_ms > 200))
+            wait_ms = 200; /* a grandchild may hold the pipe: drain briefly, then stop */
+
+        r = poll(p, (nfds_t)n, wait_ms);
+        if (r < 0 && errno != EINTR) {
+            r = -errno;
+            kill(o->passthrough ? pid : -pid, SIGKILL);
+            waitpid(pid, NULL, 0);
+            free(res.output);
+            return r;
+        }
+        if (open_pipe && r > 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+            char buf[16384];
+            ssize_t k = read(rfd, buf, sizeof(buf));
+            if (k > 0) {
+                /* Progress for a person is best effort: a failed write never stops apt. */
+                if (o->tee_fd > 0)
+                    (void)!write(o->tee_fd, buf, (size_t)k);
+                if (keep_output(&res, &cap, max, buf, (size_t)k) < 0) {
+                    kill(o->passthrough ? pid : -pid, SIGKILL);
+                    waitpid(pid, NULL, 0);
+                    free(res.output);
+                    return -ENOMEM;
+                }
+            } else if (k == 0 || errno != EINTR) {
+                open_pipe = false;
+            }
+        }
+        if (!exited && waitpid(pid, &status, WNOHANG) == pid)
+            exited = true;
+        if (exited && open_pipe && r == 0)
+            break;
+        if (deadline && now_ms() >= deadline && !exited) {
+            res.timed_out = true;
+            kill(o->passthrough ? pid : -pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            exited = true;
+            break;
+        }
+    }
+    if (!o->passthrough && !res.timed_out)
+        kill(-pid, SIGKILL); /* leftovers of the group that outlived it */
+
+    if (WIFEXITED(status)) {
+        res.exit_code = WEXITSTATUS(status);
+    } else if (WIFSIGNALED(status)) {
+        res.term_signal = WTERMSIG(status);
+        res.exit_code = 128 + res.term_signal;
+    }
+    *ret = res;
+    return 0;
+}
+
+void ks_spawn_result_done(ks_spawn_result *r)
+{
+    if (!r)
+        return;
+    free(r->output);
+    *r = (ks_spawn_result){0};
+}
+
+bool ks_spawn_succeeded(const ks_spawn_result *r)
+{
+    return !r->timed_out && r->term_signal == 0 && r->exit_code == 0;
+}
+
+char *ks_spawn_last_line(const ks_spawn_result *r)
+{
+    const char *s = r->output ? r->output : "";
+    size_t end = r->output_len, start;
+
+    while (end > 0 && (s[end - 1] == '\n' || s[end - 1] == ' ' || s[end - 1] == '\r'))
+        end--;
+    start = end;
+    while (start > 0 && s[start - 1] != '\n')
+        start--;
+    return strndup(s + start, end - start);
+}

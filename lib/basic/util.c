@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <ctype.h>
+#include <limits.h>
+#include <stdarg.h>
+
+#include "lib/basic/util.h"
+
+char **ks_strv_free(char **l)
+{
+    if (!l)
+        return NULL;
+    for (char **p = l; *p; p++)
+        free(*p);
+    free(l);
+    return NULL;
+}
+
+size_t ks_strv_length(char *const *l)
+{
+    size_t n = 0;
+    if (l)
+        while (l[n])
+            n++;
+    return n;
+}
+
+int ks_strv_push(char ***l, char *value)
+{
+    size_t n = ks_strv_length(*l);
+    char **nl;
+
+    if (!value)
+        return -ENOMEM;
+    nl = realloc(*l, (n + 2) * sizeof(char *));
+    if (!nl) {
+        free(value);
+        return -ENOMEM;
+    }
+    nl[n] = value;
+    nl[n + 1] = NULL;
+    *l = nl;
+    return 0;
+}
+
+int ks_strv_extend(char ***l, const char *value)
+{
+    return ks_strv_push(l, strdup(value));
+}
+
+bool ks_strv_contains(char *const *l, const char *value)
+{
+    if (l)
+        for (; *l; l++)
+            if (streq(*l, value))
+                return true;
+    return false;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void ks_strv_sort(char **l)
+{
+    size_t n = ks_strv_length(l);
+    if (n > 1)
+        qsort(l, n, sizeof(char *), cmp_str);
+}
+
+int ks_strv_split(const char *s, const char *separators, char ***ret)
+{
+    _cleanup_strv_free_ char **l = NULL;
+    int r;
+
+    while (*s) {
+        size_t n;
+        s += strspn(s, separators);
+        n = strcspn(s, separators);
+        if (n == 0)
+            break;
+        r = ks_strv_push(&l, strndup(s, n));
+        if (r < 0)
+            return r;
+        s += n;
+    }
+    if (!l) {
+        l = calloc(1, sizeof(char *));
+        if (!l)
+            return -ENOMEM;
+    }
+    *ret = TAKE_PTR(l);
+    return 0;
+}
+
+const char *ks_startswith(const char *s, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    return strncmp(s, prefix, n) == 0 ? s + n : NULL;
+}
+
+bool ks_endswith(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && memcmp(s + a - b, suffix, b) == 0;
+}
+
+char *ks_strstrip(char *s)
+{
+    char *e;
+    while (isspace((unsigned char)*s))
+        s++;
+    e = s + strlen(s);
+    while (e > s && isspace((unsigned char)e[-1]))
+        e--;
+    *e = '\0';
+    return s;
+}
+
+int ks_safe_atou64(const char *s, unsigned long long *ret)
+{
+    char *end;
+    unsigned long long v;
+
+    if (!s || !isdigit((unsigned char)*s))
+        return -EINVAL;
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (errno == ERANGE)
+        return -ERANGE;
+    if (*end != '\0')
+        return -EINVAL;
+    *ret = v;
+    return 0;
+}
+
+int ks_safe_atoi(const char *s, int *ret)
+{
+    char *end;
+    long v;
+
+    if (!s || !*s || isspace((unsigned char)*s))
+        return -EINVAL;
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno == ERANGE || v < INT_MIN || v > INT_MAX)
+        return -ERANGE;
+    if (end == s || *end != '\0')
+        return -EINVAL;
+    *ret = (int)v;
+    return 0;
+}
+
+char *ks_asprintf(const char *fmt, ...)
+{
+    va_list ap;
+    char *s;
+    int r;
+
+    va_start(ap, fmt);
+    r = vasprintf(&s, fmt, ap);
+    va_end(ap);
+    return r < 0 ? NULL : s;
+}
+
+bool ks_next_line(const char *text, size_t len, size_t *pos, const char **ret_line,
+                  size_t *ret_len)
+{
+    const char *nl;
+    size_t n;
+
+    if (*pos >= len)
+        return false;
+    nl = memchr(text + *pos, '\n', len - *pos);
+    n = nl ? (size_t)(nl - (text + *pos)) : len - *pos;
+    *ret_line = text + *pos;
+    *ret_len = n;
+    *pos += n + (nl ? 1 : 0);
+    return true;
+}
+
+void ks_module_name_normalize(char *name)
+{
+    for (; *name; name++)
+        if (*name == '-')
+            *name = '_';
+}

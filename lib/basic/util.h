@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Ownership hand-over without goto ladders, as in kmod's shared/macro.h. */
+#define _cleanup_(fn) __attribute__((cleanup(fn)))
+#define _cleanup_free_ _cleanup_(ks_freep)
+#define _cleanup_close_ _cleanup_(ks_closep)
+#define _cleanup_fclose_ _cleanup_(ks_fclosep)
+#define _cleanup_closedir_ _cleanup_(ks_closedirp)
+#define _cleanup_strv_free_ _cleanup_(ks_strv_freep)
+#define _printf_(a, b) __attribute__((format(printf, a, b)))
+#define _unused_ __attribute__((unused))
+#define _pure_ __attribute__((pure))
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#define TAKE_PTR(p)                                                                                \
+    ({                                                                                             \
+        __typeof__(p) _p = (p);                                                                    \
+        (p) = NULL;                                                                                \
+        _p;                                                                                        \
+    })
+
+#define TAKE_FD(fd)                                                                                \
+    ({                                                                                             \
+        int _fd = (fd);                                                                            \
+        (fd) = -1;                                                                                 \
+        _fd;                                                                                       \
+    })
+
+static inline void ks_freep(void *p)
+{
+    free(*(void **)p);
+}
+
+static inline void ks_closep(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+}
+
+static inline void ks_fclosep(FILE **f)
+{
+    if (*f)
+        fclose(*f);
+}
+
+static inline void ks_closedirp(DIR **d)
+{
+    if (*d)
+        closedir(*d);
+}
+
+static inline bool streq(const char *a, const char *b)
+{
+    return strcmp(a, b) == 0;
+}
+
+static inline bool streq_ptr(const char *a, const char *b)
+{
+    if (!a || !b)
+        return a == b;
+    return strcmp(a, b) == 0;
+}
+
+static inline const char *strempty(const char *s)
+{
+    return s ? s : "";
+}
+
+/* NULL-terminated string vectors. */
+char **ks_strv_free(char **l);
+static inline void ks_strv_freep(char ***l)
+{
+    ks_strv_free(*l);
+}
+size_t ks_strv_length(char *const *l);
+int ks_strv_push(char ***l, char *value);      /* takes ownership of value */
+int ks_strv_extend(char ***l, const char *value); /* copies value */
+bool ks_strv_contains(char *const *l, const char *value);
+void ks_strv_sort(char **l);
+/* Splits on any of the separator characters, dropping empty words. */
+int ks_strv_split(const char *s, const char *separators, char ***ret);
+
+/* Text helpers. */
+const char *ks_startswith(const char *s, const char *prefix);
+bool ks_endswith(const char *s, const char *suffix);
+char *ks_strstrip(char *s); /* strips leading and trailing white space in place */
+int ks_safe_atou64(const char *s, unsigned long long *ret); /* whole string, base 10 */
+int ks_safe_atoi(const char *s, int *ret);                  /* whole string, base 10 */
+char *ks_asprintf(const char *fmt, ...) _printf_(1, 2);
+/* Module name as the kernel knows it: '-' becomes '_'. In place. */
+void ks_module_name_normalize(char *name);
+/* Iterates lines of a text buffer: returns length of the line at *pos, advances *pos. */
+bool ks_next_line(const char *text, size_t len, size_t *pos, const char **ret_line,
+                  size_t *ret_len);

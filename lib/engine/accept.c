@@ -1,0 +1,621 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The verdict of kswap accept and its actions: pin, disarm, the one reboot, motd, hooks. */
+#include <ctype.h>
+#include <stdarg.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include "lib/engine/accept.h"
+#include "lib/engine/bootctl.h"
+#include "lib/host/kernels.h"
+#include "lib/engine/lock.h"
+#include "lib/basic/spawn.h"
+#include "lib/engine/trial.h"
+#include "lib/basic/util.h"
+
+typedef struct acc {
+    const ks_root *root;
+    const ks_accept_opts *o;
+    ks_accept_result *r;
+    ks_journal *j;
+    char *root_abs;
+    char *boot_id;
+} acc;
+
+static void progress(acc *a, const char *fmt, ...) _printf_(2, 3);
+static void progress(acc *a, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    ks_vprogressf(a->o->progress, a->o->userdata, "accept", fmt, ap);
+    va_end(ap);
+}
+
+static void set_error(acc *a, const char *fmt, ...) _printf_(2, 3);
+static void set_error(acc *a, const char *fmt, ...)
+{
+    char *msg = NULL;
+    va_list ap;
+
+    va_start(ap, fmt);
+    if (vasprintf(&msg, fmt, ap) < 0)
+        msg = NULL;
+    va_end(ap);
+    /* The first error is the one that matters; later ones are consequences. */
+    if (!a->r->error)
+        a->r->error = msg;
+    else
+        free(msg);
+}
+
+static int cfg_int(const acc *a, const char *key, int def)
+{
+    int v = def;
+
+    if (a->o->config && ks_config_get_int(a->o->config, "accept", key, def, &v) < 0)
+        v = def;
+    return v > 0 ? v : def;
+}
+
+void ks_accept_result_done(ks_accept_result *r)
+{
+    free(r->kernel);
+    free(r->expected_kernel);
+    free(r->old_kernel);
+    free(r->summary);
+    free(r->error);
+    free(r->previous_boot);
+    ks_checklist_done(&r->checks);
+    ks_journal_free(r->journal);
+    *r = (ks_accept_result){0};
+}
+
+char *ks_accept_motd_line(const ks_journal *j, const char *running)
+{
+    const char *new = strempty(ks_journal_get(j, KS_JF_NEW_KERNEL));
+    const char *reason = ks_journal_get(j, KS_JF_REASON);
+
+    switch (ks_journal_outcome(j)) {
+    case KS_OUTCOME_HEALTH_FAILED:
+        return ks_asprintf("kswap: trial of %s failed (%s); running %s, see kswap status", new,
+                           reason ? reason : "a required check failed", strempty(running));
+    case KS_OUTCOME_FELL_BACK:
+        return ks_asprintf("kswap: trial of %s did not come up (fell back); running %s, see "
+                           "kswap status",
+                           new, strempty(running));
+    case KS_OUTCOME_TRIAL_OK:
+        if (ks_journal_state(j) == KS_STATE_PINNED)
+            return NULL;
+        return ks_asprintf("kswap: trial of %s passed acceptance; run 'kswap pin' to keep it", new);
+    default:
+        return NULL;
+    }
+}
+
+/* The motd line of the journal's outcome (or none); a failure to write it is not a verdict. */
+static void update_motd(acc *a)
+{
+    _cleanup_free_ char *line = ks_accept_motd_line(a->j, a->r->kernel);
+    int k = line ? ks_motd_set(a->root, line) : ks_motd_clear(a->root);
+
+    if (k < 0)
+        progress(a, "cannot update /%s: %s", KS_MOTD_PATH, strerror(-k));
+    free(a->r->summary);
+    a->r->summary = line ? strdup(line) : NULL;
+}
+
+/* next_entry unset, and every boot forecast to start the old kernel. */
+static int disarm(acc *a)
+{
+    _cleanup_free_ char *err = NULL, *detail = NULL;
+    const char *old = ks_journal_get(a->j, KS_JF_OLD_KERNEL);
+    ks_boot b = {0};
+    int k;
+
+    k = ks_boot_load(a->root, &b, &err);
+    if (k < 0) {
+        set_error(a, "cannot read the GRUB setup: %s", err ? err : strerror(-k));
+        return k;
+    }
+    k = ks_journal_note_file(a->j, KS_GRUBENV_PATH);
+    if (k >= 0)
+        k = ks_boot_disarm(a->root, &b, old, &detail);
+    /* A default that drifted (someone ran grub-set-default) is set back to the old kernel. */
+    if (k == -EPROTO && old) {
+        free(detail);
+        detail = NULL;
+        k = ks_boot_set_default(a->root, &b, old, &detail);
+    }
+    ks_boot_done(&b);
+    if (k < 0)
+        set_error(a, "cannot make sure the old kernel %s boots next: %s", strempty(old),
+                  detail ? detail : strerror(-k));
+    return k;
+}
+
+static int record(acc *a, ks_outcome outcome, ks_state state, const char *reason)
+{
+    int k = ks_journal_set_outcome(a->j, outcome);
+
+    if (k >= 0 && reason)
+        k = ks_journal_set(a->j, KS_JF_REASON, reason);
+    if (k >= 0 && state != _KS_STATE_INVALID)
+        k = ks_journal_set_state(a->j, state);
+    if (k >= 0)
+        k = ks_journal_save(a->j);
+    if (k < 0)
+        set_error(a, "cannot write the state journal '/%s': %s", KS_JOURNAL_PATH, strerror(-k));
+    a->r->outcome = outcome;
+    return k;
+}
+
+static int check_set_fmt(ks_check *chk, ks_check_status st, const char *fmt, ...) _printf_(3, 4);
+static int check_set_fmt(ks_check *chk, ks_check_status st, const char *fmt, ...)
+{
+    _cleanup_free_ char *msg = NULL;
+    va_list ap;
+
+    va_start(ap, fmt);
+    if (vasprintf(&msg, fmt, ap) < 0)
+        msg = NULL;
+    va_end(ap);
+    if (!msg)
+        return -ENOMEM;
+    return ks_check_set(chk, st, msg);
+}
+
+/* The first required check that failed, as "ID: detail", for the journal and the motd. */
+static char *first_failure(const ks_checklist *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (l->v[i].required && l->v[i].status != KS_CHECK_PASS)
+            return ks_asprintf("%s: %s", l->v[i].id,
+                               l->v[i].detail ? l->v[i].detail : "did not pass");
+    return strdup("a required check failed");
+}
+
+/* journalctl with argv on success and some output, else NULL. At most max bytes. */
+static char *journal_query(acc *a, char **argv, size_t max)
+{
+    ks_check_ctx ctx = {.root = a->root, .root_abs = a->root_abs};
+    struct ks_spawn_result res = {0};
+    char *out = NULL;
+
+    if (ks_check_spawn(&ctx, argv, 10000, &res) >= 0 && ks_spawn_succeeded(&res) &&
+        res.output_len > 0)
+        out = strndup(res.output, res.output_len > max ? max : res.output_len);
+    ks_spawn_result_done(&res);
+    return out;
+}
+
+/* Boot ids as 32 lower-case hex digits: the kernel's has dashes, journald's _BOOT_ID none. */
+static bool same_boot_id(const char *a, const char *b)
+{
+    for (;;) {
+        while (*a == '-')
+            a++;
+        while (*b == '-')
+            b++;
+        if (!*a || !*b || *a == '\n' || *b == '\n')
+            return (!*a || *a == '\n') && (!*b || *b == '\n');
+        if (tolower((unsigned char)*a++) != tolower((unsigned char)*b++))
+            return false;
+    }
+}
+
+/*
+ * Is the journal's previous boot the one of arming? Then the trial boot never reached the
+ * journal: it stopped before the root filesystem was mounted (kernel panic, initramfs), and
+ * only its console shows why. 1: another boot, 0: the arming boot, -1: unknown.
+ */
+static int trial_boot_logged(acc *a)
+{
+    char *argv[] = {(char *)"journalctl", (char *)"-b", (char *)"-1", (char *)"-n", (char *)"1",
+                    (char *)"-o", (char *)"export", (char *)"--no-pager", (char *)"-q", NULL};
+    _cleanup_free_ char *out = journal_query(a, argv, 65536);
+    const char *armed = ks_journal_armed_boot_id(a->j);
+    const char *p;
+
+    if (!out || !armed)
+        return -1;
+    for (p = out; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+        if (ks_startswith(p, "_BOOT_ID="))
+            return same_boot_id(p + strlen("_BOOT_ID="), armed) ? 0 : 1;
+    return -1;
+}
+
+/*
+ * What the trial boot left in the system journal: its warnings and errors, the last lines first
+ * to go (a panic or a stuck unit shows there). Best effort: without a persistent journal, or
+ * without journalctl, there is nothing to show and the verdict stays the same.
+ */
+static char *previous_boot_log(acc *a)
+{
+    char *argv[] = {(char *)"journalctl", (char *)"-b", (char *)"-1", (char *)"-p", (char *)"warning",
+                    (char *)"-n", (char *)"25", (char *)"--no-pager", (char *)"-q", NULL};
+
+    return journal_query(a, argv, 4000);
+}
+
+static int judge_fell_back(acc *a)
+{
+    _cleanup_free_ char *reason = NULL;
+    const char *new = ks_journal_get(a->j, KS_JF_NEW_KERNEL);
+    int k;
+
+    a->r->trial_boot_logged = trial_boot_logged(a);
+    if (a->r->trial_boot_logged != 0)
+        a->r->previous_boot = previous_boot_log(a);
+    if (a->r->previous_boot)
+        progress(a, "the previous boot's journal (warnings and errors):\n%s", a->r->previous_boot);
+
+    if (a->r->trial_boot_logged == 0)
+        reason = ks_asprintf("the trial kernel %s did not come up; %s runs; the trial boot left "
+                             "nothing in the system journal (it stopped before the root "
+                             "filesystem was mounted: kernel or initramfs), its console log "
+                             "shows why",
+                             new, a->r->kernel);
+    else
+        reason = ks_asprintf("the trial kernel %s did not come up; %s runs (see 'journalctl -b "
+                             "-1' for the previous boot)",
+                             new, a->r->kernel);
+    if (!reason)
+        return -ENOMEM;
+    progress(a, "FELL BACK: %s", reason);
+    (void)ks_journal_step_begin(a->j, "accept");
+    k = disarm(a);
+    record(a, KS_OUTCOME_FELL_BACK, k < 0 ? KS_STATE_FAILED : KS_STATE_ROLLED_BACK, reason);
+    (void)ks_journal_step_end(a->j, "accept", KS_STEP_FAILED, reason);
+    update_motd(a);
+    return 0;
+}
+
+static int judge_checks(acc *a)
+{
+    const ks_config *cfg = a->o->config;
+    _cleanup_free_ char *cfg_err = NULL, *on_failure = NULL;
+    int timeout_s =
+        a->o->timeout_s >= 0 ? a->o->timeout_s : cfg_int(a, "timeout", KS_ACCEPT_DEFAULT_TIMEOUT_S);
+    ks_check_ctx ctx = {
+        .root = a->root,
+        .root_abs = a->root_abs,
+        .kernel = a->r->kernel,
+        .program_timeout_ms = (unsigned)cfg_int(a, "program_timeout", 30) * 1000u,
+        .script_timeout_ms = (unsigned)cfg_int(a, "script_timeout", 60) * 1000u,
+    };
+    int k, passed;
+
+    k = ks_journal_set_state(a->j, KS_STATE_TRIAL_BOOTED);
+    if (k >= 0)
+        k = ks_journal_step_begin(a->j, "accept");
+    if (k < 0) {
+        set_error(a, "cannot write the state journal '/%s': %s", KS_JOURNAL_PATH, strerror(-k));
+        return k;
+    }
+    on_failure =
+        strdup(cfg ? ks_config_get_string(cfg, "accept", "on_failure", "reboot") : "reboot");
+    if (!on_failure)
+        return -ENOMEM;
+
+    k = ks_checklist_from_config(a->root, cfg, &a->r->checks, &cfg_err);
+    if (k == -ENOMEM)
+        return k;
+    if (k < 0) {
+        /* A broken checklist cannot prove anything: a failed check, not a silent pass. */
+        k = ks_checklist_add(&a->r->checks, "config", NULL, true, NULL);
+        if (k < 0)
+            return k;
+        k = check_set_fmt(&a->r->checks.v[a->r->checks.n - 1], KS_CHECK_FAIL, "%s",
+                          cfg_err ? cfg_err : "cannot read the [accept] checks");
+        if (k < 0)
+            return k;
+        passed = 0;
+    } else {
+        progress(a, "running %zu checks on %s for up to %d s", a->r->checks.n - 2, a->r->kernel,
+                 timeout_s);
+        passed = ks_checks_run(&a->r->checks, &ctx,
+                               &(ks_runner_opts){
+                                   .timeout_ms = (unsigned)timeout_s * 1000u,
+                                   .interval_ms = (unsigned)cfg_int(a, "interval", 5) * 1000u,
+                                   .progress = a->o->check_progress,
+                                   .userdata = a->o->userdata,
+                               });
+        if (passed < 0)
+            return passed;
+    }
+
+    if (passed) {
+        k = record(a, KS_OUTCOME_TRIAL_OK, _KS_STATE_INVALID, NULL);
+        (void)ks_journal_step_end(a->j, "accept", KS_STEP_DONE, "every required check passed");
+        progress(a, "trial-ok: every required check passed on %s", a->r->kernel);
+        return k < 0 ? k : 1;
+    }
+
+    {
+        _cleanup_free_ char *reason = first_failure(&a->r->checks);
+        if (!reason)
+            return -ENOMEM;
+        progress(a, "HEALTH FAILED: %s", reason);
+        k = disarm(a);
+        record(a, KS_OUTCOME_HEALTH_FAILED, k < 0 ? KS_STATE_FAILED : KS_STATE_ROLLED_BACK, reason);
+        (void)ks_journal_step_end(a->j, "accept", KS_STEP_FAILED, reason);
+    }
+    if (streq(on_failure, "reboot") && !a->o->no_reboot) {
+        k = ks_journal_claim_reboot(a->j, a->boot_id);
+        if (k == -EALREADY) {
+            a->r->reboot_refused = true;
+            progress(a, "not rebooting: this trial had its one reboot already");
+        } else if (k < 0) {
+            set_error(a, "cannot record the reboot in the state journal: %s", strerror(-k));
+        } else {
+            a->r->reboot_claimed = true;
+        }
+    }
+    update_motd(a);
+    return 0;
+}
+
+static int pin_now(acc *a, ks_lock **lock)
+{
+    ks_swap_common common = {
+        .config = a->o->config, .progress = a->o->progress, .userdata = a->o->userdata};
+    ks_swap_result pr = {0};
+    int k;
+
+    /* ks_pin takes the lock and reads the journal itself, as `kswap pin` does. */
+    *lock = ks_lock_release(*lock);
+    a->r->journal = TAKE_PTR(a->j);
+    k = ks_pin(a->root, &common, NULL, false, &pr);
+    if (k < 0) {
+        set_error(a, "cannot pin: %s", strerror(-k));
+    } else if (pr.status != KS_SWAP_DONE && pr.status != KS_SWAP_ALREADY) {
+        set_error(a, "cannot pin: %s", pr.error ? pr.error : "pin failed");
+    } else {
+        a->r->pinned = true;
+    }
+    if (pr.journal) {
+        ks_journal_free(a->r->journal);
+        a->r->journal = TAKE_PTR(pr.journal);
+    }
+    ks_swap_result_done(&pr);
+    return 0;
+}
+
+int ks_accept(const ks_root *root, const ks_accept_opts *o, ks_accept_result *ret)
+{
+    _cleanup_(ks_lock_releasep) ks_lock *lock = NULL;
+    _cleanup_free_ char *jerr = NULL, *root_abs = NULL, *boot_id = NULL;
+    ks_accept_result r = {.trial_boot_logged = -1};
+    acc a = {.root = root, .o = o, .r = &r};
+    const char *armed;
+    ks_outcome outcome;
+    ks_state state;
+    pid_t holder = 0;
+    int k;
+
+    if (!ks_root_is_host(root)) {
+        root_abs = realpath(ks_root_path(root), NULL);
+        if (!root_abs)
+            return -errno;
+    }
+    a.root_abs = root_abs;
+    k = ks_lock_acquire(root, KS_LOCK_TIMEOUT_MS_DEFAULT, &lock, &holder);
+    if (k < 0) {
+        r.error = k == -EBUSY && holder > 0
+                      ? ks_asprintf("another kswap (pid %d) is changing this system", (int)holder)
+                      : ks_asprintf("cannot take the lock '/%s': %s", KS_LOCK_PATH, strerror(-k));
+        goto fail;
+    }
+    k = ks_journal_load(root, &a.j, &jerr);
+    if (k < 0) {
+        r.error = ks_asprintf("cannot use the state journal '/%s': %s", KS_JOURNAL_PATH,
+                              jerr ? jerr : strerror(-k));
+        goto fail;
+    }
+    k = ks_running_kernel(root, &r.kernel);
+    if (k >= 0)
+        k = ks_read_boot_id(root, &boot_id);
+    if (k < 0) {
+        r.error = ks_asprintf("cannot read the running kernel and boot id: %s", strerror(-k));
+        goto fail;
+    }
+    a.boot_id = boot_id;
+    r.expected_kernel = ks_journal_get(a.j, KS_JF_NEW_KERNEL)
+                            ? strdup(ks_journal_get(a.j, KS_JF_NEW_KERNEL))
+                            : NULL;
+    r.old_kernel = ks_journal_get(a.j, KS_JF_OLD_KERNEL)
+                       ? strdup(ks_journal_get(a.j, KS_JF_OLD_KERNEL))
+                       : NULL;
+    /* Always first: what runs, and whether this is a new boot. */
+    if (ks_checklist_add(&r.checks, "kernel", NULL, true, NULL) < 0 ||
+        ks_checklist_add(&r.checks, "boot", NULL, true, NULL) < 0) {
+        k = -ENOMEM;
+        goto fail;
+    }
+
+    outcome = ks_journal_outcome(a.j);
+    state = ks_journal_state(a.j);
+    armed = ks_journal_armed_boot_id(a.j);
+    if (outcome == KS_OUTCOME_TRIAL_OK || outcome == KS_OUTCOME_HEALTH_FAILED ||
+        outcome == KS_OUTCOME_FELL_BACK) {
+        /* Judged before (an earlier run, or before the reboot back): report, act no more. */
+        r.recorded = true;
+        r.outcome = outcome;
+        r.pinned = state == KS_STATE_PINNED;
+        r.reboot_refused = outcome == KS_OUTCOME_HEALTH_FAILED && ks_journal_reboot_claimed(a.j);
+        for (size_t i = 0; i < r.checks.n; i++)
+            (void)ks_check_set(&r.checks.v[i], KS_CHECK_SKIP,
+                               "judged before; the state journal keeps the verdict");
+        progress(&a, "the trial of %s was judged already: %s", strempty(r.expected_kernel),
+                 ks_outcome_to_string(outcome));
+        update_motd(&a);
+        goto done;
+    }
+    if (!r.expected_kernel || !armed ||
+        (state != KS_STATE_ARMED && state != KS_STATE_TRIAL_BOOTED)) {
+        r.outcome = KS_OUTCOME_NONE;
+        r.summary = strdup("no trial is armed");
+        (void)ks_check_set(&r.checks.v[0], KS_CHECK_SKIP, "no trial armed");
+        (void)ks_check_set(&r.checks.v[1], KS_CHECK_SKIP, "no trial armed");
+        goto done;
+    }
+    if (streq(boot_id, armed)) {
+        (void)check_set_fmt(&r.checks.v[1], KS_CHECK_FAIL,
+                            "boot id %s is the one of arming: no reboot since", boot_id);
+        (void)ks_check_set(&r.checks.v[0], KS_CHECK_SKIP, "not judged before the reboot");
+        r.summary = ks_asprintf("no reboot since the trial of %s was armed", r.expected_kernel);
+        progress(&a, "%s", strempty(r.summary));
+        record(&a, KS_OUTCOME_NO_REBOOT, _KS_STATE_INVALID, NULL);
+        goto done;
+    }
+    (void)check_set_fmt(&r.checks.v[1], KS_CHECK_PASS, "boot id %s differs from the one of arming",
+                        boot_id);
+    if (!streq(r.kernel, r.expected_kernel)) {
+        (void)check_set_fmt(&r.checks.v[0], KS_CHECK_FAIL, "%s runs, the trial kernel is %s",
+                            r.kernel, r.expected_kernel);
+        k = judge_fell_back(&a);
+        if (k < 0)
+            goto fail;
+        goto done;
+    }
+    (void)check_set_fmt(&r.checks.v[0], KS_CHECK_PASS, "the trial kernel %s runs", r.kernel);
+    k = judge_checks(&a);
+    if (k < 0)
+        goto fail;
+    if (k > 0) {
+        bool auto_pin = true;
+        if (o->config && ks_config_get_bool(o->config, "accept", "auto_pin", true, &auto_pin) < 0)
+            auto_pin = true;
+        if (auto_pin && !o->no_pin)
+            pin_now(&a, &lock);
+        if (a.j)
+            update_motd(&a);
+        else if (r.pinned) {
+            (void)ks_motd_clear(root);
+            r.summary = ks_asprintf("kswap: %s passed acceptance and is pinned", r.kernel);
+        } else {
+            /* The pin failed: the journal says trial-ok, the operator must act. */
+            acc b = a;
+            b.j = r.journal;
+            update_motd(&b);
+        }
+    }
+done:
+    if (a.j)
+        r.journal = TAKE_PTR(a.j);
+    *ret = r;
+    return 0;
+fail:
+    ks_journal_free(a.j);
+    k = k < 0 ? k : -EIO;
+    *ret = (ks_accept_result){.error = TAKE_PTR(r.error)};
+    ks_accept_result_done(&r);
+    return k;
+}
+
+int ks_accept_reboot(const ks_root *root, ks_accept_result *r, char **ret_error)
+{
+    _cleanup_free_ char *root_abs = NULL;
+    char *argv[] = {(char *)"systemctl", (char *)"reboot", NULL};
+    ks_spawn_result res = {0};
+    ks_check_ctx ctx = {.root = root};
+    int k;
+
+    if (!ks_root_is_host(root)) {
+        root_abs = realpath(ks_root_path(root), NULL);
+        if (!root_abs)
+            return -errno;
+        ctx.root_abs = root_abs;
+    }
+    if (r->journal)
+        (void)ks_journal_step_begin(r->journal, "reboot");
+    k = ks_check_spawn(&ctx, argv, 60000, &res);
+    if (k >= 0 && !ks_spawn_succeeded(&res)) {
+        _cleanup_free_ char *last = ks_spawn_last_line(&res);
+        if (ret_error)
+            *ret_error =
+                ks_asprintf("systemctl reboot failed: %s", last && *last ? last : "(no output)");
+        k = -EIO;
+    } else if (k < 0 && ret_error) {
+        *ret_error = ks_asprintf("cannot run systemctl reboot: %s", strerror(-k));
+    }
+    ks_spawn_result_done(&res);
+    if (r->journal)
+        (void)ks_journal_step_end(r->journal, "reboot", k < 0 ? KS_STEP_FAILED : KS_STEP_DONE,
+                                  "systemctl reboot");
+    return k;
+}
+
+int ks_accept_run_hooks(const ks_root *root, const char *which, const char *json,
+                        unsigned timeout_ms, char ***ret_failures)
+{
+    _cleanup_free_ char *dir = ks_asprintf("%s/%s", KS_HOOKS_DIR, which), *root_abs = NULL;
+    _cleanup_free_ char *root_env = NULL;
+    _cleanup_strv_free_ char **names = NULL, **failures = NULL;
+    _cleanup_close_ int fd = -1;
+    char *env[2] = {NULL, NULL};
+    size_t len = strlen(json);
+    int k;
+
+    if (!dir)
+        return -ENOMEM;
+    k = ks_root_list_dir(root, dir, &names);
+    if (k == -ENOENT || k == -ENOTDIR)
+        return 0;
+    if (k < 0)
+        return k;
+    if (!ks_root_is_host(root)) {
+        root_abs = realpath(ks_root_path(root), NULL);
+        if (!root_abs)
+            return -errno;
+        root_env = ks_asprintf("KSWAP_ROOT=%s", root_abs);
+        if (!root_env)
+            return -ENOMEM;
+        env[0] = root_env;
+    }
+    /* The JSON on stdin: one memory file, rewound for every hook. */
+    fd = memfd_create("kswap-accept.json", MFD_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    if (write(fd, json, len) != (ssize_t)len)
+        return -EIO;
+    for (char **n = names; n && *n; n++) {
+        _cleanup_free_ char *rel = NULL, *path = NULL, *why = NULL;
+        char *argv[2] = {NULL, NULL};
+        ks_spawn_result res = {0};
+        struct stat st;
+
+        if ((*n)[0] == '.' || ks_endswith(*n, "~"))
+            continue;
+        rel = ks_asprintf("%s/%s", dir, *n);
+        if (!rel)
+            return -ENOMEM;
+        if (ks_root_stat(root, rel, &st) < 0 || !S_ISREG(st.st_mode) || !(st.st_mode & 0111))
+            continue;
+        path = ks_asprintf("%s/%s", root_abs ? root_abs : "", rel);
+        if (!path || lseek(fd, 0, SEEK_SET) < 0)
+            return -ENOMEM;
+        argv[0] = path;
+        k = ks_spawn(argv,
+                     &(ks_spawn_opts){
+                         .timeout_ms = timeout_ms, .env = env, .stdin_fd = fd, .max_output = 4096},
+                     &res);
+        if (k < 0)
+            why = ks_asprintf("%s: cannot run: %s", *n, strerror(-k));
+        else if (res.timed_out)
+            why = ks_asprintf("%s: did not finish in %u s and was stopped", *n, timeout_ms / 1000);
+        else if (!ks_spawn_succeeded(&res)) {
+            _cleanup_free_ char *last = ks_spawn_last_line(&res);
+            why = ks_asprintf("%s: exit %d%s%s", *n, res.exit_code, last && *last ? ": " : "",
+                              strempty(last));
+        }
+        if (k >= 0)
+            ks_spawn_result_done(&res);
+        if (why && ks_strv_push(&failures, TAKE_PTR(why)) < 0)
+            return -ENOMEM;
+    }
+    if (ret_failures)
+        *ret_failures = TAKE_PTR(failures);
+    return 0;
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+
+#include "checks/check.h"
+#include "lib/basic/config.h"
+#include "lib/engine/journal.h"
+#include "lib/basic/root.h"
+#include "lib/engine/swap.h"
+
+/*
+ * The verdict after the trial reboot and what follows from it, recorded in the state journal:
+ *   no-reboot      the boot id is the one of arming: nothing happens;
+ *   fell-back      a trial was armed but another kernel runs: disarm, no reboot;
+ *   health-failed  the trial kernel runs but a required check failed at the deadline: disarm
+ *                  (the old kernel stays the default) and, with on_failure = reboot, claim the
+ *                  one reboot of this trial (ks_journal_claim_reboot);
+ *   trial-ok       every required check passed: with auto_pin, pin as `kswap pin` does.
+ * An outcome judged in an earlier run is reported again, never judged twice.
+ */
+#define KS_ACCEPT_DEFAULT_TIMEOUT_S 300
+#define KS_HOOKS_DIR "etc/kswap/hooks.d"
+
+typedef struct ks_accept_opts {
+    const ks_config *config;
+    int timeout_s; /* < 0: [accept] timeout (default 300) */
+    bool no_pin;
+    bool no_reboot;
+    ks_progress_fn progress; /* one line per step, for stderr; optional */
+    void (*check_progress)(void *userdata, const ks_check *chk);
+    void *userdata;
+} ks_accept_opts;
+
+typedef struct ks_accept_result {
+    ks_outcome outcome; /* KS_OUTCOME_NONE: no trial armed */
+    bool recorded;      /* judged by an earlier run; only reported again */
+    char *kernel;       /* running release */
+    char *expected_kernel;
+    char *old_kernel;
+    char *summary; /* one line for people, as in the motd */
+    ks_checklist checks;
+    bool pinned;
+    bool reboot_claimed; /* ours is the one reboot of this trial: call ks_accept_reboot() */
+    bool reboot_refused; /* a reboot was due but this trial had its reboot already */
+    char *error;         /* an action that failed (disarm, pin, journal), for people */
+    char *previous_boot; /* fell-back: warnings of the previous boot (journalctl -b -1) */
+    /* fell-back: 0 when the journal's previous boot is the arming boot, so the trial boot
+     * never reached the journal (it died in the kernel or initramfs); 1 when it is another
+     * boot; -1 unknown (no persistent journal, no journalctl) */
+    int trial_boot_logged;
+    ks_journal *journal; /* the journal as it ended */
+} ks_accept_result;
+
+/* Judges and acts. Negative errno when nothing could be judged (*ret->error says why). */
+int ks_accept(const ks_root *root, const ks_accept_opts *o, ks_accept_result *ret);
+void ks_accept_result_done(ks_accept_result *r);
+
+/* `systemctl reboot` (KSWAP_ROOT under a root), recorded as the journal step "reboot". */
+int ks_accept_reboot(const ks_root *root, ks_accept_result *r, char **ret_error);
+
+/*
+ * Runs the executables of etc/kswap/hooks.d/<which>/ in name order with json on stdin, each
+ * with timeout_ms. A failing hook never changes the verdict: *ret_failures (may be NULL) lists
+ * "NAME: why" for the caller to log.
+ */
+int ks_accept_run_hooks(const ks_root *root, const char *which, const char *json,
+                        unsigned timeout_ms, char ***ret_failures);
+
+/* The one-line status (motd) for a judged journal; NULL when there is nothing to say. */
+char *ks_accept_motd_line(const ks_journal *j, const char *running);

@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "lib/basic/root.h"
+#include "lib/basic/util.h"
+
+/*
+ * The state journal: var/lib/kswap/state.json inside the root. It says where a swap stands
+ * (state), what the trial came to (outcome), which kernels and GRUB entries are involved, the
+ * boot at arming, what the machine looked like before kswap changed anything (snapshot), every
+ * step with its times, and every change made, so that a later run resumes or rolls back.
+ *
+ * Changes to the journal are made in memory; ks_journal_save() writes the whole file
+ * atomically (lib/fileio.h). ks_journal_step_begin()/_end(), ks_journal_note_file(),
+ * ks_journal_note_package() and ks_journal_claim_reboot() save by themselves, because the
+ * record must be on disk before (and after) the action it describes.
+ */
+#define KS_JOURNAL_PATH "var/lib/kswap/state.json"
+#define KS_JOURNAL_VERSION 1
+/* Larger files are not journals: refuse them instead of reading without bound. */
+#define KS_JOURNAL_MAX_SIZE (16u << 20)
+/* A file change keeps at most this much of the previous content (keyrings, sources). */
+#define KS_JOURNAL_MAX_PREVIOUS (1u << 20)
+
+typedef enum ks_state {
+    KS_STATE_IDLE,
+    KS_STATE_PREPARED,
+    KS_STATE_INSTALLED,
+    KS_STATE_VERIFIED,
+    KS_STATE_ARMED,
+    KS_STATE_TRIAL_BOOTED,
+    KS_STATE_PINNED,
+    KS_STATE_FAILED,
+    KS_STATE_ROLLED_BACK,
+    _KS_STATE_MAX,
+    _KS_STATE_INVALID = -EINVAL,
+} ks_state;
+
+typedef enum ks_outcome {
+    KS_OUTCOME_NONE, /* not judged yet; null in JSON */
+    KS_OUTCOME_TRIAL_OK,
+    KS_OUTCOME_HEALTH_FAILED,
+    KS_OUTCOME_FELL_BACK,
+    KS_OUTCOME_NO_REBOOT,
+    _KS_OUTCOME_MAX,
+    _KS_OUTCOME_INVALID = -EINVAL,
+} ks_outcome;
+
+typedef enum ks_step_status {
+    KS_STEP_STARTED,
+    KS_STEP_DONE,
+    KS_STEP_FAILED,
+    KS_STEP_SKIPPED,
+    _KS_STEP_STATUS_MAX,
+    _KS_STEP_STATUS_INVALID = -EINVAL,
+} ks_step_status;
+
+typedef enum ks_change_kind {
+    KS_CHANGE_FILE,    /* a file inside the root written (or created) by kswap */
+    KS_CHANGE_PACKAGE, /* a package installed by kswap */
+    _KS_CHANGE_KIND_MAX,
+    _KS_CHANGE_KIND_INVALID = -EINVAL,
+} ks_change_kind;
+
+/* Text fields of the journal, set and read by name (the JSON key is the string form). */
+typedef enum ks_journal_field {
+    KS_JF_OLD_KERNEL,     /* "old_kernel": release of the proven kernel */
+    KS_JF_NEW_KERNEL,     /* "new_kernel": release on trial */
+    KS_JF_OLD_PATH,       /* "old_path": full GRUB id path of the old kernel's entry */
+    KS_JF_NEW_PATH,       /* "new_path": full GRUB id path of the new kernel's entry */
+    KS_JF_OLD_TITLE_PATH, /* "old_title_path": the same path by titles, for people */
+    KS_JF_NEW_TITLE_PATH, /* "new_title_path" */
+    KS_JF_REASON,         /* "reason": why the swap failed or was rolled back */
+    _KS_JF_MAX,
+    _KS_JF_INVALID = -EINVAL,
+} ks_journal_field;
+
+typedef struct ks_journal_step {
+    char *name;
+    ks_step_status status;
+    char *started;     /* ISO 8601 UTC, e.g. "2026-11-30T07:50:00Z" */
+    char *finished;    /* NULL while started */
+    char *detail;      /* NULL when none */
+    unsigned attempts; /* times the step was begun (a resumed run begins it again) */
+} ks_journal_step;
+
+typedef struct ks_journal_change {
+    ks_change_kind kind;
+    char *name;              /* file: path inside the root; package: package name */
+    char *version;           /* package: version when known; file: NULL */
+    bool existed;            /* file: there was a file before kswap wrote it */
+    unsigned char *previous; /* file: its content then (when existed) */
+    size_t previous_len;
+    mode_t mode; /* file: its permission bits then (when existed) */
+    char *at;
+} ks_journal_change;
+
+typedef struct ks_snapshot_sysctl {
+    char *name;  /* as the caller named it, e.g. "net.ipv4.tcp_congestion_control" */
+    char *value; /* live value then; NULL: not readable */
+} ks_snapshot_sysctl;
+
+/* What the machine looked like before kswap changed anything. */
+typedef struct ks_snapshot {
+    char *taken_at;
+    char *kernel;   /* running release (proc/sys/kernel/osrelease) */
+    char *boot_id;  /* proc/sys/kernel/random/boot_id */
+    uint64_t btime; /* proc/stat btime, seconds since the epoch */
+    bool has_grubenv;
+    unsigned char *grubenv; /* the exact bytes (base64 in JSON) */
+    size_t grubenv_len;
+    char *dropin; /* kswap's GRUB drop-in; NULL: there was none */
+    ks_snapshot_sysctl *sysctls;
+    size_t n_sysctls;
+} ks_snapshot;
+
+typedef struct ks_journal ks_journal;
+
+/* State, outcome, step status and change kind names, as in the JSON and docs/design.md. */
+const char *ks_state_to_string(ks_state s);
+ks_state ks_state_from_string(const char *s);
+const char *ks_outcome_to_string(ks_outcome o); /* NULL for KS_OUTCOME_NONE */
+ks_outcome ks_outcome_from_string(const char *s);
+const char *ks_step_status_to_string(ks_step_status s);
+ks_step_status ks_step_status_from_string(const char *s);
+const char *ks_change_kind_to_string(ks_change_kind k);
+ks_change_kind ks_change_kind_from_string(const char *s);
+const char *ks_journal_field_to_string(ks_journal_field f);
+
+/* A fresh idle journal for root (not written until saved). */
+int ks_journal_new(const ks_root *root, ks_journal **ret);
+/*
+ * Reads KS_JOURNAL_PATH. A missing file gives a fresh idle journal. A file that is not a
+ * journal gives -EBADMSG, one of a version this kswap does not know -EPROTONOSUPPORT; then
+ * *ret_error (when not NULL) receives a message such as "field 'state': unknown value 'x'".
+ * Never resets a journal it cannot read. root must outlive the journal.
+ */
+int ks_journal_load(const ks_root *root, ks_journal **ret, char **ret_error);
+/* Parses journal text; the result has no root (saving it gives -EBADF). Errors as load. */
+int ks_journal_parse(const char *text, size_t len, ks_journal **ret, char **ret_error);
+ks_journal *ks_journal_free(ks_journal *j);
+static inline void ks_journal_freep(ks_journal **j)
+{
+    ks_journal_free(*j);
+}
+#define _cleanup_journal_ _cleanup_(ks_journal_freep)
+
+/* Writes the journal atomically (temp file, fsync, rename, fsync dir); stamps "updated". */
+int ks_journal_save(ks_journal *j);
+/* The clock for timestamps (tests); NULL restores time(). */
+void ks_journal_set_clock(ks_journal *j, time_t (*now)(void));
+/* Back to a fresh idle journal in memory (for a new swap); not saved. */
+void ks_journal_reset(ks_journal *j);
+
+/* The whole journal as JSON, the same document as the file; NULL on -ENOMEM. */
+json_object *ks_journal_to_json(const ks_journal *j);
+/* The file's text (pretty printed, ends with a newline). */
+int ks_journal_format(const ks_journal *j, char **ret);
+
+ks_state ks_journal_state(const ks_journal *j);
+int ks_journal_set_state(ks_journal *j, ks_state s); /* -EINVAL: not a state */
+ks_outcome ks_journal_outcome(const ks_journal *j);
+/* Also stamps "outcome_at" (cleared with KS_OUTCOME_NONE). -EINVAL: not an outcome. */
+int ks_journal_set_outcome(ks_journal *j, ks_outcome o);
+const char *ks_journal_outcome_at(const ks_journal *j);
+const char *ks_journal_get(const ks_journal *j, ks_journal_field f); /* NULL when unset */
+/* Copies value; NULL clears. -EINVAL for an unknown field, -ENOMEM. */
+int ks_journal_set(ks_journal *j, ks_journal_field f, const char *value);
+
+/*
+ * The trial is armed in the boot boot_id that started at btime. A new trial: the outcome and
+ * the reboot guard of an earlier one are cleared. Not saved.
+ */
+int ks_journal_set_armed(ks_journal *j, const char *boot_id, uint64_t btime);
+const char *ks_journal_armed_boot_id(const ks_journal *j); /* NULL: not armed */
+uint64_t ks_journal_armed_btime(const ks_journal *j);      /* 0: not armed */
+const char *ks_journal_armed_at(const ks_journal *j);
+
+/*
+ * The reboot guard: accept reboots at most once per trial. Claims the one reboot of the current
+ * trial from boot boot_id and saves at once; -EALREADY when it was claimed already (nothing
+ * changes), -ENOENT when no trial is armed.
+ */
+int ks_journal_claim_reboot(ks_journal *j, const char *boot_id);
+bool ks_journal_reboot_claimed(const ks_journal *j);
+
+/*
+ * Steps, each saved before and after. begin: a new step "started", or one begun before (a
+ * resumed run) started again with attempts + 1. end: status DONE, FAILED or SKIPPED (SKIPPED
+ * also for a step never begun); detail may be NULL. -ENOENT: end of a step never begun;
+ * -EINVAL: bad status or name. The step is changed in memory even when saving fails.
+ */
+int ks_journal_step_begin(ks_journal *j, const char *name);
+int ks_journal_step_end(ks_journal *j, const char *name, ks_step_status status, const char *detail);
+size_t ks_journal_n_steps(const ks_journal *j);
+const ks_journal_step *ks_journal_step_get(const ks_journal *j, size_t i);
+const ks_journal_step *ks_journal_step_find(const ks_journal *j, const char *name);
+
+/*
+ * Changes, recorded (and saved) BEFORE they are made. note_file keeps the current content and
+ * mode of path inside the root (or that it does not exist) so rollback can restore it; a path
+ * noted before keeps its first record (the state before kswap). -EFBIG: larger than
+ * KS_JOURNAL_MAX_PREVIOUS. note_package records a package kswap installs (version may be NULL);
+ * noting it again updates the version.
+ */
+int ks_journal_note_file(ks_journal *j, const char *path);
+int ks_journal_note_package(ks_journal *j, const char *name, const char *version);
+size_t ks_journal_n_changes(const ks_journal *j);
+const ks_journal_change *ks_journal_change_get(const ks_journal *j, size_t i);
+const ks_journal_change *ks_journal_change_find(const ks_journal *j, ks_change_kind kind,
+                                                const char *name);
+/* Forgets a change once undone (rollback); saved at once. -ENOENT when not recorded. */
+int ks_journal_forget_change(ks_journal *j, ks_change_kind kind, const char *name);
+
+/*
+ * Takes the snapshot through the journal's root: running kernel, boot id and btime (required:
+ * their errors are returned), grubenv_path and dropin_path (missing: recorded as absent) and
+ * the live value of each sysctl named in sysctls (NULL-terminated, may be NULL; unreadable:
+ * NULL value). Replaces an earlier snapshot only on success. Not saved.
+ */
+int ks_journal_take_snapshot(ks_journal *j, const char *grubenv_path, const char *dropin_path,
+                             char *const *sysctls);
+const ks_snapshot *ks_journal_snapshot(const ks_journal *j); /* NULL: none taken */
+
+/* Boot identity. Parsers take text; the readers go through the root. */
+/* A boot_id file: one UUID (36 characters, lower-case hex) and an optional newline. */
+int ks_boot_id_parse(const char *text, size_t len, char **ret);
+/* proc/stat text: the "btime N" line. -EBADMSG when absent or not a number. */
+int ks_btime_parse(const char *text, size_t len, uint64_t *ret);
+int ks_read_boot_id(const ks_root *root, char **ret);  /* proc/sys/kernel/random/boot_id */
+int ks_read_btime(const ks_root *root, uint64_t *ret); /* proc/stat */
+
+/* ISO 8601 UTC ("2026-11-30T07:50:00Z") of t; buf must hold 21 bytes. */
+char *ks_format_utc(time_t t, char buf[static 21]);

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <fcntl.h>
+#include <stdint.h>
+#include <sys/file.h>
+#include <time.h>
+
+#include "lib/basic/fileio.h"
+#include "lib/engine/lock.h"
+
+struct ks_lock {
+    int fd;
+};
+
+/* Short enough that a 10 s wait ends close to 10 s, long enough not to spin. */
+#define RETRY_MS 50u
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+int ks_lock_parse_pid(const char *text, size_t len, pid_t *ret)
+{
+    char buf[24];
+    int pid;
+
+    if (len > 0 && text[len - 1] == '\n')
+        len--;
+    if (len == 0 || len >= sizeof(buf))
+        return -EBADMSG;
+    memcpy(buf, text, len);
+    buf[len] = '\0';
+    if (ks_safe_atoi(buf, &pid) < 0 || pid <= 0)
+        return -EBADMSG;
+    *ret = (pid_t)pid;
+    return 0;
+}
+
+int ks_lock_read_holder(const ks_root *root, pid_t *ret)
+{
+    _cleanup_free_ char *text = NULL;
+    size_t len = 0;
+    pid_t pid = 0;
+    int k;
+
+    k = ks_root_read_file(root, KS_LOCK_PATH, 4096, &text, &len);
+    if (k < 0)
+        return k;
+    /* Empty or half-written (the holder writes after locking): unknown, not an error. */
+    if (ks_lock_parse_pid(text, len, &pid) < 0)
+        pid = 0;
+    *ret = pid;
+    return 0;
+}
+
+static int write_pid(int fd)
+{
+    char buf[24];
+    int n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
+
+    if (ftruncate(fd, 0) < 0)
+        return -errno;
+    if (pwrite(fd, buf, (size_t)n, 0) != n)
+        return errno ? -errno : -EIO;
+    return 0;
+}
+
+int ks_lock_acquire(const ks_root *root, unsigned timeout_ms, ks_lock **ret, pid_t *holder_pid)
+{
+    _cleanup_close_ int fd = -1;
+    uint64_t deadline;
+    ks_lock *l;
+    int k;
+
+    k = ks_mkdir_p(root, "var/lib/kswap", 0755);
+    if (k < 0)
+        return k;
+    fd = ks_root_open_at(root, KS_LOCK_PATH, O_RDWR | O_CREAT | O_NOFOLLOW, 0644);
+    if (fd < 0)
+        return fd;
+    deadline = now_ms() + timeout_ms;
+    for (;;) {
+        uint64_t t;
+
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+            break;
+        if (errno == EINTR)
+            continue;
+        if (errno != EWOULDBLOCK)
+            return -errno;
+        t = now_ms();
+        if (t >= deadline) {
+            if (holder_pid) {
+                pid_t pid = 0;
+                if (ks_lock_read_holder(root, &pid) < 0)
+                    pid = 0;
+                *holder_pid = pid;
+            }
+            return -EBUSY;
+        }
+        t = deadline - t < RETRY_MS ? deadline - t : RETRY_MS;
+        nanosleep(&(struct timespec){.tv_sec = 0, .tv_nsec = (long)t * 1000000L}, NULL);
+    }
+    k = write_pid(fd);
+    if (k < 0)
+        return k; /* closing fd drops the lock */
+    l = malloc(sizeof(*l));
+    if (!l)
+        return -ENOMEM;
+    l->fd = TAKE_FD(fd);
+    *ret = l;
+    return 0;
+}
+
+ks_lock *ks_lock_release(ks_lock *l)
+{
+    if (!l)
+        return NULL;
+    /* No stale pid for the next waiter to blame; the truncate happens while still locked. */
+    if (ftruncate(l->fd, 0) < 0) {
+        /* nothing to do: the lock goes with the fd anyway */
+    }
+    close(l->fd);
+    free(l);
+    return NULL;
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <sys/types.h>
+
+#include "lib/basic/root.h"
+#include "lib/basic/util.h"
+
+/*
+ * The lock every kswap that changes something takes: flock(LOCK_EX) on var/lib/kswap/lock
+ * inside the root, held until ks_lock_release() or the process ends (the kernel drops it with
+ * the last fd, so a killed holder never leaves a stale lock). The holder's pid is written into
+ * the file, so that a waiter can say who holds it.
+ */
+#define KS_LOCK_PATH "var/lib/kswap/lock"
+#define KS_LOCK_TIMEOUT_MS_DEFAULT 10000u
+
+typedef struct ks_lock ks_lock;
+
+/*
+ * Takes the lock, retrying for up to timeout_ms (0: one try). -EBUSY when another process
+ * holds it past the wait; then *holder_pid (when not NULL) is the pid written in the file, or
+ * 0 when it could not be read. Other errors: negative errno of creating or opening the file.
+ */
+int ks_lock_acquire(const ks_root *root, unsigned timeout_ms, ks_lock **ret, pid_t *holder_pid);
+/* Releases and frees; accepts NULL and returns NULL. */
+ks_lock *ks_lock_release(ks_lock *l);
+static inline void ks_lock_releasep(ks_lock **l)
+{
+    ks_lock_release(*l);
+}
+#define _cleanup_lock_ _cleanup_(ks_lock_releasep)
+
+/* The pid written in the lock file, 0 when none (a held lock or a stale pid: caller decides). */
+int ks_lock_read_holder(const ks_root *root, pid_t *ret);
+/* Parses the file's text: a decimal pid and an optional newline. */
+int ks_lock_parse_pid(const char *text, size_t len, pid_t *ret);

@@ -1,0 +1,604 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <limits.h>
+#include <stdarg.h>
+
+#include "lib/host/cpu.h"
+#include "lib/host/dpkg.h"
+#include "grub/cfgscan.h"
+#include "grub/defaults.h"
+#include "lib/host/osrelease.h"
+#include "lib/engine/plan.h"
+#include "lib/host/sysctl.h"
+#include "lib/host/virt.h"
+
+#define MIB (1024ULL * 1024ULL)
+
+const char *ks_branch_to_string(ks_branch b)
+{
+    static const char *const names[_KS_BRANCH_MAX] = {"lts", "main"};
+    return b >= 0 && b < _KS_BRANCH_MAX ? names[b] : NULL;
+}
+
+ks_branch ks_branch_from_string(const char *s)
+{
+    for (int i = 0; i < _KS_BRANCH_MAX; i++)
+        if (streq(s, ks_branch_to_string((ks_branch)i)))
+            return (ks_branch)i;
+    return _KS_BRANCH_INVALID;
+}
+
+const char *ks_xanmod_package(int level, ks_branch branch)
+{
+    /* XanMod builds x64v2 and x64v3 only (x64v4 was dropped): a v4 CPU runs the v3 build. */
+    static const char *const pkg[_KS_BRANCH_MAX][2] = {
+        {"linux-xanmod-lts-x64v2", "linux-xanmod-lts-x64v3"},
+        {"linux-xanmod-x64v2", "linux-xanmod-x64v3"},
+    };
+    if (branch < 0 || branch >= _KS_BRANCH_MAX || level < 2)
+        return NULL;
+    return pkg[branch][level >= 3 ? 1 : 0];
+}
+
+/* "24.04" → 2404, "12" → 1200; -1 when not a version. */
+static int version_number(const char *v)
+{
+    unsigned major = 0, minor = 0;
+    int n = 0;
+
+    if (!v || sscanf(v, "%u%n.%u%n", &major, &n, &minor, &n) < 1 || v[n] != '\0')
+        return -1;
+    if (major > 9999 || minor > 99)
+        return -1;
+    return (int)(major * 100 + minor);
+}
+
+const char *ks_xanmod_suite(const char *os_id, const char *version_id, const char *codename,
+                            bool *ret_supported)
+{
+    int v = version_number(version_id);
+
+    *ret_supported = false;
+    if (streq_ptr(os_id, "ubuntu")) {
+        if (v >= 2404 && codename) {
+            *ret_supported = true;
+            return codename;
+        }
+        /* jammy: supported, but XanMod's archive has an empty index for it. */
+        if (v == 2204)
+            *ret_supported = true;
+        return NULL;
+    }
+    if (streq_ptr(os_id, "debian")) {
+        /* Debian testing has no VERSION_ID; the codename still names the suite. */
+        if (v == 1200 || (v < 0 && streq_ptr(codename, "bookworm"))) {
+            *ret_supported = true;
+            return "bookworm";
+        }
+        if (v == 1300 || (v < 0 && streq_ptr(codename, "trixie"))) {
+            *ret_supported = true;
+            return "trixie";
+        }
+    }
+    return NULL;
+}
+
+uint64_t ks_boot_space_needed(const ks_kernels *k)
+{
+    /* A XanMod kernel with a MODULES=most initrd takes about 90 MiB on Ubuntu. */
+    uint64_t largest = 96 * MIB;
+    for (size_t i = 0; i < k->n; i++)
+        if (k->v[i].vmlinuz_size + k->v[i].initrd_size > largest)
+            largest = k->v[i].vmlinuz_size + k->v[i].initrd_size;
+    return largest + largest / 4;
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+/* Files are named as an operator knows them: /etc/..., whatever root they were read in. */
+static void make_abs(char **path)
+{
+    char *a;
+    if (!*path || **path == '/')
+        return;
+    a = ks_asprintf("/%s", *path);
+    if (a) {
+        free(*path);
+        *path = a;
+    }
+}
+
+static int add(ks_plan *p, const char *id, ks_severity sev, const char *remedy, const char *fmt,
+               ...) _printf_(5, 6);
+
+static int add(ks_plan *p, const char *id, ks_severity sev, const char *remedy, const char *fmt,
+               ...)
+{
+    _cleanup_free_ char *msg = NULL;
+    va_list ap;
+    int k;
+
+    va_start(ap, fmt);
+    k = vasprintf(&msg, fmt, ap);
+    va_end(ap);
+    if (k < 0)
+        return -ENOMEM;
+    return ks_findings_add(&p->findings, id, sev, remedy, "%s", msg);
+}
+
+static int fail(ks_plan *p, const char *file, int err)
+{
+    free(p->error_file);
+    p->error_file = strdup(file);
+    make_abs(&p->error_file);
+    return err;
+}
+
+static int check_os(const ks_root *root, const ks_plan_opts *opts, ks_plan *p)
+{
+    ks_os_release os = {0};
+    const char *file = NULL, *suite;
+    bool supported;
+    int k;
+
+    k = ks_os_release_load(root, &os, &file);
+    if (k < 0)
+        return fail(p,
+                    file                                   ? file
+                    : ks_root_exists(root, "etc/os-release") ? "etc/os-release"
+                                                           : "usr/lib/os-release",
+                    k);
+    p->os_release_file = strdup(file);
+    make_abs(&p->os_release_file);
+    p->os_id = dup_or_null(os.id);
+    p->os_version_id = dup_or_null(os.version_id);
+    p->os_codename = dup_or_null(os.version_codename ? os.version_codename : os.ubuntu_codename);
+    p->os_pretty_name = dup_or_null(os.pretty_name ? os.pretty_name : os.name);
+    ks_os_release_done(&os);
+
+    suite = ks_xanmod_suite(p->os_id, p->os_version_id, p->os_codename, &supported);
+    p->xanmod_suite = dup_or_null(suite);
+    if (!supported)
+        return add(p, "os.unsupported", KS_SEV_BLOCK,
+                   "use Ubuntu 24.04 or later, Debian 12 or Debian 13",
+                   "%s is not supported (kswap knows Ubuntu 24.04+, 22.04 with a local package, "
+                   "Debian 12 and 13)",
+                   strempty(p->os_pretty_name));
+    if (!suite) {
+        bool local = opts->kernel || opts->deb;
+        return add(p, "os.no-xanmod-suite", local ? KS_SEV_OK : KS_SEV_WARN,
+                   "install from a local package: kswap apply --deb FILE (or --kernel RELEASE)",
+                   "%s: XanMod's archive has no packages for '%s'%s",
+                   strempty(p->os_pretty_name), strempty(p->os_codename),
+                   local ? ", a local kernel is given" : "");
+    }
+    return add(p, "os.unsupported", KS_SEV_OK, NULL, "%s is supported (XanMod suite '%s')",
+               strempty(p->os_pretty_name), suite);
+}
+
+static int check_virt(const ks_root *root, ks_plan *p)
+{
+    int k = ks_virt_detect(root, &p->virt, &p->virt_evidence);
+    if (k < 0)
+        return fail(p, "virtualization", k);
+    if (ks_virt_is_container(p->virt))
+        return add(p, "virt.container", KS_SEV_BLOCK,
+                   "run kswap on the host or VM that owns the kernel, not inside the container",
+                   "this is a %s container (%s): a container cannot change its kernel", p->virt,
+                   strempty(p->virt_evidence));
+    if (!ks_virt_is_kvm(p->virt))
+        return add(p, "virt.not-kvm", KS_SEV_WARN,
+                   "kswap is proven on KVM guests; check the console access of this machine first",
+                   streq(p->virt, "none") ? "no hypervisor found (%s): bare metal"
+                                          : "hypervisor is %s, not KVM",
+                   streq(p->virt, "none") ? strempty(p->virt_evidence) : p->virt);
+    return add(p, "virt.not-kvm", KS_SEV_OK, NULL, "%s guest (%s)", p->virt,
+               strempty(p->virt_evidence));
+}
+
+static int check_cpu(const ks_root *root, ks_plan *p)
+{
+    _cleanup_free_ char *text = NULL;
+    ks_cpuinfo ci = {0};
+    size_t len;
+    int k, live = -1;
+
+    k = ks_root_read_file(root, "proc/cpuinfo", 16 * MIB, &text, &len);
+    if (k >= 0)
+        k = ks_cpuinfo_parse(text, len, &ci);
+    if (ks_root_is_host(root))
+        live = ks_cpu_level_live();
+    if (k < 0 && live < 0)
+        return fail(p, "proc/cpuinfo", k);
+    if (k >= 0) {
+        p->x86_64_level_cpuinfo = ci.level;
+        p->n_processors = ci.n_processors;
+        p->cpu_model = dup_or_null(ci.model_name);
+        ks_cpuinfo_done(&ci);
+    } else
+        p->x86_64_level_cpuinfo = -1;
+    /* On the live host CPUID and XGETBV decide, as ld.so does; files only under --root. */
+    p->level_from_cpuid = live >= 0;
+    p->x86_64_level = live >= 0 ? live : p->x86_64_level_cpuinfo;
+
+    if (!ks_xanmod_package(p->x86_64_level, p->branch))
+        return add(p, "cpu.level", KS_SEV_BLOCK,
+                   "move the VM to a CPU model with x86-64-v2 or better (for KVM: host-passthrough "
+                   "or a named model instead of qemu64)",
+                   "the CPU is x86-64-v%d: XanMod builds need x86-64-v2 or v3", p->x86_64_level);
+    return add(p, "cpu.level", KS_SEV_OK, NULL, "the CPU is x86-64-v%d: %s fits",
+               p->x86_64_level, ks_xanmod_package(p->x86_64_level, p->branch));
+}
+
+static bool has_xanmod(const char *release)
+{
+    return release && strstr(release, "xanmod");
+}
+
+static int check_kernels(const ks_root *root, const ks_plan_opts *opts, ks_plan *p)
+{
+    int k;
+
+    k = ks_running_kernel(root, &p->running_kernel);
+    if (k < 0)
+        return fail(p, "proc/sys/kernel/osrelease", k);
+    k = ks_kernels_list(root, &p->kernels);
+    if (k < 0 && k != -ENOENT)
+        return fail(p, "boot", k);
+
+    if (opts->kernel) {
+        p->target_release = strdup(opts->kernel);
+        p->target_package = ks_asprintf("linux-image-%s", opts->kernel);
+        p->target_installed = ks_kernels_find(&p->kernels, opts->kernel) != NULL;
+    } else if (!opts->deb) {
+        bool installed = false;
+        const char *pkg = ks_xanmod_package(p->x86_64_level, p->branch);
+        p->target_package = dup_or_null(pkg);
+        if (pkg && ks_dpkg_is_installed(root, pkg, &installed) >= 0 && installed)
+            p->target_installed = true;
+        /* The newest XanMod kernel on disk is the one the meta package brought. */
+        for (size_t i = 0; i < p->kernels.n; i++)
+            if (has_xanmod(p->kernels.v[i].release)) {
+                p->target_release = strdup(p->kernels.v[i].release);
+                break;
+            }
+    }
+    return 0;
+}
+
+/* The target's module set: from --deb, or from the tree of an installed target kernel. */
+static int check_target_modules(const ks_root *root, const ks_plan_opts *opts, ks_plan *p)
+{
+    _cleanup_free_ char *err = NULL;
+    ks_verify_opts vo = {.error = &err};
+    int k;
+
+    if (opts->deb)
+        vo.deb_path = opts->deb;
+    else if (p->target_release && ks_kernels_find(&p->kernels, p->target_release))
+        vo.release = p->target_release;
+    else
+        return 0;
+    k = ks_verify_run(root, opts->config, &vo, &p->verify);
+    if (k < 0) {
+        _cleanup_free_ char *dir = ks_asprintf("lib/modules/%s", strempty(vo.release));
+        free(p->error_detail);
+        p->error_detail = TAKE_PTR(err);
+        k = fail(p, dir ? dir : "lib/modules", k);
+        if (opts->deb) {
+            /* a path on the running machine, as given, not one inside the root */
+            free(p->error_file);
+            p->error_file = strdup(opts->deb);
+        }
+        return k;
+    }
+    p->verified = true;
+    if (opts->deb && p->verify.release) {
+        free(p->target_release);
+        p->target_release = strdup(p->verify.release);
+        p->target_installed = ks_kernels_find(&p->kernels, p->verify.release) != NULL;
+    }
+    for (size_t i = 0; i < p->verify.findings.n && k >= 0; i++) {
+        const ks_finding *f = &p->verify.findings.v[i];
+        k = ks_findings_add(&p->findings, f->id, f->severity, f->remedy, "%s", f->message);
+    }
+    return k;
+}
+
+static int check_boot(const ks_root *root, ks_plan *p)
+{
+    _cleanup_free_ char *cfg = NULL;
+    ks_grub_cfg_facts facts = {0};
+    size_t len;
+    int k;
+
+    k = ks_bootfs_probe(root, &p->bootfs);
+    if (k < 0)
+        return fail(p, "proc/self/mountinfo", k);
+    p->bootfs_known = true;
+    p->recordfail_timeout = INT_MIN;
+
+    k = ks_root_read_file(root, "boot/grub/grub.cfg", 64 * MIB, &cfg, &len);
+    if (k >= 0) {
+        p->grub_cfg_found = true;
+        k = ks_grub_cfg_scan(cfg, len, &facts);
+        if (k < 0)
+            return fail(p, "boot/grub/grub.cfg", k);
+        p->recordfail_timeout = facts.recordfail_timeout;
+        p->efi_recordfail_timeout = facts.efi_recordfail_timeout;
+    }
+
+    if (!p->grub_cfg_found)
+        k = add(p, "grub.env-unwritable", KS_SEV_BLOCK,
+                "kswap needs GRUB: install grub-pc (BIOS) or grub-efi-amd64 and run update-grub",
+                "no /boot/grub/grub.cfg: without GRUB there is no one-shot boot");
+    else if (!p->bootfs.env_writable)
+        k = add(p, "grub.env-unwritable", KS_SEV_BLOCK,
+                "put /boot on a plain ext4, xfs or vfat partition; until then kswap cannot arm a "
+                "one-shot safely",
+                "%s", strempty(p->bootfs.unwritable_reason));
+    else if (facts.lacks_write_support)
+        k = add(p, "grub.env-unwritable", KS_SEV_BLOCK,
+                "put /boot on a plain ext4, xfs or vfat partition and run update-grub",
+                "/boot/grub/grub.cfg says GRUB lacks write support for %s: next_entry would never "
+                "be cleared",
+                strempty(facts.lacks_write_reason));
+    else {
+        p->env_writable = true;
+        k = add(p, "grub.env-unwritable", KS_SEV_OK, NULL,
+                "GRUB can write its environment block (%s on %s)", strempty(p->bootfs.fs_type),
+                strempty(p->bootfs.source));
+    }
+    ks_grub_cfg_facts_done(&facts);
+    if (k < 0)
+        return k;
+
+    p->boot_needed_bytes = p->target_installed ? 0 : ks_boot_space_needed(&p->kernels);
+    if (p->bootfs.free_bytes < p->boot_needed_bytes)
+        return add(p, "boot.space", KS_SEV_BLOCK,
+                   "remove old kernels (apt autoremove --purge) or grow /boot",
+                   "/boot has %llu MiB free, a new kernel needs about %llu MiB",
+                   (unsigned long long)(p->bootfs.free_bytes / MIB),
+                   (unsigned long long)(p->boot_needed_bytes / MIB));
+    return add(p, "boot.space", KS_SEV_OK, NULL, "/boot has %llu MiB free, %llu MiB needed",
+               (unsigned long long)(p->bootfs.free_bytes / MIB),
+               (unsigned long long)(p->boot_needed_bytes / MIB));
+}
+
+static int check_secureboot(const ks_root *root, ks_plan *p)
+{
+    int k = ks_secureboot_read(root, &p->secureboot);
+    if (k < 0)
+        return fail(p, "sys/firmware/efi/efivars", k);
+    if (p->secureboot.enabled && !p->secureboot.shim_validation_off)
+        return add(p, "secureboot.enabled", KS_SEV_BLOCK,
+                   "disable Secure Boot in the firmware (or shim validation with mokutil "
+                   "--disable-validation) before moving to XanMod",
+                   "Secure Boot is on: the shim rejects XanMod kernels and GRUB then waits at "
+                   "the menu");
+    return add(p, "secureboot.enabled", KS_SEV_OK, NULL, "%s",
+               !p->secureboot.efi          ? "BIOS boot, no Secure Boot"
+               : p->secureboot.enabled     ? "UEFI, Secure Boot on but shim validation off"
+                                           : "UEFI, Secure Boot off");
+}
+
+/* The last panic=N in a space-separated command line, or NULL. */
+static const char *last_panic(char *const *words)
+{
+    const char *v = NULL;
+    for (; words && *words; words++) {
+        const char *x = ks_startswith(*words, "panic=");
+        if (x)
+            v = x;
+    }
+    return v;
+}
+
+static bool panic_reboots(const char *v)
+{
+    int n;
+    return v && ks_safe_atoi(v, &n) >= 0 && n != 0;
+}
+
+static int check_grub_settings(const ks_root *root, ks_plan *p)
+{
+    _cleanup_free_ char *cmdline = NULL, *config_cmdline = NULL, *rf_file = NULL;
+    _cleanup_strv_free_ char **words = NULL, **cwords = NULL;
+    ks_grub_defaults d = {0};
+    const char *v, *rf;
+    int k;
+
+    k = ks_grub_defaults_load(root, &d);
+    if (k < 0 && k != -ENOENT)
+        return fail(p, "etc/default/grub", k);
+
+    v = ks_grub_defaults_get(&d, "GRUB_DEFAULT");
+    p->grub_default = strdup(v ? v : "0");
+    p->grub_default_file = dup_or_null(ks_grub_defaults_file(&d, "GRUB_DEFAULT"));
+    make_abs(&p->grub_default_file);
+    if (!streq(p->grub_default, "saved"))
+        k = add(p, "grub.default-not-saved", KS_SEV_WARN,
+                "kswap apply sets GRUB_DEFAULT=saved in etc/default/grub.d/90-kswap.cfg and pins "
+                "the running kernel before installing anything",
+                "GRUB_DEFAULT is '%s'%s%s: installing a kernel would make it the default at once",
+                p->grub_default, p->grub_default_file ? " in " : " (unset)",
+                strempty(p->grub_default_file));
+    else
+        k = add(p, "grub.default-not-saved", KS_SEV_OK, NULL, "GRUB_DEFAULT=saved (%s)",
+                strempty(p->grub_default_file));
+    if (k < 0)
+        goto out;
+
+    rf = ks_grub_defaults_get(&d, "GRUB_RECORDFAIL_TIMEOUT");
+    rf_file = dup_or_null(ks_grub_defaults_file(&d, "GRUB_RECORDFAIL_TIMEOUT"));
+    make_abs(&rf_file);
+    if (p->recordfail_timeout != INT_MIN && p->recordfail_timeout < 0)
+        k = add(p, "grub.recordfail-wait", KS_SEV_BLOCK,
+                "set GRUB_RECORDFAIL_TIMEOUT=30 (or 0) in /etc/default/grub.d and run update-grub",
+                "/boot/grub/grub.cfg waits at the menu forever after a failed boot (recordfail "
+                "timeout %d): a headless node would never come back",
+                p->recordfail_timeout);
+    else if (p->secureboot.efi && p->efi_recordfail_timeout != INT_MIN &&
+             p->efi_recordfail_timeout < 0)
+        k = add(p, "grub.recordfail-wait", KS_SEV_BLOCK,
+                "set GRUB_RECORDFAIL_TIMEOUT=30 (or 0) in /etc/default/grub.d and run update-grub",
+                "/boot/grub/grub.cfg waits at the menu forever on every EFI boot (GRUB cannot save "
+                "recordfail here, timeout %d)",
+                p->efi_recordfail_timeout);
+    else if (rf && streq(rf, "-1"))
+        k = add(p, "grub.recordfail-wait", KS_SEV_BLOCK,
+                "set GRUB_RECORDFAIL_TIMEOUT=30 (or 0) and run update-grub",
+                "GRUB_RECORDFAIL_TIMEOUT=-1 in %s: after the next update-grub a failed boot "
+                "waits at the menu forever",
+                strempty(rf_file));
+    else
+        k = add(p, "grub.recordfail-wait", KS_SEV_OK, NULL,
+                "after a failed boot GRUB does not wait forever");
+    if (k < 0)
+        goto out;
+
+    /* What runs counts first; the configuration is what the trial boot will get. */
+    k = ks_root_read_line(root, "proc/cmdline", &cmdline);
+    if (k >= 0 && ks_strv_split(cmdline, " \t", &words) >= 0 && panic_reboots(last_panic(words))) {
+        p->panic_value = strdup(last_panic(words));
+        p->panic_source = strdup("proc/cmdline");
+    } else {
+        config_cmdline = ks_asprintf("%s %s", strempty(ks_grub_defaults_get(&d, "GRUB_CMDLINE_LINUX")),
+                                     strempty(ks_grub_defaults_get(&d, "GRUB_CMDLINE_LINUX_DEFAULT")));
+        if (config_cmdline && ks_strv_split(config_cmdline, " \t", &cwords) >= 0 &&
+            panic_reboots(last_panic(cwords))) {
+            p->panic_value = strdup(last_panic(cwords));
+            p->panic_source = strdup("GRUB_CMDLINE_LINUX*");
+        }
+    }
+    if (p->panic_value)
+        k = add(p, "kernel.no-panic-reboot", KS_SEV_OK, NULL,
+                "panic=%s (%s): a trial kernel that panics reboots by itself", p->panic_value,
+                p->panic_source);
+    else
+        k = add(p, "kernel.no-panic-reboot", KS_SEV_WARN,
+                "kswap apply adds panic=10 to GRUB_CMDLINE_LINUX_DEFAULT in its drop-in",
+                "no panic=N on the kernel command line: a trial kernel that panics would hang "
+                "until someone resets the machine");
+out:
+    ks_grub_defaults_done(&d);
+    return k;
+}
+
+static int check_bbr(const ks_root *root, ks_plan *p)
+{
+    _cleanup_free_ char *detail = NULL;
+    bool cc_off, qdisc_off;
+    int k;
+
+    (void)ks_sysctl_live(root, "net.ipv4.tcp_congestion_control", &p->cc_live);
+    (void)ks_sysctl_live(root, "net.core.default_qdisc", &p->qdisc_live);
+    k = ks_sysctl_configured(root, "net.ipv4.tcp_congestion_control", &p->cc_config,
+                             &p->cc_config_file);
+    if (k < 0 && k != -ENOENT)
+        return fail(p, "etc/sysctl.d", k);
+    k = ks_sysctl_configured(root, "net.core.default_qdisc", &p->qdisc_config,
+                             &p->qdisc_config_file);
+    if (k < 0 && k != -ENOENT)
+        return fail(p, "etc/sysctl.d", k);
+    make_abs(&p->cc_config_file);
+    make_abs(&p->qdisc_config_file);
+
+    cc_off = streq_ptr(p->cc_config, "bbr") && !streq_ptr(p->cc_live, "bbr");
+    qdisc_off = streq_ptr(p->cc_config, "bbr") && p->qdisc_config &&
+                !streq_ptr(p->qdisc_live, p->qdisc_config);
+    if (cc_off || qdisc_off) {
+        detail = ks_asprintf("%s asks for %s%s%s, but the live values are %s and %s",
+                             strempty(p->cc_config_file), p->cc_config,
+                             p->qdisc_config ? " with default_qdisc " : "",
+                             strempty(p->qdisc_config), p->cc_live ? p->cc_live : "(unknown)",
+                             p->qdisc_live ? p->qdisc_live : "(unknown)");
+        k = add(p, "bbr.not-active", KS_SEV_WARN,
+                "modprobe tcp_bbr && sysctl --system; list tcp_bbr in /etc/modules-load.d so it "
+                "is loaded before systemd-sysctl runs",
+                "BBR is configured but not active: %s", strempty(detail));
+    } else if (streq_ptr(p->cc_config, "bbr"))
+        k = add(p, "bbr.not-active", KS_SEV_OK, NULL, "bbr is configured and live (qdisc %s)",
+                p->qdisc_live ? p->qdisc_live : "unknown");
+    else
+        k = add(p, "bbr.not-active", KS_SEV_OK, NULL,
+                "BBR is not configured in the sysctl files (live: %s)",
+                p->cc_live ? p->cc_live : "unknown");
+    if (k < 0)
+        return k;
+
+    if (p->running_kernel)
+        (void)ks_kernel_module_kind(root, p->running_kernel, "tcp_bbr", &p->bbr_builtin,
+                                    &p->bbr_module);
+    k = ks_modules_load_lists(root, "tcp_bbr", &p->bbr_listed, &p->bbr_listed_file);
+    if (k < 0 && k != -ENOENT)
+        return fail(p, "etc/modules-load.d", k);
+    make_abs(&p->bbr_listed_file);
+    if (p->bbr_module && !p->bbr_listed)
+        return add(p, "bbr.modules-load", KS_SEV_WARN,
+                   "echo tcp_bbr > /etc/modules-load.d/bbr.conf",
+                   "tcp_bbr is a module of %s and no modules-load.d file lists it: on some boots "
+                   "systemd-sysctl runs before it is loaded and the node stays on cubic",
+                   p->running_kernel);
+    if (p->bbr_module)
+        return add(p, "bbr.modules-load", KS_SEV_OK, NULL, "tcp_bbr is loaded at boot (%s)",
+                   strempty(p->bbr_listed_file));
+    return add(p, "bbr.modules-load", KS_SEV_OK, NULL, "%s",
+               p->bbr_builtin ? "tcp_bbr is built into the running kernel"
+                              : "tcp_bbr is not a module of the running kernel");
+}
+
+int ks_plan_run(const ks_root *root, const ks_plan_opts *opts, ks_plan *ret)
+{
+    ks_plan p = {
+        .branch = opts->branch,
+        .recordfail_timeout = INT_MIN,
+        .efi_recordfail_timeout = INT_MIN,
+    };
+    int k;
+
+    /* Order matters only for output: host first, then boot, then run-time BBR. */
+    k = check_os(root, opts, &p);
+    if (k >= 0)
+        k = check_virt(root, &p);
+    if (k >= 0)
+        k = check_cpu(root, &p);
+    if (k >= 0)
+        k = check_kernels(root, opts, &p);
+    if (k >= 0)
+        k = check_target_modules(root, opts, &p);
+    if (k >= 0)
+        k = check_secureboot(root, &p);
+    if (k >= 0)
+        k = check_boot(root, &p);
+    if (k >= 0)
+        k = check_grub_settings(root, &p);
+    if (k >= 0)
+        k = check_bbr(root, &p);
+    *ret = p;
+    return k < 0 ? k : 0;
+}
+
+void ks_plan_done(ks_plan *p)
+{
+    char **strings[] = {
+        &p->os_id, &p->os_version_id, &p->os_codename, &p->os_pretty_name, &p->os_release_file,
+        &p->xanmod_suite, &p->virt, &p->virt_evidence, &p->cpu_model, &p->running_kernel,
+        &p->grub_default, &p->grub_default_file, &p->panic_value, &p->panic_source,
+        &p->cc_live, &p->cc_config, &p->cc_config_file, &p->qdisc_live, &p->qdisc_config,
+        &p->qdisc_config_file, &p->bbr_listed_file, &p->target_package, &p->target_release,
+        &p->error_file, &p->error_detail,
+    };
+    for (size_t i = 0; i < ARRAY_SIZE(strings); i++) {
+        free(*strings[i]);
+        *strings[i] = NULL;
+    }
+    ks_kernels_done(&p->kernels);
+    if (p->bootfs_known)
+        ks_bootfs_done(&p->bootfs);
+    if (p->verified)
+        ks_verify_result_done(&p->verify);
+    ks_findings_clear(&p->findings);
+}

@@ -1,0 +1,985 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <limits.h>
+#include <stdarg.h>
+#include <time.h>
+
+#include "lib/repo/aptsource.h"
+#include "lib/basic/config.h"
+#include "lib/engine/bootctl.h"
+#include "lib/host/dpkg.h"
+#include "lib/basic/fileio.h"
+#include "lib/host/kernels.h"
+#include "lib/repo/keyring.h"
+#include "lib/engine/lock.h"
+#include "lib/basic/spawn.h"
+#include "lib/engine/swap.h"
+#include "lib/engine/trial.h"
+#include "lib/kernel/verify.h"
+
+#include "build-config.h" /* KSWAP_DATADIR */
+
+#define MIN_MS 60000u
+
+/* One run of an engine command: the root, the options, the journal and the result. */
+typedef struct run {
+    const ks_root *root;
+    const ks_swap_common *c;
+    ks_journal *j;
+    ks_swap_result *r;
+    char *root_abs; /* KSWAP_ROOT for the programs; NULL on the running system */
+} run;
+
+void ks_swap_result_done(ks_swap_result *r)
+{
+    ks_findings_clear(&r->findings);
+    free(r->error);
+    free(r->output);
+    ks_journal_free(r->journal);
+    *r = (ks_swap_result){0};
+}
+
+char *ks_grub_dropin_text(bool add_panic)
+{
+    return ks_asprintf(
+        "# Written by kswap: boot the proven kernel (saved_entry) until a new kernel has passed\n"
+        "# acceptance; a trial boot is a one-shot next_entry. 'kswap rollback --purge' removes\n"
+        "# what kswap installed; delete this file and run update-grub to go back to GRUB's\n"
+        "# own default.\n"
+        "GRUB_DEFAULT=saved\n"
+        "%s",
+        add_panic ? "# A trial kernel that panics must reboot by itself (into the old kernel).\n"
+                    "GRUB_CMDLINE_LINUX_DEFAULT=\"${GRUB_CMDLINE_LINUX_DEFAULT} panic=10\"\n"
+                  : "");
+}
+
+void ks_vprogressf(ks_progress_fn fn, void *userdata, const char *step, const char *fmt,
+                   va_list ap)
+{
+    _cleanup_free_ char *msg = NULL;
+
+    if (!fn)
+        return;
+    if (vasprintf(&msg, fmt, ap) < 0)
+        msg = NULL;
+    fn(userdata, step, msg ? msg : step);
+}
+
+/* The running release; on failure the result says which file could not be read. */
+static int running_kernel(const ks_root *root, ks_swap_result *ret, char **running)
+{
+    int k = ks_running_kernel(root, running);
+
+    if (k < 0) {
+        ret->status = KS_SWAP_FAILED;
+        ret->error = ks_asprintf("cannot read the running kernel from "
+                                 "'/proc/sys/kernel/osrelease': %s",
+                                 strerror(-k));
+    }
+    return k;
+}
+
+static void progress(run *x, const char *step, const char *fmt, ...) _printf_(3, 4);
+static void progress(run *x, const char *step, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    ks_vprogressf(x->c->progress, x->c->userdata, step, fmt, ap);
+    va_end(ap);
+}
+
+/* Records why a step failed: in the result for people, in the journal for later runs. */
+static int fail_step(run *x, const char *step, int err, const char *fmt, ...) _printf_(4, 5);
+static int fail_step(run *x, const char *step, int err, const char *fmt, ...)
+{
+    _cleanup_free_ char *msg = NULL;
+    va_list ap;
+
+    va_start(ap, fmt);
+    if (vasprintf(&msg, fmt, ap) < 0)
+        msg = NULL;
+    va_end(ap);
+    free(x->r->error);
+    x->r->error = msg ? strdup(msg) : NULL;
+    x->r->status = KS_SWAP_FAILED;
+    if (x->j) {
+        if (step)
+            (void)ks_journal_step_end(x->j, step, KS_STEP_FAILED, msg);
+        (void)ks_journal_set(x->j, KS_JF_REASON, msg);
+        (void)ks_journal_set_state(x->j, KS_STATE_FAILED);
+        (void)ks_journal_save(x->j);
+    }
+    return err < 0 ? err : -EIO;
+}
+
+static unsigned timeout_ms(run *x, const char *key, unsigned def_s)
+{
+    int v = (int)def_s;
+    if (x->c->config)
+        (void)ks_config_get_int(x->c->config, "apply", key, (int)def_s, &v);
+    return v > 0 ? (unsigned)v * 1000u : def_s * 1000u;
+}
+
+/*
+ * Under a root that is not this machine, the system's own apt-get or update-grub would act on
+ * this machine, not on the root: only programs outside the system directories (wrappers, the
+ * tests' fakes) may run then.
+ */
+static int check_program(run *x, const char *name, char **ret_path)
+{
+    static const char *const system_dirs[] = {"/usr/", "/bin/", "/sbin/"};
+    _cleanup_free_ char *path = NULL;
+    int k;
+
+    k = ks_find_program(name, &path);
+    if (k < 0)
+        return k;
+    if (x->root_abs)
+        for (size_t i = 0; i < ARRAY_SIZE(system_dirs); i++)
+            if (ks_startswith(path, system_dirs[i]))
+                return -EPERM;
+    *ret_path = TAKE_PTR(path);
+    return 0;
+}
+
+/* Runs a program for a step; a failure fills the result with its exit and last output line. */
+static int run_program(run *x, const char *step, char **argv, unsigned tmo_ms, bool apt)
+{
+    _cleanup_free_ char *path = NULL, *root_env = NULL, *last = NULL;
+    char *env[8];
+    size_t n = 0;
+    ks_spawn_result res = {0};
+    int k;
+
+    k = check_program(x, argv[0], &path);
+    if (k == -EPERM)
+        return fail_step(x, step, k,
+                         "refusing to run this machine's '%s' for the root '%s': put a program "
+                         "that works on that root first on PATH",
+                         argv[0], x->root_abs);
+    if (k < 0)
+        return fail_step(x, step, k, "cannot find '%s' on PATH", argv[0]);
+    if (x->root_abs) {
+        root_env = ks_asprintf("KSWAP_ROOT=%s", x->root_abs);
+        env[n++] = root_env;
+    }
+    if (apt) {
+        env[n++] = (char *)"DEBIAN_FRONTEND=noninteractive";
+        env[n++] = (char *)"APT_LISTCHANGES_FRONTEND=none";
+    }
+    env[n] = NULL;
+    argv[0] = path;
+    /* apt's progress goes to the operator's terminal as it runs, and is kept for errors. */
+    k = ks_spawn(argv,
+                 &(ks_spawn_opts){.timeout_ms = tmo_ms,
+                                  .env = env,
+                                  .pty = apt && x->c->progress_fd > 0,
+                                  .tee_fd = apt ? x->c->progress_fd : 0},
+                 &res);
+    if (k < 0)
+        return fail_step(x, step, k, "cannot run '%s': %s", path, strerror(-k));
+    if (ks_spawn_succeeded(&res)) {
+        ks_spawn_result_done(&res);
+        return 0;
+    }
+    last = ks_spawn_last_line(&res);
+    free(x->r->output);
+    x->r->output = TAKE_PTR(res.output);
+    k = fail_step(x, step, -EIO, "'%s' %s: %s", path,
+                  res.timed_out     ? "did not finish in time and was stopped"
+                  : res.term_signal ? "was killed by a signal"
+                                    : "failed",
+                  last && *last ? last : "(no output)");
+    ks_spawn_result_done(&res);
+    return k;
+}
+
+static int begin(run *x, const char *step, const char *what)
+{
+    progress(x, step, "%s", what);
+    return ks_journal_step_begin(x->j, step);
+}
+
+static int done(run *x, const char *step, const char *detail)
+{
+    return ks_journal_step_end(x->j, step, KS_STEP_DONE, detail);
+}
+
+static int journal_error(run *x, int k)
+{
+    free(x->r->error);
+    x->r->error = ks_asprintf("cannot write the state journal '/%s': %s", KS_JOURNAL_PATH,
+                              strerror(-k));
+    x->r->status = KS_SWAP_FAILED;
+    return k;
+}
+
+static int lock_or_busy(run *x, ks_lock **ret)
+{
+    pid_t holder = 0;
+    int k = ks_lock_acquire(x->root,
+                            x->c->lock_timeout_ms ? x->c->lock_timeout_ms
+                                                  : timeout_ms(x, "lock_timeout",
+                                                               KS_LOCK_TIMEOUT_MS_DEFAULT / 1000),
+                            ret, &holder);
+    if (k == -EBUSY) {
+        x->r->status = KS_SWAP_BUSY;
+        x->r->lock_holder = holder;
+        x->r->error = holder > 0 ? ks_asprintf("another kswap (pid %d) is changing this system; "
+                                               "wait for it or check 'kswap status'",
+                                               (int)holder)
+                                 : strdup("another kswap is changing this system; wait for it");
+        return k;
+    }
+    if (k < 0) {
+        x->r->status = KS_SWAP_FAILED;
+        x->r->error = ks_asprintf("cannot take the lock '/var/lib/kswap/lock': %s", strerror(-k));
+    }
+    return k;
+}
+
+static int load_journal(run *x)
+{
+    _cleanup_free_ char *err = NULL;
+    int k = ks_journal_load(x->root, &x->j, &err);
+    if (k < 0) {
+        x->r->status = KS_SWAP_FAILED;
+        x->r->error = ks_asprintf("cannot use the state journal '/%s': %s; move it away only "
+                                  "after reading it",
+                                  KS_JOURNAL_PATH, err ? err : strerror(-k));
+    }
+    return k;
+}
+
+static int init_run(run *x, const ks_root *root, const ks_swap_common *c, ks_swap_result *r)
+{
+    *x = (run){.root = root, .c = c, .r = r};
+    *r = (ks_swap_result){0};
+    if (!ks_root_is_host(root)) {
+        x->root_abs = realpath(ks_root_path(root), NULL);
+        if (!x->root_abs) {
+            r->status = KS_SWAP_FAILED;
+            r->error = ks_asprintf("cannot resolve the root '%s': %m", ks_root_path(root));
+            return -errno;
+        }
+    }
+    return 0;
+}
+
+/* The start every command that changes something shares: the lock, then the journal. */
+static int start_locked(run *x, const ks_root *root, const ks_swap_common *c, ks_swap_result *r,
+                        ks_lock **lock)
+{
+    int k = init_run(x, root, c, r);
+    if (k >= 0)
+        k = lock_or_busy(x, lock);
+    if (k >= 0)
+        k = load_journal(x);
+    return k;
+}
+
+static void end_run(run *x)
+{
+    x->r->journal = TAKE_PTR(x->j);
+    free(x->root_abs);
+}
+
+/* Releases installed under the root, as a strv. */
+static int releases_now(const ks_root *root, char ***ret)
+{
+    ks_kernels ks = {0};
+    int k = ks_kernels_list(root, &ks);
+    if (k < 0 && k != -ENOENT)
+        return k;
+    *ret = calloc(1, sizeof(char *));
+    if (!*ret) {
+        ks_kernels_done(&ks);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < ks.n && k >= 0; i++)
+        k = ks_strv_extend(ret, ks.v[i].release);
+    ks_kernels_done(&ks);
+    return k < 0 ? k : 0;
+}
+
+/* ---- apply ---- */
+
+static int step_plan(run *x, const ks_apply_opts *o, ks_plan *plan)
+{
+    ks_plan_opts po = {
+        .kernel = o->kernel, .deb = o->deb, .branch = o->branch, .config = o->common.config};
+    int k;
+
+    progress(x, "plan", "checking the host");
+    k = ks_plan_run(x->root, &po, plan);
+    if (k < 0) {
+        x->r->status = KS_SWAP_FAILED;
+        x->r->error = plan->error_detail
+                          ? ks_asprintf("cannot assess the host: %s", plan->error_detail)
+                          : ks_asprintf("cannot assess the host: cannot read '%s': %s",
+                                        strempty(plan->error_file), strerror(-k));
+        return k;
+    }
+    /* Passed checks stay in the plan; the result carries what an operator must read. */
+    for (size_t i = 0; i < plan->findings.n; i++) {
+        const ks_finding *f = &plan->findings.v[i];
+        if (f->severity == KS_SEV_OK)
+            continue;
+        /* apply itself fixes these two before anything is installed */
+        if (streq(f->id, "grub.default-not-saved") || streq(f->id, "kernel.no-panic-reboot"))
+            continue;
+        k = ks_findings_add(&x->r->findings, f->id, f->severity, f->remedy, "%s", f->message);
+        if (k < 0)
+            return k;
+    }
+    if (ks_findings_worst(&x->r->findings) == KS_SEV_BLOCK) {
+        x->r->status = KS_SWAP_REFUSED;
+        x->r->error = strdup("the plan has blocking findings; nothing was changed");
+        return -EPERM;
+    }
+    return 0;
+}
+
+/*
+ * update-grub, then the new grub.cfg with grubenv and what GRUB can write at boot; grubenv's
+ * bytes go into the journal before anything changes them.
+ */
+static int update_grub_and_load(run *x, const char *step, ks_boot *b)
+{
+    _cleanup_free_ char *err = NULL;
+    char *argv[] = {(char *)"update-grub", NULL};
+    int k;
+
+    k = run_program(x, step, argv, timeout_ms(x, "update_grub_timeout", 300), false);
+    if (k < 0)
+        return k;
+    k = ks_boot_load(x->root, b, &err);
+    if (k < 0)
+        return fail_step(x, step, k, "%s", strempty(err));
+    k = ks_journal_note_file(x->j, KS_GRUBENV_PATH);
+    if (k < 0) {
+        ks_boot_done(b);
+        return journal_error(x, k);
+    }
+    return 0;
+}
+
+static int step_prepare(run *x, const ks_plan *plan, const char *old)
+{
+    _cleanup_free_ char *text = NULL, *detail = NULL;
+    ks_boot b = {0};
+    int k;
+
+    k = begin(x, "prepare", "making the running kernel GRUB's default before installing anything");
+    if (k < 0)
+        return journal_error(x, k);
+    {
+        /* [apply] add_panic = no leaves the command line alone (a watchdog may do the job). */
+        bool add_panic = true;
+        if (x->c->config)
+            (void)ks_config_get_bool(x->c->config, "apply", "add_panic", true, &add_panic);
+        text = ks_grub_dropin_text(plan->panic_value == NULL && add_panic);
+    }
+    if (!text)
+        return -ENOMEM;
+    k = ks_journal_note_file(x->j, KS_GRUB_DROPIN_PATH);
+    if (k < 0)
+        return journal_error(x, k);
+    k = ks_write_atomic(x->root, KS_GRUB_DROPIN_PATH, text, strlen(text), 0644);
+    if (k < 0)
+        return fail_step(x, "prepare", k, "cannot write '/%s': %s", KS_GRUB_DROPIN_PATH,
+                         strerror(-k));
+    k = update_grub_and_load(x, "prepare", &b);
+    if (k < 0)
+        return k;
+    k = ks_boot_set_default(x->root, &b, old, &detail);
+    if (k >= 0) {
+        ks_grub_entry_path p = {0};
+        if (ks_boot_entry_path(&b, old, &p) >= 0) {
+            (void)ks_journal_set(x->j, KS_JF_OLD_PATH, p.id_path);
+            (void)ks_journal_set(x->j, KS_JF_OLD_TITLE_PATH, p.title_path);
+            ks_grub_entry_path_done(&p);
+        }
+    }
+    ks_boot_done(&b);
+    if (k < 0)
+        return fail_step(x, "prepare", k, "cannot make %s the default: %s", old,
+                         strempty(detail));
+    k = ks_journal_set_state(x->j, KS_STATE_PREPARED);
+    if (k >= 0)
+        k = done(x, "prepare", "every boot starts the running kernel");
+    return k < 0 ? journal_error(x, k) : 0;
+}
+
+static const char *key_path(const ks_apply_opts *o)
+{
+    const char *p = o->key_path;
+    if (!p && o->common.config)
+        p = ks_config_get_string(o->common.config, "repository", "key", NULL);
+    return p ? p : KSWAP_DATADIR "/keys/xanmod-archive-keyring.asc";
+}
+
+static int step_repository(run *x, const ks_apply_opts *o, const ks_plan *plan)
+{
+    _cleanup_free_ void *keyring = NULL;
+    const char *fpr = o->pinned_fpr;
+    ks_apt_changes changes = {0};
+    ks_key_info info = {0};
+    size_t len = 0;
+    int k;
+
+    k = begin(x, "repository", "checking the XanMod key and the apt source");
+    if (k < 0)
+        return journal_error(x, k);
+    if (!plan->xanmod_suite)
+        return fail_step(x, "repository", -ENOENT,
+                         "XanMod's archive has no suite for this OS; give --deb FILE");
+    if (!fpr && o->common.config)
+        fpr = ks_config_get_string(o->common.config, "repository", "fingerprint", NULL);
+    k = ks_keyring_export_binary(key_path(o), fpr, time(NULL), &info, &keyring, &len);
+    if (k < 0) {
+        k = fail_step(x, "repository", k, "the repository key '%s' is refused: %s", key_path(o),
+                      info.reason ? info.reason : strerror(-k));
+        ks_key_info_done(&info);
+        return k;
+    }
+    if (info.expires_soon)
+        (void)ks_findings_add(&x->r->findings, "repo.key-expires", KS_SEV_WARN,
+                              "get XanMod's renewed key and pass it with --key FILE",
+                              "the repository key %s expires within 30 days",
+                              strempty(info.fingerprint));
+    ks_key_info_done(&info);
+
+    k = ks_aptsource_plan(x->root,
+                          &(ks_apt_takeover){.suite = plan->xanmod_suite, .keyring = keyring,
+                                             .keyring_len = len},
+                          &changes);
+    if (k < 0)
+        return fail_step(x, "repository", k, "cannot plan the apt source: %s", strerror(-k));
+    /* The journal holds every file's previous bytes before any of them changes. */
+    for (size_t i = 0; i < changes.n && k >= 0; i++) {
+        k = ks_journal_note_file(x->j, changes.v[i].path);
+        if (k >= 0 && changes.v[i].new_path)
+            k = ks_journal_note_file(x->j, changes.v[i].new_path);
+    }
+    if (k < 0) {
+        ks_apt_changes_done(&changes);
+        return journal_error(x, k);
+    }
+    k = ks_aptsource_apply(x->root, &changes);
+    ks_apt_changes_done(&changes);
+    if (k < 0)
+        return fail_step(x, "repository", k, "cannot write the apt source: %s", strerror(-k));
+    k = done(x, "repository", "etc/apt/sources.list.d/xanmod.sources");
+    return k < 0 ? journal_error(x, k) : 0;
+}
+
+static int step_install(run *x, const ks_apply_opts *o, const ks_plan *plan, char **ret_release)
+{
+    _cleanup_strv_free_ char **before = NULL, **after = NULL;
+    _cleanup_free_ char *deb_abs = NULL, *release = NULL;
+    const char *pkg;
+    int k;
+
+    k = begin(x, "install", "installing the new kernel");
+    if (k < 0)
+        return journal_error(x, k);
+
+    if (o->kernel && ks_kernels_find(&plan->kernels, o->kernel)) {
+        /* Installed already: nothing for apt, but the journal must name the trial kernel
+         * (accept judges against it), as after an install. */
+        k = ks_journal_set(x->j, KS_JF_NEW_KERNEL, o->kernel);
+        if (k >= 0)
+            k = ks_journal_set_state(x->j, KS_STATE_INSTALLED);
+        if (k >= 0)
+            k = ks_journal_step_end(x->j, "install", KS_STEP_SKIPPED, "installed already");
+        if (k < 0)
+            return journal_error(x, k);
+        *ret_release = strdup(o->kernel);
+        return *ret_release ? 0 : -ENOMEM;
+    }
+    if (o->kernel)
+        return fail_step(x, "install", -ENOENT,
+                         "kernel %s is not installed (no /boot/vmlinuz-%s); give --deb FILE or "
+                         "--package NAME",
+                         o->kernel, o->kernel);
+
+    k = releases_now(x->root, &before);
+    if (k < 0)
+        return fail_step(x, "install", k, "cannot list the kernels in /boot: %s", strerror(-k));
+
+    if (o->deb) {
+        deb_abs = realpath(o->deb, NULL);
+        if (!deb_abs)
+            return fail_step(x, "install", -errno, "cannot open '%s': %m", o->deb);
+        pkg = deb_abs;
+    } else {
+        char *update[] = {(char *)"apt-get",
+                          (char *)"-q",
+                          (char *)"-o",
+                          (char *)"Dir::Etc::sourcelist=sources.list.d/xanmod.sources",
+                          (char *)"-o",
+                          (char *)"Dir::Etc::sourceparts=-",
+                          (char *)"-o",
+                          (char *)"APT::Get::List-Cleanup=0",
+                          (char *)"update",
+                          NULL};
+        pkg = o->package ? o->package : plan->target_package;
+        progress(x, "install", "apt-get update (XanMod source only)");
+        k = run_program(x, "install", update, timeout_ms(x, "apt_timeout", 1800), true);
+        if (k < 0)
+            return k;
+    }
+    {
+        /* Recorded before apt runs, so that an interrupted install can still be purged. A
+         * local kernel package is named after the release plan read from it. */
+        _cleanup_free_ char *image = o->deb && plan->target_release
+                                         ? ks_asprintf("linux-image-%s", plan->target_release)
+                                         : NULL;
+        k = ks_journal_note_package(x->j, image ? image : pkg, NULL);
+        if (k < 0)
+            return journal_error(x, k);
+    }
+    {
+        char *install[] = {(char *)"apt-get",
+                           (char *)"-q",
+                           (char *)"-y",
+                           (char *)"--no-install-recommends",
+                           (char *)"-o",
+                           (char *)"Dpkg::Options::=--force-confdef",
+                           (char *)"-o",
+                           (char *)"Dpkg::Options::=--force-confold",
+                           (char *)"install",
+                           (char *)pkg,
+                           NULL};
+        progress(x, "install", "apt-get install %s", pkg);
+        k = run_program(x, "install", install, timeout_ms(x, "apt_timeout", 1800), true);
+        if (k < 0)
+            return k;
+    }
+
+    /* The release comes from what the package put on disk, never from apt's words. */
+    k = releases_now(x->root, &after);
+    if (k < 0)
+        return fail_step(x, "install", k, "cannot list the kernels in /boot: %s", strerror(-k));
+    for (char **a = after; *a; a++)
+        if (!ks_strv_contains(before, *a) && (!release || strstr(*a, "xanmod"))) {
+            free(release);
+            release = strdup(*a);
+        }
+    /* Installed before (apt had nothing to do, or a run was killed after the install): the
+     * release plan expected is the one, if it is on disk now. */
+    if (!release && plan->target_release && ks_strv_contains(after, plan->target_release))
+        release = strdup(plan->target_release);
+    if (!release)
+        return fail_step(x, "install", -ENOENT,
+                         "the install brought no new kernel into /boot (boot/vmlinuz-*)");
+    if (!o->deb) {
+        _cleanup_free_ char *image = ks_asprintf("linux-image-%s", release);
+        bool installed = false;
+        if (image && ks_dpkg_is_installed(x->root, image, &installed) >= 0 && installed)
+            (void)ks_journal_note_package(x->j, image, NULL);
+    }
+    k = ks_journal_set(x->j, KS_JF_NEW_KERNEL, release);
+    if (k >= 0)
+        k = ks_journal_set_state(x->j, KS_STATE_INSTALLED);
+    if (k >= 0)
+        k = done(x, "install", release);
+    if (k < 0)
+        return journal_error(x, k);
+    *ret_release = TAKE_PTR(release);
+    return 0;
+}
+
+static int step_verify(run *x, const char *release)
+{
+    _cleanup_free_ char *err = NULL;
+    ks_verify_result v = {0};
+    int k;
+
+    k = begin(x, "verify", "proving the new kernel's module set with libkmod");
+    if (k < 0)
+        return journal_error(x, k);
+    k = ks_verify_run(x->root, x->c->config, &(ks_verify_opts){.release = release, .error = &err},
+                      &v);
+    if (k < 0)
+        return fail_step(x, "verify", k, "cannot verify %s: %s", release,
+                         err ? err : strerror(-k));
+    for (size_t i = 0; i < v.findings.n && k >= 0; i++)
+        if (v.findings.v[i].severity != KS_SEV_OK)
+            k = ks_findings_add(&x->r->findings, v.findings.v[i].id, v.findings.v[i].severity,
+                                v.findings.v[i].remedy, "%s", v.findings.v[i].message);
+    if (k >= 0 && ks_findings_worst(&v.findings) == KS_SEV_BLOCK) {
+        ks_verify_result_done(&v);
+        k = fail_step(x, "verify", -EPERM,
+                      "%s does not have what this node needs (see the findings); nothing is "
+                      "armed, 'kswap rollback --purge' removes it",
+                      release);
+        x->r->status = KS_SWAP_REFUSED;
+        return k;
+    }
+    ks_verify_result_done(&v);
+    if (k >= 0)
+        k = ks_journal_set_state(x->j, KS_STATE_VERIFIED);
+    if (k >= 0)
+        k = done(x, "verify", "module set, BBR and initramfs checked");
+    return k < 0 ? journal_error(x, k) : 0;
+}
+
+static int step_arm(run *x, const char *old, const char *new)
+{
+    _cleanup_free_ char *detail = NULL, *boot_id = NULL;
+    ks_grub_entry_path p = {0};
+    uint64_t btime = 0;
+    ks_boot b = {0};
+    int k;
+
+    k = begin(x, "arm", "arming a one-shot trial boot of the new kernel");
+    if (k < 0)
+        return journal_error(x, k);
+    k = update_grub_and_load(x, "arm", &b);
+    if (k < 0)
+        return k;
+    /* kswap-accept.service runs at boot only while this flag exists: before next_entry is. */
+    if (ks_trial_flag_set(x->root, new) < 0)
+        progress(x, "arm", "cannot create /%s: kswap-accept.service will not run at boot",
+                 KS_TRIAL_FLAG_PATH);
+    /* update-grub may have renumbered the menu: name the old kernel's entry again first. */
+    k = ks_boot_set_default(x->root, &b, old, &detail);
+    if (k >= 0)
+        k = ks_boot_arm(x->root, &b, new, old, &detail);
+    if (k >= 0 && ks_boot_entry_path(&b, new, &p) >= 0) {
+        (void)ks_journal_set(x->j, KS_JF_NEW_PATH, p.id_path);
+        (void)ks_journal_set(x->j, KS_JF_NEW_TITLE_PATH, p.title_path);
+        ks_grub_entry_path_done(&p);
+    }
+    ks_boot_done(&b);
+    if (k < 0)
+        return fail_step(x, "arm", k, "cannot arm the trial of %s: %s", new, strempty(detail));
+    if (ks_read_boot_id(x->root, &boot_id) < 0 || ks_read_btime(x->root, &btime) < 0) {
+        boot_id = boot_id ? boot_id : strdup("unknown");
+        btime = 0;
+    }
+    k = ks_journal_set_armed(x->j, boot_id, btime);
+    if (k >= 0)
+        k = ks_journal_set_state(x->j, KS_STATE_ARMED);
+    if (k >= 0)
+        k = done(x, "arm", "boot 1: new kernel (one-shot), then the old kernel");
+    return k < 0 ? journal_error(x, k) : 0;
+}
+
+static int reboot_now(run *x, const char *step)
+{
+    char *argv[] = {(char *)"systemctl", (char *)"reboot", NULL};
+    int k;
+
+    k = begin(x, step, "rebooting");
+    if (k < 0)
+        return journal_error(x, k);
+    k = run_program(x, step, argv, timeout_ms(x, "systemctl_timeout", 60), false);
+    if (k < 0)
+        return k;
+    x->r->rebooting = true;
+    k = done(x, step, "systemctl reboot");
+    return k < 0 ? journal_error(x, k) : 0;
+}
+
+/* The live sysctls acceptance will judge ([accept] sysctl = KEY=VALUE ...), for comparison later. */
+static char **snapshot_sysctls(const ks_config *cfg)
+{
+    _cleanup_strv_free_ char **items = NULL;
+    char **keys = NULL;
+
+    if (!cfg || ks_config_get_strv(cfg, "accept", "sysctl", NULL, &items) < 0 || !items)
+        return NULL;
+    for (char **i = items; *i; i++)
+        if (ks_strv_push(&keys, strndup(*i, strcspn(*i, "="))) < 0)
+            return ks_strv_free(keys);
+    return keys;
+}
+
+static bool resumable(ks_state s)
+{
+    return s == KS_STATE_PREPARED || s == KS_STATE_INSTALLED || s == KS_STATE_VERIFIED;
+}
+
+int ks_apply(const ks_root *root, const ks_apply_opts *o, ks_swap_result *ret)
+{
+    _cleanup_(ks_lock_releasep) ks_lock *lock = NULL;
+    _cleanup_free_ char *running = NULL, *new = NULL;
+    const char *old;
+    ks_plan plan = {0};
+    run x;
+    int k;
+
+    k = init_run(&x, root, &o->common, ret);
+    if (k < 0)
+        return k;
+    k = step_plan(&x, o, &plan);
+    if (k < 0) {
+        /* Nothing changed: the journal is shown as it is, read without the lock. */
+        _cleanup_free_ char *ignored = NULL;
+        (void)ks_journal_load(root, &x.j, &ignored);
+        goto out;
+    }
+    k = lock_or_busy(&x, &lock);
+    if (k < 0)
+        goto out;
+    k = load_journal(&x);
+    if (k < 0)
+        goto out;
+    running = strdup(plan.running_kernel);
+
+    if (ks_journal_state(x.j) == KS_STATE_ARMED) {
+        ret->status = KS_SWAP_ALREADY;
+        ret->error = ks_asprintf("a trial of %s is armed already; reboot to try it, or 'kswap "
+                                 "rollback' to cancel",
+                                 strempty(ks_journal_get(x.j, KS_JF_NEW_KERNEL)));
+        goto out;
+    }
+    if (resumable(ks_journal_state(x.j))) {
+        /* An interrupted apply: the same old kernel must still be running. */
+        old = ks_journal_get(x.j, KS_JF_OLD_KERNEL);
+        if (!streq_ptr(old, running)) {
+            k = fail_step(&x, NULL, -ESTALE,
+                          "an interrupted apply started on %s, but %s is running; run 'kswap "
+                          "rollback' first",
+                          strempty(old), running);
+            goto out;
+        }
+        progress(&x, "apply", "resuming an interrupted apply (state %s)",
+                 ks_state_to_string(ks_journal_state(x.j)));
+    } else {
+        ks_journal_reset(x.j);
+        k = ks_journal_set(x.j, KS_JF_OLD_KERNEL, running);
+        if (k >= 0) {
+            _cleanup_strv_free_ char **sysctls = snapshot_sysctls(o->common.config);
+            k = ks_journal_take_snapshot(x.j, KS_GRUBENV_PATH, KS_GRUB_DROPIN_PATH, sysctls);
+        }
+        if (k >= 0)
+            k = ks_journal_save(x.j);
+        if (k < 0) {
+            journal_error(&x, k);
+            goto out;
+        }
+    }
+    old = ks_journal_get(x.j, KS_JF_OLD_KERNEL);
+
+    k = step_prepare(&x, &plan, old);
+    if (k >= 0 && !o->deb && !(o->kernel && ks_kernels_find(&plan.kernels, o->kernel)))
+        k = step_repository(&x, o, &plan);
+    if (k >= 0) {
+        const ks_journal_step *s = ks_journal_step_find(x.j, "install");
+        const char *known = ks_journal_get(x.j, KS_JF_NEW_KERNEL);
+        /* Resuming after the install finished: the kernel is on disk, apt need not run again. */
+        if (s && s->status == KS_STEP_DONE && known && ks_kernels_find(&plan.kernels, known))
+            new = strdup(known);
+        else
+            k = step_install(&x, o, &plan, &new);
+    }
+    if (k >= 0 && streq_ptr(new, old))
+        k = fail_step(&x, "install", -EINVAL, "the new kernel %s is the running kernel", old);
+    if (k >= 0)
+        k = step_verify(&x, new);
+    if (k >= 0)
+        k = step_arm(&x, old, new);
+    if (k >= 0)
+        ret->status = KS_SWAP_DONE;
+    if (k >= 0 && o->reboot)
+        k = reboot_now(&x, "reboot");
+out:
+    ks_plan_done(&plan);
+    end_run(&x);
+    return k < 0 && ret->status != KS_SWAP_FAILED && ret->status != KS_SWAP_REFUSED &&
+                   ret->status != KS_SWAP_BUSY
+               ? k
+               : 0;
+}
+
+/* ---- pin ---- */
+
+int ks_pin(const ks_root *root, const ks_swap_common *c, const char *release, bool force,
+           ks_swap_result *ret)
+{
+    _cleanup_(ks_lock_releasep) ks_lock *lock = NULL;
+    _cleanup_free_ char *running = NULL, *detail = NULL, *err = NULL;
+    const char *target;
+    ks_boot b = {0};
+    run x;
+    int k;
+
+    k = start_locked(&x, root, c, ret, &lock);
+    if (k < 0)
+        goto out;
+    target = release ? release : ks_journal_get(x.j, KS_JF_NEW_KERNEL);
+    if (!target) {
+        ret->status = KS_SWAP_REFUSED;
+        ret->error = strdup("no trial kernel in the journal; name the kernel: kswap pin RELEASE");
+        goto out;
+    }
+    k = running_kernel(root, ret, &running);
+    if (k < 0)
+        goto out;
+    /* docs/design.md, invariant 5: only a kernel that runs and passed acceptance becomes the default. */
+    if (!force && !streq(running, target)) {
+        ret->status = KS_SWAP_REFUSED;
+        ret->error = ks_asprintf("%s is not the running kernel (%s runs); pin it after it "
+                                 "passed acceptance, or use --force",
+                                 target, running);
+        goto out;
+    }
+    if (!force && ks_journal_outcome(x.j) != KS_OUTCOME_TRIAL_OK) {
+        ret->status = KS_SWAP_REFUSED;
+        ret->error = ks_asprintf("acceptance has not passed on %s in this boot ('kswap accept'); "
+                                 "--force pins anyway",
+                                 target);
+        goto out;
+    }
+    k = ks_journal_step_begin(x.j, "pin");
+    if (k < 0) {
+        journal_error(&x, k);
+        goto out;
+    }
+    k = ks_boot_load(root, &b, &err);
+    if (k < 0) {
+        fail_step(&x, "pin", k, "%s", strempty(err));
+        goto out;
+    }
+    k = ks_journal_note_file(x.j, KS_GRUBENV_PATH);
+    if (k >= 0)
+        k = ks_boot_set_default(root, &b, target, &detail);
+    ks_boot_done(&b);
+    if (k < 0) {
+        fail_step(&x, "pin", k, "cannot make %s the default: %s", target, strempty(detail));
+        goto out;
+    }
+    k = ks_journal_set_state(x.j, KS_STATE_PINNED);
+    if (k >= 0)
+        k = ks_journal_step_end(x.j, "pin", KS_STEP_DONE, target);
+    /* The trial is settled: no acceptance at the next boots, no status line at login. */
+    if (k >= 0) {
+        (void)ks_trial_flag_clear(root);
+        (void)ks_motd_clear(root);
+    }
+    if (k < 0) {
+        journal_error(&x, k);
+        goto out;
+    }
+    ret->status = KS_SWAP_DONE;
+out:
+    end_run(&x);
+    return 0;
+}
+
+/* ---- rollback ---- */
+
+static int purge(run *x, const char *running)
+{
+    _cleanup_strv_free_ char **pkgs = NULL;
+    ks_apt_changes changes = {0};
+    const char *new = ks_journal_get(x->j, KS_JF_NEW_KERNEL);
+    int k;
+
+    if (new && streq(new, running))
+        return fail_step(x, "purge", -EBUSY,
+                         "%s is running: boot the old kernel first ('kswap rollback --reboot'), "
+                         "then purge",
+                         new);
+    for (size_t i = 0; i < ks_journal_n_changes(x->j); i++) {
+        const ks_journal_change *ch = ks_journal_change_get(x->j, i);
+        if (ch->kind == KS_CHANGE_PACKAGE && ch->name[0] != '/')
+            if ((k = ks_strv_extend(&pkgs, ch->name)) < 0)
+                return k;
+    }
+    if (pkgs) {
+        _cleanup_free_ char **argv = calloc(ks_strv_length(pkgs) + 4, sizeof(char *));
+        size_t n = 0;
+        if (!argv)
+            return -ENOMEM;
+        argv[n++] = (char *)"apt-get";
+        argv[n++] = (char *)"-y";
+        argv[n++] = (char *)"purge";
+        for (char **p = pkgs; *p; p++)
+            argv[n++] = *p;
+        progress(x, "purge", "removing the packages kswap installed");
+        k = run_program(x, "purge", argv, timeout_ms(x, "apt_timeout", 1800), true);
+        if (k < 0)
+            return k;
+    }
+    k = ks_aptsource_remove(x->root, &changes);
+    ks_apt_changes_done(&changes);
+    if (k < 0)
+        return fail_step(x, "purge", k, "cannot remove the XanMod apt source: %s", strerror(-k));
+    return 0;
+}
+
+int ks_rollback(const ks_root *root, const ks_swap_common *c, bool do_purge, bool reboot,
+                ks_swap_result *ret)
+{
+    _cleanup_(ks_lock_releasep) ks_lock *lock = NULL;
+    _cleanup_free_ char *running = NULL, *detail = NULL, *err = NULL;
+    char *update[] = {(char *)"update-grub", NULL};
+    const char *old;
+    ks_boot b = {0};
+    run x;
+    int k;
+
+    k = start_locked(&x, root, c, ret, &lock);
+    if (k < 0)
+        goto out;
+    old = ks_journal_get(x.j, KS_JF_OLD_KERNEL);
+    if (!old) {
+        ret->status = KS_SWAP_ALREADY;
+        ret->error = strdup("nothing to roll back: the journal names no old kernel");
+        goto out;
+    }
+    k = running_kernel(root, ret, &running);
+    if (k < 0)
+        goto out;
+    k = begin(&x, "rollback", "making the old kernel the default again");
+    if (k < 0) {
+        journal_error(&x, k);
+        goto out;
+    }
+    if (do_purge) {
+        k = purge(&x, running);
+        if (k >= 0)
+            k = run_program(&x, "rollback", update, timeout_ms(&x, "update_grub_timeout", 300),
+                            false);
+        if (k < 0)
+            goto out;
+    }
+    k = ks_boot_load(root, &b, &err);
+    if (k < 0) {
+        fail_step(&x, "rollback", k, "%s", strempty(err));
+        goto out;
+    }
+    k = ks_journal_note_file(x.j, KS_GRUBENV_PATH);
+    if (k >= 0)
+        k = ks_boot_disarm(root, &b, NULL, &detail);
+    if (k >= 0)
+        k = ks_boot_set_default(root, &b, old, &detail);
+    ks_boot_done(&b);
+    if (k < 0) {
+        fail_step(&x, "rollback", k, "cannot make %s the default again: %s", old,
+                  strempty(detail));
+        goto out;
+    }
+    k = ks_journal_set_state(x.j, KS_STATE_ROLLED_BACK);
+    if (k >= 0)
+        k = done(&x, "rollback", old);
+    if (k >= 0) {
+        (void)ks_trial_flag_clear(root);
+        (void)ks_motd_clear(root);
+    }
+    if (k < 0) {
+        journal_error(&x, k);
+        goto out;
+    }
+    ret->status = KS_SWAP_DONE;
+    if (reboot && !streq(running, old))
+        (void)reboot_now(&x, "reboot");
+out:
+    end_run(&x);
+    return 0;
+}

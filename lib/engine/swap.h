@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdarg.h>
+#include <stdbool.h>
+
+#include "lib/basic/config.h"
+#include "lib/basic/findings.h"
+#include "lib/engine/journal.h"
+#include "lib/engine/plan.h"
+#include "lib/basic/root.h"
+
+/*
+ * The swap engine: apply (pin the old kernel, repository, install, verify, arm a one-shot),
+ * pin and rollback. Each step is recorded in the state journal before and after it runs; every
+ * grubenv change is proven by a forecast of the next boots (lib/bootctl.h) or undone. Programs
+ * (apt-get, update-grub, systemctl) run through lib/spawn.h; under a root that is not this
+ * machine they get KSWAP_ROOT=DIR and must not be the system's own (tests put fakes first on
+ * PATH), so that nothing ever acts on the running system by accident.
+ */
+
+typedef void (*ks_progress_fn)(void *userdata, const char *step, const char *message);
+
+/* Formats one progress line and hands it to fn (nothing when fn is NULL). */
+void ks_vprogressf(ks_progress_fn fn, void *userdata, const char *step, const char *fmt,
+                   va_list ap) _printf_(4, 0);
+
+typedef struct ks_swap_common {
+    const ks_config *config;
+    unsigned lock_timeout_ms; /* 0: KS_LOCK_TIMEOUT_MS_DEFAULT */
+    ks_progress_fn progress;  /* optional: one line per step, for stderr */
+    int progress_fd;          /* > 0: a terminal where apt's own progress is shown as it runs */
+    void *userdata;
+} ks_swap_common;
+
+typedef struct ks_apply_opts {
+    ks_swap_common common;
+    const char *kernel;  /* --kernel RELEASE */
+    const char *deb;     /* --deb FILE (on the running machine) */
+    const char *package; /* --package NAME */
+    ks_branch branch;
+    const char *key_path;   /* --key FILE; NULL: the shipped XanMod key */
+    const char *pinned_fpr; /* NULL: XanMod's fingerprint (or [repository] fingerprint) */
+    bool reboot;
+} ks_apply_opts;
+
+typedef enum ks_swap_status {
+    KS_SWAP_DONE,    /* armed / pinned / rolled back */
+    KS_SWAP_ALREADY, /* nothing to do: armed already, pinned already, nothing to roll back */
+    KS_SWAP_REFUSED, /* a finding blocks (plan, verify, a check of pin) */
+    KS_SWAP_FAILED,  /* an action failed; the journal says which, the old kernel stays default */
+    KS_SWAP_BUSY,    /* another kswap holds the lock */
+} ks_swap_status;
+
+typedef struct ks_swap_result {
+    ks_swap_status status;
+    ks_findings findings; /* why it refused, and warnings worth showing */
+    char *error;          /* what failed, for people, with the program's last output line */
+    char *output;         /* the failing program's captured output, when one failed */
+    pid_t lock_holder;    /* KS_SWAP_BUSY */
+    ks_journal *journal;  /* the journal as it ended (for --json and status) */
+    bool rebooting;       /* systemctl reboot was called */
+} ks_swap_result;
+
+void ks_swap_result_done(ks_swap_result *r);
+
+int ks_apply(const ks_root *root, const ks_apply_opts *opts, ks_swap_result *ret);
+/* release NULL: the journal's new kernel. force: skip "running and accepted". */
+int ks_pin(const ks_root *root, const ks_swap_common *c, const char *release, bool force,
+           ks_swap_result *ret);
+int ks_rollback(const ks_root *root, const ks_swap_common *c, bool purge, bool reboot,
+                ks_swap_result *ret);
+
+/* The drop-in apply writes: GRUB_DEFAULT=saved, and panic=10 unless one is set already. */
+#define KS_GRUB_DROPIN_PATH "etc/default/grub.d/90-kswap.cfg"
+char *ks_grub_dropin_text(bool add_panic);

@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <sys/stat.h>
+
+#include "lib/kernel/initrd.h"
+#include "lib/kernel/modinfo.h"
+#include "lib/kernel/archive-dl.h"
+#include "lib/basic/util.h"
+
+#define NEWC_HDR 110
+
+static int add_module_path(char ***names, const char *path)
+{
+    _cleanup_free_ char *name = NULL;
+
+    /* Modules live under lib/modules/ or usr/lib/modules/ in an initramfs. */
+    if (!strstr(path, "lib/modules/") || ks_module_name_from_path(path, &name) < 0)
+        return 0;
+    if (ks_strv_contains(*names, name))
+        return 0;
+    return ks_strv_push(names, TAKE_PTR(name));
+}
+
+static int hex8(const char *s, unsigned long *ret)
+{
+    unsigned long v = 0;
+    for (int i = 0; i < 8; i++) {
+        char c = s[i];
+        v <<= 4;
+        if (c >= '0' && c <= '9')
+            v |= (unsigned long)(c - '0');
+        else if (c >= 'a' && c <= 'f')
+            v |= (unsigned long)(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F')
+            v |= (unsigned long)(c - 'A' + 10);
+        else
+            return -EBADMSG;
+    }
+    *ret = v;
+    return 0;
+}
+
+static int pread_all(int fd, void *buf, size_t len, off_t off, size_t *ret_n)
+{
+    size_t got = 0;
+    while (got < len) {
+        ssize_t k = pread(fd, (char *)buf + got, len - got, off + (off_t)got);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return -errno;
+        if (k == 0)
+            break;
+        got += (size_t)k;
+    }
+    *ret_n = got;
+    return 0;
+}
+
+/*
+ * Walks the uncompressed newc/crc cpio segments at the start (as the kernel's initramfs
+ * unpacker does), recording module names; returns the offset of the first byte that is not
+ * an uncompressed cpio header or zero padding.
+ */
+static int skip_plain_segments(int fd, off_t size, char ***names, off_t *ret_off)
+{
+    off_t off = 0;
+    char hdr[NEWC_HDR];
+    size_t n;
+    int r;
+
+    while (off < size) {
+        unsigned long namesize, filesize;
+        _cleanup_free_ char *name = NULL;
+
+        r = pread_all(fd, hdr, 4, off, &n);
+        if (r < 0)
+            return r;
+        if (n == 4 && memcmp(hdr, "\0\0\0\0", 4) == 0) {
+            off += 4; /* padding between segments */
+            continue;
+        }
+        r = pread_all(fd, hdr, sizeof(hdr), off, &n);
+        if (r < 0)
+            return r;
+        if (n < 6 || (memcmp(hdr, "070701", 6) != 0 && memcmp(hdr, "070702", 6) != 0))
+            break;
+        if (n < sizeof(hdr) || hex8(hdr + 54, &filesize) < 0 || hex8(hdr + 94, &namesize) < 0 ||
+            namesize == 0 || namesize > 4096)
+            return -EBADMSG;
+        name = malloc(namesize);
+        if (!name)
+            return -ENOMEM;
+        r = pread_all(fd, name, namesize, off + NEWC_HDR, &n);
+        if (r < 0)
+            return r;
+        if (n < namesize)
+            return -EBADMSG;
+        name[namesize - 1] = '\0';
+        off += ((NEWC_HDR + (off_t)namesize + 3) & ~(off_t)3);
+        off += (((off_t)filesize + 3) & ~(off_t)3);
+        if (off > size)
+            return -EBADMSG;
+        if (!streq(name, "TRAILER!!!")) {
+            r = add_module_path(names, name);
+            if (r < 0)
+                return r;
+        }
+    }
+    *ret_off = off;
+    return 0;
+}
+
+int ks_initrd_list_modules_fd(int fd, char ***ret_names, char **ret_error)
+{
+    _cleanup_strv_free_ char **names = NULL;
+    struct archive *a;
+    struct archive_entry *entry;
+    struct stat st;
+    off_t off = 0;
+    int r, ar;
+
+    if (fstat(fd, &st) < 0)
+        return -errno;
+    r = skip_plain_segments(fd, st.st_size, &names, &off);
+    if (r < 0) {
+        if (ret_error)
+            *ret_error = strdup("corrupt uncompressed cpio segment");
+        return r;
+    }
+    if (off < st.st_size) {
+        const char *dlerr = NULL;
+        if (ks_dlopen_libarchive(&dlerr) < 0) {
+            if (ret_error)
+                *ret_error = strdup(dlerr);
+            return -EOPNOTSUPP;
+        }
+        if (lseek(fd, off, SEEK_SET) < 0)
+            return -errno;
+        a = sym_archive_read_new();
+        if (!a)
+            return -ENOMEM;
+        sym_archive_read_support_format_cpio(a);
+        sym_archive_read_support_filter_all(a);
+        if (sym_archive_read_open_fd(a, fd, 1024 * 1024) != ARCHIVE_OK) {
+            if (ret_error)
+                *ret_error = ks_asprintf("cannot read the compressed part: %s",
+                                         strempty(sym_archive_error_string(a)));
+            sym_archive_read_free(a);
+            return -EBADMSG;
+        }
+        while ((ar = sym_archive_read_next_header(a, &entry)) == ARCHIVE_OK) {
+            const char *p = sym_archive_entry_pathname(entry);
+            if (p && sym_archive_entry_filetype(entry) == AE_IFREG) {
+                r = add_module_path(&names, p);
+                if (r < 0) {
+                    sym_archive_read_free(a);
+                    return r;
+                }
+            }
+        }
+        if (ar != ARCHIVE_EOF) {
+            if (ret_error)
+                *ret_error = ks_asprintf("cannot read the compressed part: %s",
+                                         strempty(sym_archive_error_string(a)));
+            sym_archive_read_free(a);
+            return -EBADMSG;
+        }
+        sym_archive_read_free(a);
+    } else if (!names && st.st_size > 0 && off == 0) {
+        if (ret_error)
+            *ret_error = strdup("not an initramfs (no cpio archive)");
+        return -EBADMSG;
+    }
+    ks_strv_sort(names);
+    *ret_names = TAKE_PTR(names);
+    return 0;
+}
+
+int ks_initrd_list_modules(const ks_root *root, const char *path, char ***ret_names,
+                           char **ret_error)
+{
+    _cleanup_close_ int fd = ks_root_open_at(root, path, O_RDONLY, 0);
+    if (fd < 0)
+        return fd;
+    return ks_initrd_list_modules_fd(fd, ret_names, ret_error);
+}

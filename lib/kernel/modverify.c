@@ -1,0 +1,699 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <fcntl.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "lib/kernel/modinfo.h"
+#include "lib/basic/fileio.h"
+#include "lib/kernel/kmod-dl.h"
+#include "lib/kernel/modverify.h"
+#include "lib/basic/util.h"
+
+#define BUILTIN_FILE_MAX (16 * 1024 * 1024)
+#define TREE_DEPTH_MAX 16
+
+typedef struct modent {
+    char *name;
+    char *file; /* relative to the tree; NULL for built-in or absent */
+    char **depends;
+    char *version;
+    bool builtin, absent, info_loaded;
+} modent;
+
+struct ks_modset {
+    char *release;
+    modent *v;
+    size_t n, cap;
+    uint32_t *slots; /* open addressing: index + 1, 0 = empty */
+    size_t nslots;
+    /* Backend of an installed tree. */
+    int dirfd;
+    char *dir; /* "/proc/self/fd/N": the tree inside the root, for libkmod */
+    struct kmod_ctx *kmod;
+    bool indexed;
+    char *error;
+};
+
+static const char *const state_names[_KS_MODULE_STATE_MAX] = {
+    [KS_MODULE_MISSING] = "missing",
+    [KS_MODULE_BUILTIN] = "builtin",
+    [KS_MODULE_LOADABLE] = "module",
+};
+
+const char *ks_module_state_to_string(ks_module_state s)
+{
+    return s >= 0 && s < _KS_MODULE_STATE_MAX ? state_names[s] : NULL;
+}
+
+void ks_module_report_done(ks_module_report *m)
+{
+    if (!m)
+        return;
+    free(m->name);
+    free(m->version);
+    free(m->file);
+    ks_strv_free(m->missing_deps);
+    *m = (ks_module_report){0};
+}
+
+bool ks_module_report_ok(const ks_module_report *m)
+{
+    return m->state == KS_MODULE_BUILTIN ||
+           (m->state == KS_MODULE_LOADABLE && ks_strv_length(m->missing_deps) == 0);
+}
+
+ks_modset *ks_modset_new(const char *release)
+{
+    ks_modset *s = calloc(1, sizeof(*s));
+    if (!s)
+        return NULL;
+    s->dirfd = -1;
+    s->release = strdup(release ? release : "");
+    if (!s->release) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+ks_modset *ks_modset_free(ks_modset *s)
+{
+    if (!s)
+        return NULL;
+    for (size_t i = 0; i < s->n; i++) {
+        free(s->v[i].name);
+        free(s->v[i].file);
+        ks_strv_free(s->v[i].depends);
+        free(s->v[i].version);
+    }
+    free(s->v);
+    free(s->slots);
+    if (s->kmod)
+        sym_kmod_unref(s->kmod);
+    if (s->dirfd >= 0)
+        close(s->dirfd);
+    free(s->dir);
+    free(s->error);
+    free(s->release);
+    free(s);
+    return NULL;
+}
+
+const char *ks_modset_release(const ks_modset *s)
+{
+    return s->release;
+}
+
+int ks_modset_set_release(ks_modset *s, const char *release)
+{
+    char *r = strdup(release);
+    if (!r)
+        return -ENOMEM;
+    free(s->release);
+    s->release = r;
+    return 0;
+}
+
+const char *ks_modset_error(const ks_modset *s)
+{
+    return s->error;
+}
+
+bool ks_modset_used_index(const ks_modset *s)
+{
+    return s->indexed;
+}
+
+static uint32_t hash(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+static modent *lookup(const ks_modset *s, const char *name)
+{
+    if (!s->nslots)
+        return NULL;
+    for (size_t i = hash(name) & (s->nslots - 1);; i = (i + 1) & (s->nslots - 1)) {
+        uint32_t k = s->slots[i];
+        if (!k)
+            return NULL;
+        if (streq(s->v[k - 1].name, name))
+            return &s->v[k - 1];
+    }
+}
+
+static void slot_insert(uint32_t *slots, size_t nslots, const char *name, size_t index)
+{
+    size_t i = hash(name) & (nslots - 1);
+    while (slots[i])
+        i = (i + 1) & (nslots - 1);
+    slots[i] = (uint32_t)(index + 1);
+}
+
+static int rehash(ks_modset *s, size_t nslots)
+{
+    uint32_t *slots = calloc(nslots, sizeof(uint32_t));
+    if (!slots)
+        return -ENOMEM;
+    for (size_t k = 0; k < s->n; k++)
+        slot_insert(slots, nslots, s->v[k].name, k);
+    free(s->slots);
+    s->slots = slots;
+    s->nslots = nslots;
+    return 0;
+}
+
+/* Finds or creates the entry of a (normalized) name. */
+static int get_entry(ks_modset *s, const char *raw, modent **ret)
+{
+    _cleanup_free_ char *name = strdup(raw);
+    modent *e;
+    int r;
+
+    if (!name)
+        return -ENOMEM;
+    ks_module_name_normalize(name);
+    e = lookup(s, name);
+    if (e) {
+        *ret = e;
+        return 0;
+    }
+    if (s->n >= UINT32_MAX - 1)
+        return -E2BIG;
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 64;
+        modent *nv = realloc(s->v, cap * sizeof(modent));
+        if (!nv)
+            return -ENOMEM;
+        s->v = nv;
+        s->cap = cap;
+    }
+    if ((s->n + 1) * 2 > s->nslots) {
+        r = rehash(s, s->nslots ? s->nslots * 2 : 128);
+        if (r < 0)
+            return r;
+    }
+    s->v[s->n] = (modent){.name = TAKE_PTR(name)};
+    slot_insert(s->slots, s->nslots, s->v[s->n].name, s->n);
+    *ret = &s->v[s->n++];
+    return 0;
+}
+
+int ks_modset_add_builtin(ks_modset *s, const char *name)
+{
+    modent *e;
+    int r = get_entry(s, name, &e);
+    if (r < 0)
+        return r;
+    e->builtin = true;
+    e->absent = false;
+    e->info_loaded = true;
+    return 0;
+}
+
+int ks_modset_set_builtin_version(ks_modset *s, const char *name, const char *version)
+{
+    modent *e;
+    char *v;
+    int r = get_entry(s, name, &e);
+    if (r < 0)
+        return r;
+    /* modules.builtin.modinfo lists built-in modules as well; take it as a second source. */
+    e->builtin = true;
+    e->absent = false;
+    e->info_loaded = true;
+    v = strdup(version);
+    if (!v)
+        return -ENOMEM;
+    free(e->version);
+    e->version = v;
+    return 0;
+}
+
+int ks_modset_add_module(ks_modset *s, const char *name, const char *file)
+{
+    modent *e;
+    char *f;
+    int r = get_entry(s, name, &e);
+    if (r < 0)
+        return r;
+    if (e->builtin || e->file)
+        return 0; /* first one wins, as in depmod's search order */
+    f = strdup(file);
+    if (!f)
+        return -ENOMEM;
+    e->file = f;
+    e->absent = false;
+    return 0;
+}
+
+int ks_modset_set_info(ks_modset *s, const char *name, const char *depends, const char *version)
+{
+    _cleanup_strv_free_ char **deps = NULL;
+    _cleanup_free_ char *v = NULL;
+    modent *e;
+    int r = get_entry(s, name, &e);
+
+    if (r < 0)
+        return r;
+    if (depends) {
+        r = ks_strv_split(depends, ",", &deps);
+        if (r < 0)
+            return r;
+        for (char **d = deps; d && *d; d++)
+            ks_module_name_normalize(*d);
+    }
+    if (version) {
+        v = strdup(version);
+        if (!v)
+            return -ENOMEM;
+    }
+    ks_strv_free(e->depends);
+    free(e->version);
+    e->depends = TAKE_PTR(deps);
+    e->version = TAKE_PTR(v);
+    e->info_loaded = true;
+    return 0;
+}
+
+bool ks_modset_needs_info(const ks_modset *s, const char *name)
+{
+    _cleanup_free_ char *n = strdup(name);
+    modent *e;
+    if (!n)
+        return false;
+    ks_module_name_normalize(n);
+    e = lookup(s, n);
+    return e && e->file && !e->info_loaded;
+}
+
+bool ks_modset_is_resolved(const ks_modset *s, const char *name)
+{
+    const modent *e = lookup(s, name);
+    return e && !e->absent && (e->builtin || (e->file && e->info_loaded));
+}
+
+char *const *ks_modset_get_depends(const ks_modset *s, const char *name)
+{
+    const modent *e = lookup(s, name);
+    return e && e->info_loaded ? e->depends : NULL;
+}
+
+size_t ks_modset_count(const ks_modset *s)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->v[i].builtin || s->v[i].file)
+            c++;
+    return c;
+}
+
+/* libkmod lookup of one name in an indexed tree. */
+static int resolve_indexed(ks_modset *s, const char *name)
+{
+    struct kmod_list *list = NULL, *l;
+    modent *e;
+    int r;
+
+    r = sym_kmod_module_new_from_lookup(s->kmod, name, &list);
+    if (r < 0)
+        return r;
+    r = get_entry(s, name, &e);
+    if (r < 0)
+        goto out;
+    e->absent = true;
+    for (l = list; l; l = sym_kmod_list_next(list, l)) {
+        struct kmod_module *m = sym_kmod_module_get_module(l);
+        const char *mname = sym_kmod_module_get_name(m), *path = sym_kmod_module_get_path(m);
+        _cleanup_free_ char *n = strdup(mname ? mname : "");
+
+        if (n)
+            ks_module_name_normalize(n);
+        if (n && streq(n, e->name) && path) {
+            const char *rel = ks_startswith(path, s->dir);
+            struct stat st;
+            rel = rel ? rel + strspn(rel, "/") : path;
+            /* The index may name a file that is gone: only a file counts. */
+            if (fstatat(s->dirfd, rel, &st, 0) == 0 && S_ISREG(st.st_mode)) {
+                e->file = strdup(rel);
+                e->absent = !e->file;
+            }
+        }
+        sym_kmod_module_unref(m);
+        if (!e->absent)
+            break;
+    }
+    r = 0;
+out:
+    sym_kmod_module_unref_list(list);
+    return r;
+}
+
+/* The .modinfo of a module file of the tree, through libkmod (which decompresses). */
+static int load_tree_info(ks_modset *s, modent *e)
+{
+    _cleanup_free_ char *path = ks_asprintf("%s/%s", s->dir, e->file);
+    _cleanup_free_ char *deps = NULL, *version = NULL;
+    struct kmod_module *m = NULL;
+    struct kmod_list *info = NULL, *l;
+    int r;
+
+    if (!path)
+        return -ENOMEM;
+    r = sym_kmod_module_new_from_path(s->kmod, path, &m);
+    if (r < 0)
+        return r;
+    r = sym_kmod_module_get_info(m, &info);
+    if (r < 0) {
+        sym_kmod_module_unref(m);
+        return r;
+    }
+    for (l = info; l; l = sym_kmod_list_next(info, l)) {
+        const char *k = sym_kmod_module_info_get_key(l), *v = sym_kmod_module_info_get_value(l);
+        if (streq_ptr(k, "depends") && !deps)
+            deps = strdup(strempty(v));
+        else if (streq_ptr(k, "version") && !version)
+            version = strdup(strempty(v));
+    }
+    sym_kmod_module_info_free_list(info);
+    sym_kmod_module_unref(m);
+    return ks_modset_set_info(s, e->name, deps, version);
+}
+
+/* The entry of name with its information loaded; NULL (and 0) when the kernel lacks it. */
+static int need(ks_modset *s, const char *raw, modent **ret)
+{
+    _cleanup_free_ char *name = strdup(raw);
+    modent *e;
+    int r;
+
+    if (!name)
+        return -ENOMEM;
+    ks_module_name_normalize(name);
+    e = lookup(s, name);
+    if (!e && s->kmod && s->indexed) {
+        r = resolve_indexed(s, name);
+        if (r < 0)
+            return r;
+        e = lookup(s, name);
+    }
+    if (!e || e->absent || (!e->builtin && !e->file)) {
+        *ret = NULL;
+        return 0;
+    }
+    if (!e->info_loaded && s->kmod) {
+        size_t idx = (size_t)(e - s->v);
+        r = load_tree_info(s, e);
+        if (r < 0) {
+            free(s->error);
+            s->error = ks_asprintf("cannot read the .modinfo of '/lib/modules/%s/%s': %s",
+                                   s->release, s->v[idx].file, strerror(-r));
+            return r;
+        }
+        e = &s->v[idx]; /* the array may have moved */
+    }
+    *ret = e;
+    return 0;
+}
+
+int ks_modset_has(ks_modset *s, const char *name)
+{
+    modent *e;
+    _cleanup_free_ char *n = strdup(name);
+    int r;
+
+    if (!n)
+        return -ENOMEM;
+    ks_module_name_normalize(n);
+    e = lookup(s, n);
+    if (!e && s->kmod && s->indexed) {
+        r = resolve_indexed(s, n);
+        if (r < 0)
+            return r;
+        e = lookup(s, n);
+    }
+    return e && !e->absent && (e->builtin || e->file);
+}
+
+/* Walks the dependencies of name: loadable modules go to mods, unknown names to missing. */
+static int walk_deps(ks_modset *s, const char *name, char ***seen, char ***mods, char ***missing,
+                     unsigned depth)
+{
+    _cleanup_strv_free_ char **deps = NULL;
+    modent *e;
+    int r;
+
+    if (depth > 64)
+        return -ELOOP;
+    r = need(s, name, &e);
+    if (r < 0)
+        return r;
+    if (!e || e->builtin)
+        return 0;
+    /* Copy: need() below may move the entries. */
+    for (char **d = e->depends; d && *d; d++) {
+        r = ks_strv_extend(&deps, *d);
+        if (r < 0)
+            return r;
+    }
+    for (char **d = deps; d && *d; d++) {
+        modent *de;
+        if (ks_strv_contains(*seen, *d))
+            continue;
+        r = ks_strv_extend(seen, *d);
+        if (r < 0)
+            return r;
+        r = need(s, *d, &de);
+        if (r < 0)
+            return r;
+        if (!de) {
+            r = ks_strv_extend(missing, *d);
+            if (r < 0)
+                return r;
+            continue;
+        }
+        if (de->builtin)
+            continue;
+        if (mods) {
+            r = ks_strv_extend(mods, *d);
+            if (r < 0)
+                return r;
+        }
+        r = walk_deps(s, *d, seen, mods, missing, depth + 1);
+        if (r < 0)
+            return r;
+    }
+    return 0;
+}
+
+int ks_modset_judge(ks_modset *s, const char *raw, ks_module_report *ret)
+{
+    _cleanup_(ks_module_report_done) ks_module_report m = {0};
+    _cleanup_strv_free_ char **seen = NULL;
+    modent *e;
+    int r;
+
+    m.name = strdup(raw);
+    if (!m.name)
+        return -ENOMEM;
+    ks_module_name_normalize(m.name);
+    r = need(s, m.name, &e);
+    if (r < 0)
+        return r;
+    if (!e) {
+        m.state = KS_MODULE_MISSING;
+    } else {
+        m.state = e->builtin ? KS_MODULE_BUILTIN : KS_MODULE_LOADABLE;
+        if (e->version && !(m.version = strdup(e->version)))
+            return -ENOMEM;
+        if (e->file && !(m.file = strdup(e->file)))
+            return -ENOMEM;
+        r = ks_strv_extend(&seen, m.name);
+        if (r < 0)
+            return r;
+        r = walk_deps(s, m.name, &seen, NULL, &m.missing_deps, 0);
+        if (r < 0)
+            return r;
+    }
+    *ret = m;
+    m = (ks_module_report){0};
+    return 0;
+}
+
+int ks_modset_closure(ks_modset *s, const char *name, char ***ret_modules, char ***ret_missing)
+{
+    _cleanup_strv_free_ char **seen = NULL, **mods = NULL, **missing = NULL;
+    _cleanup_free_ char *n = strdup(name);
+    modent *e;
+    int r;
+
+    if (!n)
+        return -ENOMEM;
+    ks_module_name_normalize(n);
+    r = need(s, n, &e);
+    if (r < 0)
+        return r;
+    if (!e) {
+        r = ks_strv_extend(&missing, n);
+    } else if (!e->builtin) {
+        r = ks_strv_extend(&mods, n);
+        if (r >= 0)
+            r = ks_strv_extend(&seen, n);
+        if (r >= 0)
+            r = walk_deps(s, n, &seen, &mods, &missing, 0);
+    }
+    if (r < 0)
+        return r;
+    *ret_modules = TAKE_PTR(mods);
+    *ret_missing = TAKE_PTR(missing);
+    return 0;
+}
+
+/* Tree backend. */
+
+static int add_builtin_cb(void *userdata, const char *module)
+{
+    return ks_modset_add_builtin(userdata, module);
+}
+
+static int builtin_info_cb(void *userdata, const char *module, const char *key, const char *value)
+{
+    if (streq(key, "version"))
+        return ks_modset_set_builtin_version(userdata, module, value);
+    return 0;
+}
+
+static int read_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len)
+{
+    _cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+
+    if (fd < 0)
+        return -errno;
+    if (fstat(fd, &st) < 0)
+        return -errno;
+    if (!S_ISREG(st.st_mode))
+        return -EBADF;
+    return ks_read_fd(fd, max, ret, ret_len);
+}
+
+/* Records every module file below dir (relative path prefix rel). */
+static int walk_tree(ks_modset *s, int dirfd, const char *rel, unsigned depth)
+{
+    _cleanup_closedir_ DIR *d = NULL;
+    struct dirent *de;
+    int fd, r;
+
+    if (depth > TREE_DEPTH_MAX)
+        return 0;
+    fd = openat(dirfd, rel[0] ? rel : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return -errno;
+    d = fdopendir(fd);
+    if (!d) {
+        close(fd);
+        return -errno;
+    }
+    while ((de = readdir(d))) {
+        _cleanup_free_ char *p = NULL, *name = NULL;
+        unsigned char type = de->d_type;
+
+        if (de->d_name[0] == '.')
+            continue;
+        p = rel[0] ? ks_asprintf("%s/%s", rel, de->d_name) : strdup(de->d_name);
+        if (!p)
+            return -ENOMEM;
+        if (type == DT_UNKNOWN) {
+            /* Some file systems do not fill d_type. */
+            struct stat st;
+            if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                continue;
+            type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_LNK;
+        }
+        if (type == DT_DIR) {
+            /* build and source point back into the kernel's sources, not modules. */
+            if (depth == 0 && (streq(de->d_name, "build") || streq(de->d_name, "source")))
+                continue;
+            r = walk_tree(s, dirfd, p, depth + 1);
+            if (r < 0)
+                return r;
+        } else if (type == DT_REG && ks_module_name_from_path(de->d_name, &name) == 0) {
+            r = ks_modset_add_module(s, name, p);
+            if (r < 0)
+                return r;
+        }
+    }
+    return 0;
+}
+
+int ks_modset_open_tree(const ks_root *root, const char *release, ks_modset **ret)
+{
+    _cleanup_modset_ ks_modset *s = NULL;
+    _cleanup_free_ char *rel = NULL, *buf = NULL;
+    const char *null_config[] = {NULL}, *dlerr = NULL;
+    size_t len;
+    struct stat st;
+    int r;
+
+    if (!release || !*release || strchr(release, '/') || streq(release, "..") ||
+        streq(release, "."))
+        return -EINVAL;
+    s = ks_modset_new(release);
+    if (!s)
+        return -ENOMEM;
+    rel = ks_asprintf("lib/modules/%s", release);
+    if (!rel)
+        return -ENOMEM;
+    r = ks_root_open_at(root, rel, O_RDONLY | O_DIRECTORY, 0);
+    if (r < 0)
+        return r;
+    s->dirfd = r;
+    /* libkmod wants a path: this one stays inside the root whatever the symlinks say. */
+    s->dir = ks_asprintf("/proc/self/fd/%d", s->dirfd);
+    if (!s->dir)
+        return -ENOMEM;
+
+    /* Built-in modules from the text files every kernel package ships. */
+    r = read_at(s->dirfd, "modules.builtin", BUILTIN_FILE_MAX, &buf, &len);
+    if (r < 0 && r != -ENOENT)
+        return r;
+    if (r >= 0) {
+        r = ks_builtin_foreach(buf, len, add_builtin_cb, s);
+        if (r < 0)
+            return r;
+        free(TAKE_PTR(buf));
+    }
+    r = read_at(s->dirfd, "modules.builtin.modinfo", BUILTIN_FILE_MAX, &buf, &len);
+    if (r < 0 && r != -ENOENT)
+        return r;
+    if (r >= 0) {
+        r = ks_builtin_modinfo_foreach(buf, len, builtin_info_cb, s);
+        if (r < 0)
+            return r;
+        free(TAKE_PTR(buf));
+    }
+
+    /* Ignore the host's modprobe.d: the tree is another kernel's. */
+    r = ks_dlopen_libkmod(&dlerr);
+    if (r < 0)
+        return r; /* libkmod2 comes with kmod on every Debian and Ubuntu system */
+    s->kmod = sym_kmod_new(s->dir, null_config);
+    if (!s->kmod)
+        return -ENOMEM;
+    s->indexed = fstatat(s->dirfd, "modules.dep.bin", &st, 0) == 0 && S_ISREG(st.st_mode);
+    if (s->indexed) {
+        r = sym_kmod_load_resources(s->kmod);
+        if (r < 0)
+            s->indexed = false;
+    }
+    if (!s->indexed) {
+        r = walk_tree(s, s->dirfd, "", 0);
+        if (r < 0)
+            return r;
+    }
+    *ret = TAKE_PTR(s);
+    return 0;
+}
