@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <ctype.h>
 #include <limits.h>
 #include <stdarg.h>
 
+#include "lib/basic/string-table.h"
 #include "lib/basic/util.h"
 
 char **ks_strv_free(char **l)
@@ -149,6 +151,45 @@ int ks_safe_atoi(const char *s, int *ret)
         return -EINVAL;
     *ret = (int)v;
     return 0;
+}
+
+int ks_asprintf_r(char **ret, const char *fmt, ...)
+{
+    va_list ap;
+    char *s;
+    int r;
+
+    assert(ret);
+    assert(fmt);
+    va_start(ap, fmt);
+    r = vasprintf(&s, fmt, ap);
+    va_end(ap);
+    if (r < 0)
+        return -ENOMEM;
+    *ret = s;
+    return 0;
+}
+
+int ks_vasprintf_r(char **ret, const char *fmt, va_list ap)
+{
+    char *s;
+
+    assert(ret);
+    assert(fmt);
+    if (vasprintf(&s, fmt, ap) < 0)
+        return -ENOMEM;
+    *ret = s;
+    return 0;
+}
+
+ptrdiff_t ks_string_table_lookup(const char *const *table, size_t n, const char *key)
+{
+    if (!key)
+        return -EINVAL;
+    for (size_t i = 0; i < n; i++)
+        if (table[i] && streq(table[i], key))
+            return (ptrdiff_t)i;
+    return -EINVAL;
 }
 
 char *ks_asprintf(const char *fmt, ...)

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <dirent.h>
+#include <stdarg.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -96,7 +97,10 @@ bool ks_endswith(const char *s, const char *suffix);
 char *ks_strstrip(char *s); /* strips leading and trailing white space in place */
 int ks_safe_atou64(const char *s, unsigned long long *ret); /* whole string, base 10 */
 int ks_safe_atoi(const char *s, int *ret);                  /* whole string, base 10 */
-char *ks_asprintf(const char *fmt, ...) _printf_(1, 2);
+char *ks_asprintf(const char *fmt, ...) _printf_(1, 2); /* NULL when out of memory */
+/* The same, returning 0 or -ENOMEM; *ret is untouched on failure. */
+int ks_asprintf_r(char **ret, const char *fmt, ...) _printf_(2, 3);
+int ks_vasprintf_r(char **ret, const char *fmt, va_list ap) _printf_(2, 0);
 /* Module name as the kernel knows it: '-' becomes '_'. In place. */
 void ks_module_name_normalize(char *name);
 /* Iterates lines of a text buffer: returns length of the line at *pos, advances *pos. */

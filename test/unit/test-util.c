@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <stdint.h>
+
+#include "lib/basic/alloc-util.h"
 #include "lib/basic/findings.h"
+#include "lib/basic/string-table.h"
 #include "lib/basic/util.h"
 #include "test.h"
 
@@ -71,8 +75,82 @@ static void test_findings(void)
     CHECK_INTEQ(f.n, 0);
 }
 
+static void test_greedy_realloc(void)
+{
+    static const struct {
+        size_t need;     /* elements asked for, one call after the other */
+        bool ok;         /* the call succeeds */
+        size_t min_cap;  /* capacity at least this afterwards */
+        bool zeroed;     /* GREEDY_REALLOC0: the new elements read 0 */
+    } cases[] = {
+        {1, true, 1, true},
+        {8, true, 8, true},
+        {9, true, 9, true},
+        {1000, true, 1000, true},
+        {3, true, 1000, true}, /* never shrinks */
+        {SIZE_MAX / 4, false, 1000, true},
+    };
+    _cleanup_free_ int *a = NULL;
+    size_t cap = 0;
+
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        size_t before = a ? cap : 0;
+        bool ok = GREEDY_REALLOC0(a, cap, cases[i].need);
+        CHECK_INTEQ(ok, cases[i].ok);
+        CHECK(cap >= cases[i].min_cap);
+        if (ok && cases[i].zeroed)
+            for (size_t k = before; k < cap; k++)
+                CHECK_INTEQ(a[k], 0);
+        for (size_t k = 0; k < cap; k++)
+            a[k] = (int)k + 1; /* later calls must keep these */
+        for (size_t k = 0; k < cap; k++)
+            CHECK_INTEQ(a[k], (int)k + 1);
+    }
+}
+
+typedef enum { COLOUR_RED, COLOUR_GREEN, COLOUR_BLUE, _COLOUR_MAX, _COLOUR_INVALID = -EINVAL } colour;
+static const char *const colour_table[_COLOUR_MAX] = {
+    [COLOUR_RED] = "red",
+    [COLOUR_BLUE] = "blue", /* GREEN has no name */
+};
+DEFINE_PRIVATE_STRING_TABLE_LOOKUP(colour, colour);
+
+static void test_string_table(void)
+{
+    static const struct {
+        const char *name;  /* looked up with _from_string */
+        colour value;      /* what it gives */
+        const char *back;  /* _to_string of value */
+    } cases[] = {
+        {"red", COLOUR_RED, "red"},
+        {"blue", COLOUR_BLUE, "blue"},
+        {"green", _COLOUR_INVALID, NULL},
+        {"", _COLOUR_INVALID, NULL},
+        {"RED", _COLOUR_INVALID, NULL},
+        {NULL, _COLOUR_INVALID, NULL},
+    };
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        colour c = colour_from_string(cases[i].name);
+        CHECK_INTEQ(c, cases[i].value);
+        CHECK_STREQ(colour_to_string(c), cases[i].back);
+    }
+    CHECK(colour_to_string(COLOUR_GREEN) == NULL);
+    CHECK(colour_to_string(_COLOUR_MAX) == NULL);
+}
+
+static void test_asprintf(void)
+{
+    char *s = (char *)"untouched";
+    CHECK_INTEQ(ks_asprintf_r(&s, "%s-%d", "a", 7), 0);
+    CHECK_STREQ(s, "a-7");
+    free(s);
+}
+
 int main(void)
 {
+    test_greedy_realloc();
+    test_string_table();
+    test_asprintf();
     test_split();
     test_numbers();
     test_lines();
