@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Ownership hand-over without goto ladders, as in kmod's macro.h. */
+/* Ownership hand-over without goto ladders, as in kmod's shared/macro.h. */
 #define _cleanup_(fn) __attribute__((cleanup(fn)))
 #define _cleanup_free_ _cleanup_(ks_freep)
 #define _cleanup_close_ _cleanup_(ks_closep)
