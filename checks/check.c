@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The check list, and running programs for checks. */
+#include <assert.h>
+
 #include "checks/check.h"
 #include "lib/basic/spawn.h"
+#include "lib/basic/alloc-util.h"
 #include "lib/basic/util.h"
 
 static const char *const status_names[_KS_CHECK_STATUS_MAX] = {
@@ -20,15 +23,14 @@ int ks_checklist_add(ks_checklist *l, const char *kind, const char *arg, bool re
 {
     _cleanup_free_ char *id = arg ? ks_asprintf("%s:%s", kind, arg) : strdup(kind);
     _cleanup_free_ char *a = arg ? strdup(arg) : NULL;
-    ks_check *v;
 
+    assert(l);
+    assert(kind);
     if (!id || (arg && !a))
         return -ENOMEM;
-    v = reallocarray(l->v, l->n + 1, sizeof(*v));
-    if (!v)
+    if (!GREEDY_REALLOC(l->v, l->cap, l->n + 1))
         return -ENOMEM;
-    l->v = v;
-    v[l->n++] = (ks_check){
+    l->v[l->n++] = (ks_check){
         .id = TAKE_PTR(id),
         .arg = TAKE_PTR(a),
         .required = required,

@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 
+#include "lib/basic/alloc-util.h"
 #include "lib/basic/util.h"
 #include "checks/procnet.h"
 
@@ -131,15 +132,9 @@ int ks_procnet_parse(const char *text, size_t len, bool v6, ks_socks *ret)
         }
         if (is_blank(line, n))
             continue;
-        if (out.n == cap) {
-            size_t c = cap ? cap * 2 : 64;
-            ks_sock *v = reallocarray(out.v, c, sizeof(*v));
-            if (!v) {
-                free(out.v);
-                return -ENOMEM;
-            }
-            out.v = v;
-            cap = c;
+        if (!GREEDY_REALLOC(out.v, cap, out.n + 1)) {
+            free(out.v);
+            return -ENOMEM;
         }
         if (!parse_line(line, n, v6, &out.v[out.n]))
             goto bad;

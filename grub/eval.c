@@ -5,6 +5,7 @@
 #include "grub/eval.h"
 #include "grub/resolve.h"
 
+#include "lib/basic/alloc-util.h"
 #include "lib/basic/util.h"
 
 #define MAX_STEPS 200000u
@@ -21,7 +22,7 @@ typedef struct var {
 
 typedef struct context {
     var *v;
-    size_t n;
+    size_t n, cap;
 } context;
 
 typedef struct func {
@@ -31,15 +32,15 @@ typedef struct func {
 
 typedef struct menu {
     ks_grub_entry *v;
-    size_t n;
+    size_t n, cap;
 } menu;
 
 struct ks_grub_eval {
     const ks_grub_cfg *cfg;
     context *ctx; /* a stack: the last one is current */
-    size_t n_ctx;
+    size_t n_ctx, ctx_cap;
     func *funcs;
-    size_t n_funcs;
+    size_t n_funcs, funcs_cap;
     char **args; /* $1.. of the function or entry running */
     unsigned calls;
     ks_grubenv *env;
@@ -97,12 +98,11 @@ static int var_set(ks_grub_eval *ev, const char *name, const char *value, bool e
         v->exported = v->exported || exported;
         return 0;
     }
-    v = realloc(c->v, (c->n + 1) * sizeof(*v));
-    if (!v) {
+    if (!GREEDY_REALLOC(c->v, c->cap, c->n + 1)) {
         free(nv);
         return -ENOMEM;
     }
-    c->v = v;
+    v = c->v;
     v[c->n].name = strdup(name);
     if (!v[c->n].name) {
         free(nv);
@@ -144,13 +144,11 @@ static void ctx_free(context *c)
 /* grub_env_context_open(): a new context holding copies of the exported variables. */
 static int ctx_open(ks_grub_eval *ev)
 {
-    context *n = realloc(ev->ctx, (ev->n_ctx + 1) * sizeof(*n));
     context *old;
     int k;
 
-    if (!n)
+    if (!GREEDY_REALLOC(ev->ctx, ev->ctx_cap, ev->n_ctx + 1))
         return -ENOMEM;
-    ev->ctx = n;
     old = &ev->ctx[ev->n_ctx - 1];
     ev->ctx[ev->n_ctx++] = (context){0};
     for (size_t i = 0; i < old->n; i++)
@@ -553,7 +551,6 @@ static int call_block(ks_grub_eval *ev, const ks_grub_block *body, char **args)
 static int register_entry(ks_grub_eval *ev, const ks_grub_node *n, char **argv)
 {
     ks_grub_entry e = {0};
-    ks_grub_entry *v;
     menu *saved = ev->cur_menu;
     int k;
 
@@ -586,13 +583,11 @@ static int register_entry(ks_grub_eval *ev, const ks_grub_node *n, char **argv)
     } else {
         ks_grub_entry_scan_body(&e);
     }
-    v = realloc(ev->cur_menu->v, (ev->cur_menu->n + 1) * sizeof(*v));
-    if (!v) {
+    if (!GREEDY_REALLOC(ev->cur_menu->v, ev->cur_menu->cap, ev->cur_menu->n + 1)) {
         ks_grub_entry_done(&e);
         return -ENOMEM;
     }
-    v[ev->cur_menu->n++] = e;
-    ev->cur_menu->v = v;
+    ev->cur_menu->v[ev->cur_menu->n++] = e;
     return 0;
 }
 
@@ -728,10 +723,9 @@ static int exec_node(ks_grub_eval *ev, const ks_grub_node *n)
                 ev->funcs[i].body = n->body;
                 return 0;
             }
-        f = realloc(ev->funcs, (ev->n_funcs + 1) * sizeof(*f));
-        if (!f)
+        if (!GREEDY_REALLOC(ev->funcs, ev->funcs_cap, ev->n_funcs + 1))
             return -ENOMEM;
-        ev->funcs = f;
+        f = ev->funcs;
         f[ev->n_funcs].name = strdup(n->name);
         if (!f[ev->n_funcs].name)
             return -ENOMEM;

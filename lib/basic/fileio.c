@@ -3,6 +3,7 @@
 #include <libgen.h>
 #include <sys/random.h>
 
+#include "lib/basic/alloc-util.h"
 #include "lib/basic/fileio.h"
 #include "lib/basic/util.h"
 
@@ -29,15 +30,10 @@ int ks_read_fd(int fd, size_t max, char **ret_buf, size_t *ret_len)
     for (;;) {
         ssize_t n;
         if (len + 1 >= cap) {
-            size_t ncap = cap ? cap * 2 : 4096;
-            char *nb;
             if (cap > max + 1)
                 return -EFBIG;
-            nb = realloc(buf, ncap);
-            if (!nb)
+            if (!GREEDY_REALLOC(buf, cap, len + 4096))
                 return -ENOMEM;
-            buf = nb;
-            cap = ncap;
         }
         n = read(fd, buf + len, cap - len - 1);
         if (n < 0) {

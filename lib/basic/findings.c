@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <stdarg.h>
 
+#include "lib/basic/alloc-util.h"
 #include "lib/basic/findings.h"
 
 int ks_findings_add(ks_findings *f, const char *id, ks_severity severity, const char *remedy,
@@ -10,14 +12,11 @@ int ks_findings_add(ks_findings *f, const char *id, ks_severity severity, const 
     va_list ap;
     int k;
 
-    if (f->n == f->cap) {
-        size_t ncap = f->cap ? f->cap * 2 : 16;
-        ks_finding *nv = realloc(f->v, ncap * sizeof(*nv));
-        if (!nv)
-            return -ENOMEM;
-        f->v = nv;
-        f->cap = ncap;
-    }
+    assert(f);
+    assert(id);
+    assert(fmt);
+    if (!GREEDY_REALLOC(f->v, f->cap, f->n + 1))
+        return -ENOMEM;
     x = &f->v[f->n];
     *x = (ks_finding){.severity = severity};
     va_start(ap, fmt);

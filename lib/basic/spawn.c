@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "lib/basic/alloc-util.h"
 #include "lib/basic/spawn.h"
 #include "lib/basic/util.h"
 
@@ -95,14 +96,8 @@ static int keep_output(ks_spawn_result *r, size_t *cap, size_t max, const char *
         r->output_len -= drop;
         r->output_truncated = true;
     }
-    if (r->output_len + n + 1 > *cap) {
-        size_t c = max + 1;
-        char *p = realloc(r->output, c);
-        if (!p)
-            return -ENOMEM;
-        r->output = p;
-        *cap = c;
-    }
+    if (!GREEDY_REALLOC(r->output, *cap, r->output_len + n + 1))
+        return -ENOMEM;
     memcpy(r->output + r->output_len, buf, n);
     r->output_len += n;
     r->output[r->output_len] = '\0';

@@ -7,6 +7,7 @@
 #include "lib/basic/fileio.h"
 #include "lib/kernel/kmod-dl.h"
 #include "lib/kernel/modverify.h"
+#include "lib/basic/alloc-util.h"
 #include "lib/basic/util.h"
 
 #define BUILTIN_FILE_MAX (16 * 1024 * 1024)
@@ -183,14 +184,8 @@ static int get_entry(ks_modset *s, const char *raw, modent **ret)
     }
     if (s->n >= UINT32_MAX - 1)
         return -E2BIG;
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 64;
-        modent *nv = realloc(s->v, cap * sizeof(modent));
-        if (!nv)
-            return -ENOMEM;
-        s->v = nv;
-        s->cap = cap;
-    }
+    if (!GREEDY_REALLOC(s->v, s->cap, s->n + 1))
+        return -ENOMEM;
     if ((s->n + 1) * 2 > s->nslots) {
         r = rehash(s, s->nslots ? s->nslots * 2 : 128);
         if (r < 0)
