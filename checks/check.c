@@ -5,18 +5,16 @@
 #include "checks/check.h"
 #include "lib/basic/spawn.h"
 #include "lib/basic/alloc-util.h"
+#include "lib/basic/string-table.h"
 #include "lib/basic/util.h"
 
-static const char *const status_names[_KS_CHECK_STATUS_MAX] = {
+static const char *const ks_check_status_table[_KS_CHECK_STATUS_MAX] = {
     [KS_CHECK_SKIP] = "skip",
     [KS_CHECK_PASS] = "pass",
     [KS_CHECK_FAIL] = "fail",
 };
 
-const char *ks_check_status_to_string(ks_check_status s)
-{
-    return s >= 0 && s < _KS_CHECK_STATUS_MAX ? status_names[s] : NULL;
-}
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(ks_check_status, ks_check_status);
 
 int ks_checklist_add(ks_checklist *l, const char *kind, const char *arg, bool required,
                      ks_check_fn fn)

@@ -4,6 +4,7 @@
 
 #include "lib/basic/alloc-util.h"
 #include "lib/basic/findings.h"
+#include "lib/basic/string-table.h"
 
 int ks_findings_add(ks_findings *f, const char *id, ks_severity severity, const char *remedy,
                     const char *fmt, ...)
@@ -63,14 +64,27 @@ const ks_finding *ks_findings_get(const ks_findings *f, const char *id)
     return NULL;
 }
 
+static const char *const severity_table[_KS_SEV_MAX] = {
+    [KS_SEV_OK] = "ok",
+    [KS_SEV_WARN] = "warn",
+    [KS_SEV_BLOCK] = "block",
+};
+DEFINE_PRIVATE_STRING_TABLE_LOOKUP_TO_STRING(severity, ks_severity);
+
+/* The same enum named as a verdict over all findings. */
+static const char *const verdict_table[_KS_SEV_MAX] = {
+    [KS_SEV_OK] = "ok",
+    [KS_SEV_WARN] = "warn",
+    [KS_SEV_BLOCK] = "blocked",
+};
+DEFINE_PRIVATE_STRING_TABLE_LOOKUP_TO_STRING(verdict, ks_severity);
+
 const char *ks_severity_to_string(ks_severity s)
 {
-    static const char *const names[_KS_SEV_MAX] = {"ok", "warn", "block"};
-    return s >= 0 && s < _KS_SEV_MAX ? names[s] : "invalid";
+    return severity_to_string(s) ?: "invalid";
 }
 
 const char *ks_verdict_to_string(ks_severity worst)
 {
-    static const char *const names[_KS_SEV_MAX] = {"ok", "warn", "blocked"};
-    return worst >= 0 && worst < _KS_SEV_MAX ? names[worst] : "invalid";
+    return verdict_to_string(worst) ?: "invalid";
 }

@@ -8,6 +8,7 @@
 #include "lib/kernel/kmod-dl.h"
 #include "lib/kernel/modverify.h"
 #include "lib/basic/alloc-util.h"
+#include "lib/basic/string-table.h"
 #include "lib/basic/util.h"
 
 #define BUILTIN_FILE_MAX (16 * 1024 * 1024)
@@ -35,16 +36,13 @@ struct ks_modset {
     char *error;
 };
 
-static const char *const state_names[_KS_MODULE_STATE_MAX] = {
+static const char *const ks_module_state_table[_KS_MODULE_STATE_MAX] = {
     [KS_MODULE_MISSING] = "missing",
     [KS_MODULE_BUILTIN] = "builtin",
     [KS_MODULE_LOADABLE] = "module",
 };
 
-const char *ks_module_state_to_string(ks_module_state s)
-{
-    return s >= 0 && s < _KS_MODULE_STATE_MAX ? state_names[s] : NULL;
-}
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(ks_module_state, ks_module_state);
 
 void ks_module_report_done(ks_module_report *m)
 {
