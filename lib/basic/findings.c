@@ -21,7 +21,7 @@ int ks_findings_add(ks_findings *f, const char *id, ks_severity severity, const 
     x = &f->v[f->n];
     *x = (ks_finding){.severity = severity};
     va_start(ap, fmt);
-    k = vasprintf(&x->message, fmt, ap);
+    k = ks_vasprintf_r(&x->message, fmt, ap);
     va_end(ap);
     x->id = strdup(id);
     x->remedy = remedy ? strdup(remedy) : NULL;

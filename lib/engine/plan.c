@@ -114,10 +114,10 @@ static int add(ks_plan *p, const char *id, ks_severity sev, const char *remedy, 
     int k;
 
     va_start(ap, fmt);
-    k = vasprintf(&msg, fmt, ap);
+    k = ks_vasprintf_r(&msg, fmt, ap);
     va_end(ap);
     if (k < 0)
-        return -ENOMEM;
+        return k;
     return ks_findings_add(&p->findings, id, sev, remedy, "%s", msg);
 }
 

@@ -39,15 +39,12 @@ static void set_error(const ks_verify_opts *o, const char *fmt, ...) _printf_(2,
 static void set_error(const ks_verify_opts *o, const char *fmt, ...)
 {
     va_list ap;
-    char *s = NULL;
 
-    if (!o->error || *o->error)
+    if (!o->error)
         return;
     va_start(ap, fmt);
-    if (vasprintf(&s, fmt, ap) < 0)
-        s = NULL;
+    (void)ks_set_first_verrorf(o->error, fmt, ap);
     va_end(ap);
-    *o->error = s;
 }
 
 /* Joins a string vector with ", " (for messages). */

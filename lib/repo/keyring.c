@@ -81,9 +81,9 @@ static int refuse(ks_key_info *info, ks_key_status s, const char *fmt, ...)
 
     info->status = s;
     free(info->reason);
+    info->reason = NULL;
     va_start(ap, fmt);
-    if (vasprintf(&info->reason, fmt, ap) < 0)
-        info->reason = NULL;
+    (void)ks_vasprintf_r(&info->reason, fmt, ap);
     va_end(ap);
     return -status_errno[s];
 }
