@@ -851,26 +851,6 @@ static int get_timeout(const ks_grub_eval *ev)
     return (int)t;
 }
 
-static int path_append(char **s, const char *comp)
-{
-    size_t ol = *s ? strlen(*s) : 0, cl = strlen(comp);
-    char *p = realloc(*s, ol + 2 + 2 * cl), *q;
-
-    if (!p)
-        return -ENOMEM;
-    q = p + ol;
-    if (ol)
-        *q++ = '>';
-    for (const char *c = comp; *c; c++) {
-        if (*c == '>')
-            *q++ = '>';
-        *q++ = *c;
-    }
-    *q = '\0';
-    *s = p;
-    return 0;
-}
-
 /* chosen and default as grub_menu_execute_entry() sets them before running the entry. */
 static int enter_entry(ks_grub_eval *ev, const ks_grub_entry *e, const char *rest)
 {
@@ -880,7 +860,7 @@ static int enter_entry(ks_grub_eval *ev, const ks_grub_entry *e, const char *res
 
     if (old && !chosen)
         return -ENOMEM;
-    k = path_append(&chosen, ks_grub_entry_id(e));
+    k = ks_grub_path_append(&chosen, ks_grub_entry_id(e));
     if (k < 0)
         return k;
     k = var_set(ev, "chosen", chosen, true);
@@ -926,8 +906,8 @@ int ks_grub_eval_boot(ks_grub_eval *ev, ks_grub_boot_result *ret)
         if (how == KS_GRUB_LEVEL_FALLBACK)
             r.fell_back = true;
         e = &m[i];
-        if (path_append(&r.title_path, e->title) < 0 ||
-            path_append(&r.id_path, ks_grub_entry_id(e)) < 0) {
+        if (ks_grub_path_append(&r.title_path, e->title) < 0 ||
+            ks_grub_path_append(&r.id_path, ks_grub_entry_id(e)) < 0) {
             k = -ENOMEM;
             break;
         }

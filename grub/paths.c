@@ -38,20 +38,8 @@ static int build(const candidate *c, bool ids, char **ret)
     _cleanup_free_ char *s = NULL;
     for (size_t d = 0; d < c->depth; d++) {
         const char *comp = ids ? ks_grub_entry_id(c->chain[d]) : c->chain[d]->title;
-        size_t ol = s ? strlen(s) : 0;
-        char *p = realloc(s, ol + 2 + 2 * strlen(comp)), *q;
-        if (!p)
+        if (ks_grub_path_append(&s, comp) < 0)
             return -ENOMEM;
-        s = p;
-        q = s + ol;
-        if (ol)
-            *q++ = '>';
-        for (; *comp; comp++) {
-            if (*comp == '>')
-                *q++ = '>';
-            *q++ = *comp;
-        }
-        *q = '\0';
     }
     *ret = TAKE_PTR(s);
     return 0;

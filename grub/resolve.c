@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <ctype.h>
 #include <limits.h>
 
@@ -148,11 +149,16 @@ int ks_grub_resolve(const ks_grub_entry *menu, size_t n, const char *value, ks_g
     return 0;
 }
 
-static int append_escaped(char **s, const char *comp)
+int ks_grub_path_append(char **s, const char *comp)
 {
-    size_t ol = *s ? strlen(*s) : 0, cl = strlen(comp);
-    char *p = realloc(*s, ol + 1 + 2 * cl + 1), *q;
+    size_t ol, cl;
+    char *p, *q;
 
+    assert(s);
+    assert(comp);
+    ol = *s ? strlen(*s) : 0;
+    cl = strlen(comp);
+    p = realloc(*s, ol + 1 + 2 * cl + 1); /* '>', every char doubled at worst, NUL */
     if (!p)
         return -ENOMEM;
     q = p + ol;
@@ -175,7 +181,8 @@ int ks_grub_resolution_paths(const ks_grub_entry *menu, const ks_grub_resolution
 
     for (size_t d = 0; d < r->depth; d++) {
         const ks_grub_entry *e = &menu[r->index[d]];
-        if (append_escaped(&t, e->title) < 0 || append_escaped(&id, ks_grub_entry_id(e)) < 0)
+        if (ks_grub_path_append(&t, e->title) < 0 ||
+            ks_grub_path_append(&id, ks_grub_entry_id(e)) < 0)
             return -ENOMEM;
         menu = e->children;
     }

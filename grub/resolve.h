@@ -30,6 +30,9 @@ int ks_grub_entry_number(const ks_grub_entry *menu, size_t n, const char *value,
 /* What "default" becomes inside a submenu: the part after the first unescaped '>' (a new
  * string), or NULL when nothing follows. */
 char *ks_grub_default_rest(const char *value);
+/* The other way: appends one entry's title or id to a '>' path (*s NULL or "" starts it),
+ * doubling every '>' in it as GRUB's menuentry_eq() expects. -ENOMEM leaves *s as it was. */
+int ks_grub_path_append(char **s, const char *comp);
 
 typedef struct ks_grub_resolution {
     const ks_grub_entry *entry;      /* the entry that boots (never a submenu) */

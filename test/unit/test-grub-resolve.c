@@ -176,8 +176,35 @@ static void test_fixture_paths(void)
     }
 }
 
+static void test_path_append(void)
+{
+    static const struct {
+        const char *start; /* NULL: no path yet */
+        const char *comp;
+        const char *want;
+    } cases[] = {
+        {NULL, "gnulinux-advanced-x", "gnulinux-advanced-x"},
+        {"", "a", "a"}, /* an empty path takes no '>' */
+        {"a", "b", "a>b"},
+        {"a>b", "c", "a>b>c"},
+        {NULL, "x>y", "x>>y"}, /* a '>' in a title is doubled */
+        {"Advanced options", "Ubuntu, with Linux >6", "Advanced options>Ubuntu, with Linux >>6"},
+        {"a", "", "a>"},
+        {NULL, "", ""},
+        {"p", ">>", "p>>>>>"},
+    };
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        char *s = cases[i].start ? strdup(cases[i].start) : NULL;
+        CHECK(!cases[i].start || s);
+        CHECK_INTEQ(ks_grub_path_append(&s, cases[i].comp), 0);
+        CHECK_STREQ(s, cases[i].want);
+        free(s);
+    }
+}
+
 int main(void)
 {
+    test_path_append();
     test_resolve();
     test_paths();
     test_fixture_paths();
