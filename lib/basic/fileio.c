@@ -57,7 +57,7 @@ int ks_read_fd(int fd, size_t max, char **ret_buf, size_t *ret_len)
 int ks_mkdir_p(const ks_root *r, const char *path, mode_t mode)
 {
     _cleanup_free_ char *p = strdup(path);
-    _cleanup_close_ int fd = -1;
+    _cleanup_close_ int fd = -EBADF;
 
     if (!p)
         return -ENOMEM;
@@ -139,7 +139,7 @@ static void remove_stale_temps(int dfd, const char *base)
 int ks_write_atomic(const ks_root *r, const char *path, const void *data, size_t len, mode_t mode)
 {
     _cleanup_free_ char *dir = NULL, *base = NULL, *tmp = NULL;
-    _cleanup_close_ int dfd = -1, fd = -1;
+    _cleanup_close_ int dfd = -EBADF, fd = -EBADF;
     unsigned int rnd = 0;
     int k;
 
@@ -180,7 +180,7 @@ int ks_write_atomic(const ks_root *r, const char *path, const void *data, size_t
 int ks_unlink_durable(const ks_root *r, const char *path)
 {
     _cleanup_free_ char *dir = NULL, *base = NULL;
-    _cleanup_close_ int dfd = -1;
+    _cleanup_close_ int dfd = -EBADF;
     int k;
 
     k = split_path(path, &dir, &base);

@@ -134,7 +134,7 @@ int ks_spawn(char *const argv[], const ks_spawn_opts *opts, ks_spawn_result *ret
     size_t max = o->max_output ? o->max_output : DEFAULT_MAX_OUTPUT, cap = 0;
     _cleanup_free_ char *exe = NULL;
     _cleanup_free_ char **env = NULL;
-    _cleanup_close_ int rfd = -1, wfd = -1, pidfd = -1;
+    _cleanup_close_ int rfd = -EBADF, wfd = -EBADF, pidfd = -EBADF;
     ks_spawn_result res = {0};
     long long deadline = o->timeout_ms ? now_ms() + o->timeout_ms : 0;
     bool exited = false, open_pipe;
@@ -184,7 +184,7 @@ int ks_spawn(char *const argv[], const ks_spawn_opts *opts, ks_spawn_result *ret
         setpgid(pid, pid); /* also in the parent: no race with an early kill */
     if (wfd >= 0) {
         close(wfd);
-        wfd = -1;
+        wfd = -EBADF;
     }
     pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     open_pipe = rfd >= 0;

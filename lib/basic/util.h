@@ -30,10 +30,11 @@
         _p;                                                                                        \
     })
 
+/* An unset fd is -EBADF (as in systemd), never 0: every test of an fd is `fd >= 0`. */
 #define TAKE_FD(fd)                                                                                \
     ({                                                                                             \
         int _fd = (fd);                                                                            \
-        (fd) = -1;                                                                                 \
+        (fd) = -EBADF;                                                                             \
         _fd;                                                                                       \
     })
 

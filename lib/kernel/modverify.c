@@ -66,7 +66,7 @@ ks_modset *ks_modset_new(const char *release)
     ks_modset *s = calloc(1, sizeof(*s));
     if (!s)
         return NULL;
-    s->dirfd = -1;
+    s->dirfd = -EBADF;
     s->release = strdup(release ? release : "");
     if (!s->release) {
         free(s);
