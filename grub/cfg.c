@@ -45,7 +45,7 @@ static void word_done(ks_grub_word *w)
         free(w->parts[i].s);
     free(w->parts);
     w->parts = NULL;
-    w->n = 0;
+    w->n = w->cap = 0;
 }
 
 _printf_(4, 5) static int fail(lexer *lx, unsigned line, unsigned col, const char *fmt, ...)
@@ -412,7 +412,7 @@ static void block_free(ks_grub_block *b)
         node_free(b->v[i]);
     free(b->v);
     b->v = NULL;
-    b->n = 0;
+    b->n = b->cap = 0;
 }
 
 static int block_add(ks_grub_block *b, ks_grub_node *n)

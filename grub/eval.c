@@ -138,7 +138,7 @@ static void ctx_free(context *c)
     }
     free(c->v);
     c->v = NULL;
-    c->n = 0;
+    c->n = c->cap = 0;
 }
 
 /* grub_env_context_open(): a new context holding copies of the exported variables. */
@@ -199,7 +199,7 @@ static void menu_free(menu *m)
         ks_grub_entry_done(&m->v[i]);
     free(m->v);
     m->v = NULL;
-    m->n = 0;
+    m->n = m->cap = 0;
 }
 
 ks_grub_eval *ks_grub_eval_free(ks_grub_eval *ev)
