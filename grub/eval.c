@@ -331,8 +331,24 @@ static void update_val(bool val, test_ctx *c)
 
 static long strtosl(const char *s)
 {
-    /* grub_strtosl(s, 0, 0): base from the prefix, 0 without digits */
-    return strtol(s, NULL, 0);
+    /* grub_strtol(s, 0, 0): an optional '-', then grub_strtoull's digits; 0 without digits,
+     * LONG_MIN/LONG_MAX when out of range */
+    unsigned long long m;
+    bool neg = false;
+    int r;
+
+    while (isspace((unsigned char)*s))
+        s++;
+    if (*s == '-') {
+        neg = true;
+        s++;
+    }
+    r = ks_grub_strtoull(s, &m);
+    if (r == -EINVAL)
+        return 0;
+    if (neg)
+        return r < 0 || m > (unsigned long long)LONG_MAX + 1 ? LONG_MIN : (long)(0 - m);
+    return r < 0 || m > LONG_MAX ? LONG_MAX : (long)m;
 }
 
 static bool test_parse(ks_grub_eval *ev, char **args, int *argn, int argc, int *depth)
@@ -835,18 +851,13 @@ void ks_grub_boot_result_done(ks_grub_boot_result *r)
 static int get_timeout(const ks_grub_eval *ev)
 {
     const char *v = ks_grub_eval_get(ev, "timeout");
-    char *end;
     unsigned long long t;
 
     if (!v)
         return -1;
     while (isspace((unsigned char)*v))
         v++;
-    if (!isdigit((unsigned char)*v))
-        return -1;
-    errno = 0;
-    t = strtoull(v, &end, 0);
-    if (errno)
+    if (!isdigit((unsigned char)*v) || ks_grub_strtoull(v, &t) < 0)
         return -1;
     return (int)t;
 }

@@ -7,13 +7,14 @@
 
 #include "lib/basic/util.h"
 
-/* grub_strtoull(): -EINVAL without a digit (GRUB_ERR_BAD_NUMBER), -ERANGE on overflow. */
-static int grub_strtoul(const char *s, unsigned long *ret)
+int ks_grub_strtoull(const char *s, unsigned long long *ret)
 {
     unsigned long long num = 0;
     unsigned base = 10;
     bool found = false;
 
+    assert(s);
+    assert(ret);
     while (*s && isspace((unsigned char)*s))
         s++;
     if (s[0] == '0') {
@@ -39,8 +40,7 @@ static int grub_strtoul(const char *s, unsigned long *ret)
     }
     if (!found)
         return -EINVAL;
-    /* x86_64-efi: unsigned long is 64 bits (i386-pc would overflow earlier, same entry 0). */
-    *ret = (unsigned long)num;
+    *ret = num;
     return 0;
 }
 
@@ -67,16 +67,17 @@ static bool menuentry_eq(const char *id, const char *spec)
 int ks_grub_entry_number(const ks_grub_entry *menu, size_t n, const char *value,
                          ks_grub_level_how *ret_how)
 {
-    unsigned long num;
+    unsigned long long num;
     int k, entry;
 
     if (!value) {
         *ret_how = KS_GRUB_LEVEL_UNSET;
         return 0;
     }
-    k = grub_strtoul(value, &num);
+    k = ks_grub_strtoull(value, &num);
     if (k == 0) {
-        entry = (int)num;
+        /* x86_64-efi: unsigned long is 64 bits (i386-pc would overflow earlier, same entry 0). */
+        entry = (int)(unsigned long)num;
         if (entry < 0 || (size_t)entry >= n) {
             *ret_how = KS_GRUB_LEVEL_FALLBACK;
             return 0;
