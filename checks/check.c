@@ -1,34 +1,34 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The check list, and running programs for checks. */
+#include <assert.h>
+
 #include "checks/check.h"
 #include "lib/basic/spawn.h"
+#include "lib/basic/alloc-util.h"
+#include "lib/basic/string-table.h"
 #include "lib/basic/util.h"
 
-static const char *const status_names[_KS_CHECK_STATUS_MAX] = {
+static const char *const ks_check_status_table[_KS_CHECK_STATUS_MAX] = {
     [KS_CHECK_SKIP] = "skip",
     [KS_CHECK_PASS] = "pass",
     [KS_CHECK_FAIL] = "fail",
 };
 
-const char *ks_check_status_to_string(ks_check_status s)
-{
-    return s >= 0 && s < _KS_CHECK_STATUS_MAX ? status_names[s] : NULL;
-}
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(ks_check_status, ks_check_status);
 
 int ks_checklist_add(ks_checklist *l, const char *kind, const char *arg, bool required,
                      ks_check_fn fn)
 {
     _cleanup_free_ char *id = arg ? ks_asprintf("%s:%s", kind, arg) : strdup(kind);
     _cleanup_free_ char *a = arg ? strdup(arg) : NULL;
-    ks_check *v;
 
+    assert(l);
+    assert(kind);
     if (!id || (arg && !a))
         return -ENOMEM;
-    v = reallocarray(l->v, l->n + 1, sizeof(*v));
-    if (!v)
+    if (!GREEDY_REALLOC(l->v, l->cap, l->n + 1))
         return -ENOMEM;
-    l->v = v;
-    v[l->n++] = (ks_check){
+    l->v[l->n++] = (ks_check){
         .id = TAKE_PTR(id),
         .arg = TAKE_PTR(a),
         .required = required,

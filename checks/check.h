@@ -51,7 +51,7 @@ struct ks_check {
 
 typedef struct ks_checklist {
     ks_check *v;
-    size_t n;
+    size_t n, cap;
 } ks_checklist;
 
 const char *ks_check_status_to_string(ks_check_status s);

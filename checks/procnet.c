@@ -2,31 +2,22 @@
 #include <ctype.h>
 #include <stdlib.h>
 
+#include "lib/basic/alloc-util.h"
+#include "lib/basic/string-table.h"
 #include "lib/basic/util.h"
 #include "checks/procnet.h"
 
 /* Large enough for busy proxies (hundreds of thousands of sockets), bounded all the same. */
 #define PROCNET_MAX_SIZE (512u << 20)
 
-static const char *const proto_names[_KS_SOCK_PROTO_MAX] = {
+static const char *const ks_sock_proto_table[_KS_SOCK_PROTO_MAX] = {
     [KS_SOCK_TCP] = "tcp",
     [KS_SOCK_TCP6] = "tcp6",
     [KS_SOCK_UDP] = "udp",
     [KS_SOCK_UDP6] = "udp6",
 };
 
-const char *ks_sock_proto_to_string(ks_sock_proto p)
-{
-    return p >= 0 && p < _KS_SOCK_PROTO_MAX ? proto_names[p] : NULL;
-}
-
-ks_sock_proto ks_sock_proto_from_string(const char *s)
-{
-    for (int i = 0; i < _KS_SOCK_PROTO_MAX; i++)
-        if (s && streq(s, proto_names[i]))
-            return (ks_sock_proto)i;
-    return _KS_SOCK_PROTO_INVALID;
-}
+DEFINE_STRING_TABLE_LOOKUP(ks_sock_proto, ks_sock_proto);
 
 static int hexval(char ch)
 {
@@ -131,15 +122,9 @@ int ks_procnet_parse(const char *text, size_t len, bool v6, ks_socks *ret)
         }
         if (is_blank(line, n))
             continue;
-        if (out.n == cap) {
-            size_t c = cap ? cap * 2 : 64;
-            ks_sock *v = reallocarray(out.v, c, sizeof(*v));
-            if (!v) {
-                free(out.v);
-                return -ENOMEM;
-            }
-            out.v = v;
-            cap = c;
+        if (!GREEDY_REALLOC(out.v, cap, out.n + 1)) {
+            free(out.v);
+            return -ENOMEM;
         }
         if (!parse_line(line, n, v6, &out.v[out.n]))
             goto bad;

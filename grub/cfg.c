@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <ctype.h>
 #include <stdarg.h>
 
 #include "grub/cfg.h"
 
+#include "lib/basic/alloc-util.h"
 #include "lib/basic/util.h"
 
 #define MAX_TEXT (64u << 20)
@@ -43,7 +45,7 @@ static void word_done(ks_grub_word *w)
         free(w->parts[i].s);
     free(w->parts);
     w->parts = NULL;
-    w->n = 0;
+    w->n = w->cap = 0;
 }
 
 _printf_(4, 5) static int fail(lexer *lx, unsigned line, unsigned col, const char *fmt, ...)
@@ -104,10 +106,8 @@ static int word_add(ks_grub_word *w, ks_grub_part_type type, const char *s, size
         p->s = ns;
         return 0;
     }
-    p = realloc(w->parts, (w->n + 1) * sizeof(*p));
-    if (!p)
+    if (!GREEDY_REALLOC(w->parts, w->cap, w->n + 1))
         return -ENOMEM;
-    w->parts = p;
     ns = strndup(s, n);
     if (!ns)
         return -ENOMEM;
@@ -412,18 +412,16 @@ static void block_free(ks_grub_block *b)
         node_free(b->v[i]);
     free(b->v);
     b->v = NULL;
-    b->n = 0;
+    b->n = b->cap = 0;
 }
 
 static int block_add(ks_grub_block *b, ks_grub_node *n)
 {
-    ks_grub_node **v = realloc(b->v, (b->n + 1) * sizeof(*v));
-    if (!v) {
+    if (!GREEDY_REALLOC(b->v, b->cap, b->n + 1)) {
         node_free(n);
         return -ENOMEM;
     }
-    v[b->n++] = n;
-    b->v = v;
+    b->v[b->n++] = n;
     return 0;
 }
 
@@ -602,10 +600,8 @@ fail:
 
 static int take_word(lexer *lx, ks_grub_node *n)
 {
-    ks_grub_word *w = realloc(n->words, (n->n_words + 1) * sizeof(*w));
-    if (!w)
+    if (!GREEDY_REALLOC(n->words, n->words_cap, n->n_words + 1))
         return -ENOMEM;
-    n->words = w;
     n->words[n->n_words++] = lx->word;
     lx->word = (ks_grub_word){0};
     consume(lx);
@@ -622,7 +618,7 @@ static int parse_if(lexer *lx, ks_grub_node *n)
     consume(lx); /* if */
     for (;;) {
         ks_grub_block c = {0}, b = {0};
-        ks_grub_block *nc, *nb;
+        bool ok;
 
         k = parse_list(lx, then_t, false, &c);
         if (k < 0)
@@ -630,13 +626,10 @@ static int parse_if(lexer *lx, ks_grub_node *n)
         k = expect_kw(lx, "then");
         if (k >= 0)
             k = parse_list(lx, body_t, false, &b);
-        nc = realloc(n->conds, (n->n_conds + 1) * sizeof(*nc));
-        if (nc)
-            n->conds = nc;
-        nb = realloc(n->bodies, (n->n_conds + 1) * sizeof(*nb));
-        if (nb)
-            n->bodies = nb;
-        if (!nc || !nb) {
+        ok = GREEDY_REALLOC(n->conds, n->conds_cap, n->n_conds + 1);
+        if (ok)
+            ok = GREEDY_REALLOC(n->bodies, n->bodies_cap, n->n_conds + 1);
+        if (!ok) {
             block_free(&c);
             block_free(&b);
             return -ENOMEM;
@@ -835,14 +828,19 @@ ks_grub_cfg *ks_grub_cfg_free(ks_grub_cfg *c)
 }
 
 /* grub_script_argv_split_append(): fields on white space, the first joins the current one. */
-static int argv_append(char ***argv, size_t *n, bool *open, const char *s, size_t len)
+static int argv_append(char ***argv, size_t *n, size_t *cap, bool *open, const char *s,
+                       size_t len)
 {
-    char **v = *argv;
+    char **v;
+
+    assert(argv);
+    assert(n);
+    assert(cap);
+    assert(open);
     if (!*open) {
-        v = realloc(v, (*n + 2) * sizeof(char *));
-        if (!v)
+        if (!GREEDY_REALLOC(*argv, *cap, *n + 2))
             return -ENOMEM;
-        *argv = v;
+        v = *argv;
         v[*n] = strdup("");
         v[*n + 1] = NULL;
         if (!v[*n])
@@ -850,6 +848,7 @@ static int argv_append(char ***argv, size_t *n, bool *open, const char *s, size_
         (*n)++;
         *open = true;
     }
+    v = *argv;
     size_t ol = strlen(v[*n - 1]);
     char *ns;
 
@@ -868,7 +867,7 @@ int ks_grub_words_expand(const ks_grub_word *words, size_t n, ks_grub_lookup_fn 
                          void *userdata, char ***ret_argv)
 {
     _cleanup_strv_free_ char **argv = NULL;
-    size_t argc = 0;
+    size_t argc = 0, cap = 1;
     int k = 0;
 
     argv = calloc(1, sizeof(char *));
@@ -883,16 +882,16 @@ int ks_grub_words_expand(const ks_grub_word *words, size_t n, ks_grub_lookup_fn 
             switch (p->type) {
             case KS_GRUB_PART_TEXT:
                 if (p->s[0])
-                    k = argv_append(&argv, &argc, &open, p->s, strlen(p->s));
+                    k = argv_append(&argv, &argc, &cap, &open, p->s, strlen(p->s));
                 break;
             case KS_GRUB_PART_SQ:
             case KS_GRUB_PART_DQ:
-                k = argv_append(&argv, &argc, &open, p->s, strlen(p->s));
+                k = argv_append(&argv, &argc, &cap, &open, p->s, strlen(p->s));
                 break;
             case KS_GRUB_PART_DQVAR:
                 v = lookup(p->s, userdata);
                 if (v && v[0])
-                    k = argv_append(&argv, &argc, &open, v, strlen(v));
+                    k = argv_append(&argv, &argc, &cap, &open, v, strlen(v));
                 break;
             case KS_GRUB_PART_VAR:
                 v = lookup(p->s, userdata);
@@ -902,7 +901,7 @@ int ks_grub_words_expand(const ks_grub_word *words, size_t n, ks_grub_lookup_fn 
                     const char *s = v;
                     while (*v && !isspace((unsigned char)*v))
                         v++;
-                    k = argv_append(&argv, &argc, &open, s, (size_t)(v - s));
+                    k = argv_append(&argv, &argc, &cap, &open, s, (size_t)(v - s));
                     while (*v && isspace((unsigned char)*v))
                         v++;
                     if (*v)
@@ -1114,7 +1113,7 @@ void ks_grub_entry_scan_body(ks_grub_entry *e)
 
 /* The static menu tree: every menuentry/submenu, in every branch of every if. */
 static int collect(const ks_grub_cfg *c, const ks_grub_block *b, ks_grub_entry **v, size_t *n,
-                   unsigned depth)
+                   size_t *cap, unsigned depth)
 {
     int k;
 
@@ -1124,16 +1123,16 @@ static int collect(const ks_grub_cfg *c, const ks_grub_block *b, ks_grub_entry *
         const ks_grub_node *nd = b->v[i];
         _cleanup_strv_free_ char **argv = NULL;
         ks_grub_entry e = {0};
-        ks_grub_entry *nv;
+        size_t children_cap = 0;
 
         if (nd->type == KS_GRUB_NODE_IF) {
             for (size_t j = 0; j < nd->n_conds; j++) {
-                k = collect(c, &nd->bodies[j], v, n, depth + 1);
+                k = collect(c, &nd->bodies[j], v, n, cap, depth + 1);
                 if (k < 0)
                     return k;
             }
             if (nd->else_body) {
-                k = collect(c, nd->else_body, v, n, depth + 1);
+                k = collect(c, nd->else_body, v, n, cap, depth + 1);
                 if (k < 0)
                     return k;
             }
@@ -1150,18 +1149,18 @@ static int collect(const ks_grub_cfg *c, const ks_grub_block *b, ks_grub_entry *
             continue;
         e.node = nd;
         if (e.submenu) {
-            k = collect(c, nd->body, &e.children, &e.n_children, depth + 1);
+            k = collect(c, nd->body, &e.children, &e.n_children, &children_cap, depth + 1);
         } else {
             ks_grub_entry_scan_body(&e);
             k = 0;
         }
-        nv = k < 0 ? NULL : realloc(*v, (*n + 1) * sizeof(*nv));
-        if (!nv) {
+        if (k >= 0 && !GREEDY_REALLOC(*v, *cap, *n + 1))
+            k = -ENOMEM;
+        if (k < 0) {
             ks_grub_entry_done(&e);
-            return k < 0 ? k : -ENOMEM;
+            return k;
         }
-        nv[(*n)++] = e;
-        *v = nv;
+        (*v)[(*n)++] = e;
     }
     return 0;
 }
@@ -1171,6 +1170,7 @@ int ks_grub_cfg_parse(const char *text, size_t len, ks_grub_cfg **ret, ks_grub_e
     ks_grub_cfg *c;
     ks_grub_error err = {0};
     lexer lx = {.line = 1, .col = 1, .err = &err};
+    size_t entries_cap = 0;
     int k;
 
     if (len > MAX_TEXT)
@@ -1215,7 +1215,7 @@ int ks_grub_cfg_parse(const char *text, size_t len, ks_grub_cfg **ret, ks_grub_e
     }
     tok_clear(&lx);
     if (k >= 0)
-        k = collect(c, &c->script, &c->entries, &c->n_entries, 0);
+        k = collect(c, &c->script, &c->entries, &c->n_entries, &entries_cap, 0);
     if (k < 0) {
         if (k == -EBADMSG && ret_error)
             *ret_error = err;

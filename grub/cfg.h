@@ -31,7 +31,7 @@ typedef struct ks_grub_part {
 
 typedef struct ks_grub_word {
     ks_grub_part *parts;
-    size_t n;
+    size_t n, cap;
 } ks_grub_word;
 
 typedef enum ks_grub_node_type {
@@ -47,18 +47,18 @@ typedef struct ks_grub_node ks_grub_node;
 
 typedef struct ks_grub_block {
     ks_grub_node **v;
-    size_t n;
+    size_t n, cap;
 } ks_grub_block;
 
 struct ks_grub_node {
     ks_grub_node_type type;
     unsigned line, column;
     ks_grub_word *words; /* CMD: the command line; FOR: the list */
-    size_t n_words;
+    size_t n_words, words_cap;
     char *name;            /* FOR: variable; FUNCTION: function name */
     ks_grub_block *conds;  /* IF: one per if/elif; WHILE/UNTIL: one */
     ks_grub_block *bodies; /* IF: one per cond */
-    size_t n_conds;
+    size_t n_conds, conds_cap, bodies_cap;
     ks_grub_block *else_body;    /* IF */
     ks_grub_block *body;         /* CMD with a block, FOR, WHILE, UNTIL, FUNCTION */
     size_t body_start, body_end; /* CMD with a block: byte offsets of the text between { and } */

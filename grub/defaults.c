@@ -6,9 +6,11 @@
  * expansion of what was assigned before. Everything else (command substitution, conditionals,
  * other commands) is skipped whole and counted, never guessed at.
  */
+#include <assert.h>
 #include <ctype.h>
 
 #include "grub/defaults.h"
+#include "lib/basic/alloc-util.h"
 #include "lib/basic/fileio.h"
 #include "lib/basic/util.h"
 
@@ -23,17 +25,10 @@ typedef struct buf {
 
 static int buf_put(buf *b, const char *s, size_t n)
 {
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 64;
-        char *ns;
-        while (cap < b->n + n + 1)
-            cap *= 2;
-        ns = realloc(b->s, cap);
-        if (!ns)
-            return -ENOMEM;
-        b->s = ns;
-        b->cap = cap;
-    }
+    assert(b);
+    assert(s || n == 0);
+    if (!GREEDY_REALLOC(b->s, b->cap, b->n + n + 1))
+        return -ENOMEM;
     memcpy(b->s + b->n, s, n);
     b->n += n;
     b->s[b->n] = '\0';
@@ -255,22 +250,18 @@ static int read_word(parser *p, word *ret)
     return 0;
 }
 
-/* Room for n + 1 entries and the NULL after them. */
-static size_t slots(size_t n)
-{
-    size_t c = 8;
-
-    while (c < n + 2)
-        c *= 2;
-    return c;
-}
-
 static int set_value(ks_grub_defaults *d, const char *key, size_t key_len, const char *value,
                      const char *file)
 {
-    _cleanup_free_ char *k = strndup(key, key_len), *v = strdup(value), *f = strdup(file);
-    char **nk, **nv, **nf;
+    _cleanup_free_ char *k = NULL, *v = NULL, *f = NULL;
 
+    assert(d);
+    assert(key);
+    assert(value);
+    assert(file);
+    k = strndup(key, key_len);
+    v = strdup(value);
+    f = strdup(file);
     if (!k || !v || !f)
         return -ENOMEM;
     for (size_t i = 0; i < d->n; i++)
@@ -281,21 +272,11 @@ static int set_value(ks_grub_defaults *d, const char *key, size_t key_len, const
             d->files[i] = TAKE_PTR(f);
             return 0;
         }
-    /* The arrays hold slots(n) entries: grow only when that changes. */
-    if (d->n == 0 || slots(d->n) != slots(d->n - 1)) {
-        nk = realloc(d->keys, slots(d->n) * sizeof(char *));
-        if (!nk)
-            return -ENOMEM;
-        d->keys = nk;
-        nv = realloc(d->values, slots(d->n) * sizeof(char *));
-        if (!nv)
-            return -ENOMEM;
-        d->values = nv;
-        nf = realloc(d->files, slots(d->n) * sizeof(char *));
-        if (!nf)
-            return -ENOMEM;
-        d->files = nf;
-    }
+    /* Room for n + 1 entries and the NULL after them. */
+    if (!GREEDY_REALLOC(d->keys, d->keys_cap, d->n + 2) ||
+        !GREEDY_REALLOC(d->values, d->values_cap, d->n + 2) ||
+        !GREEDY_REALLOC(d->files, d->files_cap, d->n + 2))
+        return -ENOMEM;
     d->keys[d->n] = TAKE_PTR(k);
     d->values[d->n] = TAKE_PTR(v);
     d->files[d->n] = TAKE_PTR(f);
@@ -436,15 +417,9 @@ int ks_grub_defaults_parse(ks_grub_defaults *d, const char *text, size_t len, co
             p.i++;
             continue;
         }
-        if (nw == cap) {
-            size_t ncap = cap ? cap * 2 : 8;
-            word *nwv = realloc(w, ncap * sizeof(*w));
-            if (!nwv) {
-                words_free(w, nw);
-                return -ENOMEM;
-            }
-            w = nwv;
-            cap = ncap;
+        if (!GREEDY_REALLOC(w, cap, nw + 1)) {
+            words_free(w, nw);
+            return -ENOMEM;
         }
         {
             k = read_word(&p, &w[nw]);

@@ -16,6 +16,7 @@ typedef struct ks_grub_defaults {
     char **values;
     char **files;  /* the file (inside the root) that set each key last */
     size_t n;
+    size_t keys_cap, values_cap, files_cap;
     size_t n_skipped;
 } ks_grub_defaults;
 

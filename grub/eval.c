@@ -5,6 +5,7 @@
 #include "grub/eval.h"
 #include "grub/resolve.h"
 
+#include "lib/basic/alloc-util.h"
 #include "lib/basic/util.h"
 
 #define MAX_STEPS 200000u
@@ -21,7 +22,7 @@ typedef struct var {
 
 typedef struct context {
     var *v;
-    size_t n;
+    size_t n, cap;
 } context;
 
 typedef struct func {
@@ -31,15 +32,15 @@ typedef struct func {
 
 typedef struct menu {
     ks_grub_entry *v;
-    size_t n;
+    size_t n, cap;
 } menu;
 
 struct ks_grub_eval {
     const ks_grub_cfg *cfg;
     context *ctx; /* a stack: the last one is current */
-    size_t n_ctx;
+    size_t n_ctx, ctx_cap;
     func *funcs;
-    size_t n_funcs;
+    size_t n_funcs, funcs_cap;
     char **args; /* $1.. of the function or entry running */
     unsigned calls;
     ks_grubenv *env;
@@ -97,12 +98,11 @@ static int var_set(ks_grub_eval *ev, const char *name, const char *value, bool e
         v->exported = v->exported || exported;
         return 0;
     }
-    v = realloc(c->v, (c->n + 1) * sizeof(*v));
-    if (!v) {
+    if (!GREEDY_REALLOC(c->v, c->cap, c->n + 1)) {
         free(nv);
         return -ENOMEM;
     }
-    c->v = v;
+    v = c->v;
     v[c->n].name = strdup(name);
     if (!v[c->n].name) {
         free(nv);
@@ -138,19 +138,17 @@ static void ctx_free(context *c)
     }
     free(c->v);
     c->v = NULL;
-    c->n = 0;
+    c->n = c->cap = 0;
 }
 
 /* grub_env_context_open(): a new context holding copies of the exported variables. */
 static int ctx_open(ks_grub_eval *ev)
 {
-    context *n = realloc(ev->ctx, (ev->n_ctx + 1) * sizeof(*n));
     context *old;
     int k;
 
-    if (!n)
+    if (!GREEDY_REALLOC(ev->ctx, ev->ctx_cap, ev->n_ctx + 1))
         return -ENOMEM;
-    ev->ctx = n;
     old = &ev->ctx[ev->n_ctx - 1];
     ev->ctx[ev->n_ctx++] = (context){0};
     for (size_t i = 0; i < old->n; i++)
@@ -201,7 +199,7 @@ static void menu_free(menu *m)
         ks_grub_entry_done(&m->v[i]);
     free(m->v);
     m->v = NULL;
-    m->n = 0;
+    m->n = m->cap = 0;
 }
 
 ks_grub_eval *ks_grub_eval_free(ks_grub_eval *ev)
@@ -333,8 +331,24 @@ static void update_val(bool val, test_ctx *c)
 
 static long strtosl(const char *s)
 {
-    /* grub_strtosl(s, 0, 0): base from the prefix, 0 without digits */
-    return strtol(s, NULL, 0);
+    /* grub_strtol(s, 0, 0): an optional '-', then grub_strtoull's digits; 0 without digits,
+     * LONG_MIN/LONG_MAX when out of range */
+    unsigned long long m;
+    bool neg = false;
+    int r;
+
+    while (isspace((unsigned char)*s))
+        s++;
+    if (*s == '-') {
+        neg = true;
+        s++;
+    }
+    r = ks_grub_strtoull(s, &m);
+    if (r == -EINVAL)
+        return 0;
+    if (neg)
+        return r < 0 || m > (unsigned long long)LONG_MAX + 1 ? LONG_MIN : (long)(0 - m);
+    return r < 0 || m > LONG_MAX ? LONG_MAX : (long)m;
 }
 
 static bool test_parse(ks_grub_eval *ev, char **args, int *argn, int argc, int *depth)
@@ -553,7 +567,6 @@ static int call_block(ks_grub_eval *ev, const ks_grub_block *body, char **args)
 static int register_entry(ks_grub_eval *ev, const ks_grub_node *n, char **argv)
 {
     ks_grub_entry e = {0};
-    ks_grub_entry *v;
     menu *saved = ev->cur_menu;
     int k;
 
@@ -586,13 +599,11 @@ static int register_entry(ks_grub_eval *ev, const ks_grub_node *n, char **argv)
     } else {
         ks_grub_entry_scan_body(&e);
     }
-    v = realloc(ev->cur_menu->v, (ev->cur_menu->n + 1) * sizeof(*v));
-    if (!v) {
+    if (!GREEDY_REALLOC(ev->cur_menu->v, ev->cur_menu->cap, ev->cur_menu->n + 1)) {
         ks_grub_entry_done(&e);
         return -ENOMEM;
     }
-    v[ev->cur_menu->n++] = e;
-    ev->cur_menu->v = v;
+    ev->cur_menu->v[ev->cur_menu->n++] = e;
     return 0;
 }
 
@@ -728,10 +739,9 @@ static int exec_node(ks_grub_eval *ev, const ks_grub_node *n)
                 ev->funcs[i].body = n->body;
                 return 0;
             }
-        f = realloc(ev->funcs, (ev->n_funcs + 1) * sizeof(*f));
-        if (!f)
+        if (!GREEDY_REALLOC(ev->funcs, ev->funcs_cap, ev->n_funcs + 1))
             return -ENOMEM;
-        ev->funcs = f;
+        f = ev->funcs;
         f[ev->n_funcs].name = strdup(n->name);
         if (!f[ev->n_funcs].name)
             return -ENOMEM;
@@ -841,40 +851,15 @@ void ks_grub_boot_result_done(ks_grub_boot_result *r)
 static int get_timeout(const ks_grub_eval *ev)
 {
     const char *v = ks_grub_eval_get(ev, "timeout");
-    char *end;
     unsigned long long t;
 
     if (!v)
         return -1;
     while (isspace((unsigned char)*v))
         v++;
-    if (!isdigit((unsigned char)*v))
-        return -1;
-    errno = 0;
-    t = strtoull(v, &end, 0);
-    if (errno)
+    if (!isdigit((unsigned char)*v) || ks_grub_strtoull(v, &t) < 0)
         return -1;
     return (int)t;
-}
-
-static int path_append(char **s, const char *comp)
-{
-    size_t ol = *s ? strlen(*s) : 0, cl = strlen(comp);
-    char *p = realloc(*s, ol + 2 + 2 * cl), *q;
-
-    if (!p)
-        return -ENOMEM;
-    q = p + ol;
-    if (ol)
-        *q++ = '>';
-    for (const char *c = comp; *c; c++) {
-        if (*c == '>')
-            *q++ = '>';
-        *q++ = *c;
-    }
-    *q = '\0';
-    *s = p;
-    return 0;
 }
 
 /* chosen and default as grub_menu_execute_entry() sets them before running the entry. */
@@ -886,7 +871,7 @@ static int enter_entry(ks_grub_eval *ev, const ks_grub_entry *e, const char *res
 
     if (old && !chosen)
         return -ENOMEM;
-    k = path_append(&chosen, ks_grub_entry_id(e));
+    k = ks_grub_path_append(&chosen, ks_grub_entry_id(e));
     if (k < 0)
         return k;
     k = var_set(ev, "chosen", chosen, true);
@@ -932,8 +917,8 @@ int ks_grub_eval_boot(ks_grub_eval *ev, ks_grub_boot_result *ret)
         if (how == KS_GRUB_LEVEL_FALLBACK)
             r.fell_back = true;
         e = &m[i];
-        if (path_append(&r.title_path, e->title) < 0 ||
-            path_append(&r.id_path, ks_grub_entry_id(e)) < 0) {
+        if (ks_grub_path_append(&r.title_path, e->title) < 0 ||
+            ks_grub_path_append(&r.id_path, ks_grub_entry_id(e)) < 0) {
             k = -ENOMEM;
             break;
         }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "grub/paths.h"
 
+#include "lib/basic/string-table.h"
 #include "lib/basic/util.h"
 
 typedef struct candidate {
@@ -37,20 +38,8 @@ static int build(const candidate *c, bool ids, char **ret)
     _cleanup_free_ char *s = NULL;
     for (size_t d = 0; d < c->depth; d++) {
         const char *comp = ids ? ks_grub_entry_id(c->chain[d]) : c->chain[d]->title;
-        size_t ol = s ? strlen(s) : 0;
-        char *p = realloc(s, ol + 2 + 2 * strlen(comp)), *q;
-        if (!p)
+        if (ks_grub_path_append(&s, comp) < 0)
             return -ENOMEM;
-        s = p;
-        q = s + ol;
-        if (ol)
-            *q++ = '>';
-        for (; *comp; comp++) {
-            if (*comp == '>')
-                *q++ = '>';
-            *q++ = *comp;
-        }
-        *q = '\0';
     }
     *ret = TAKE_PTR(s);
     return 0;
@@ -116,8 +105,16 @@ ks_grub_path_verdict ks_grub_path_check(const ks_grub_entry *menu, size_t n, con
     return KS_GRUB_PATH_OK;
 }
 
+static const char *const path_verdict_table[_KS_GRUB_PATH_VERDICT_MAX] = {
+    [KS_GRUB_PATH_OK] = "ok",
+    [KS_GRUB_PATH_FALLS_BACK] = "falls-back",
+    [KS_GRUB_PATH_RECOVERY] = "recovery",
+    [KS_GRUB_PATH_OTHER_KERNEL] = "other-kernel",
+    [KS_GRUB_PATH_NO_ENTRY] = "no-entry",
+};
+DEFINE_PRIVATE_STRING_TABLE_LOOKUP_TO_STRING(path_verdict, ks_grub_path_verdict);
+
 const char *ks_grub_path_verdict_to_string(ks_grub_path_verdict v)
 {
-    static const char *const s[] = {"ok", "falls-back", "recovery", "other-kernel", "no-entry"};
-    return (unsigned)v < ARRAY_SIZE(s) ? s[v] : "invalid";
+    return path_verdict_to_string(v) ?: "invalid";
 }

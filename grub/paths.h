@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -36,6 +37,8 @@ typedef enum ks_grub_path_verdict {
     KS_GRUB_PATH_RECOVERY,     /* resolves to a recovery entry */
     KS_GRUB_PATH_OTHER_KERNEL, /* resolves to an entry of another release (or none) */
     KS_GRUB_PATH_NO_ENTRY,     /* the menu is empty */
+    _KS_GRUB_PATH_VERDICT_MAX,
+    _KS_GRUB_PATH_VERDICT_INVALID = -EINVAL,
 } ks_grub_path_verdict;
 
 /* release NULL: any normal kernel entry will do. */

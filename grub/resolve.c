@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <ctype.h>
 #include <limits.h>
 
@@ -6,13 +7,14 @@
 
 #include "lib/basic/util.h"
 
-/* grub_strtoull(): -EINVAL without a digit (GRUB_ERR_BAD_NUMBER), -ERANGE on overflow. */
-static int grub_strtoul(const char *s, unsigned long *ret)
+int ks_grub_strtoull(const char *s, unsigned long long *ret)
 {
     unsigned long long num = 0;
     unsigned base = 10;
     bool found = false;
 
+    assert(s);
+    assert(ret);
     while (*s && isspace((unsigned char)*s))
         s++;
     if (s[0] == '0') {
@@ -38,8 +40,7 @@ static int grub_strtoul(const char *s, unsigned long *ret)
     }
     if (!found)
         return -EINVAL;
-    /* x86_64-efi: unsigned long is 64 bits (i386-pc would overflow earlier, same entry 0). */
-    *ret = (unsigned long)num;
+    *ret = num;
     return 0;
 }
 
@@ -66,16 +67,17 @@ static bool menuentry_eq(const char *id, const char *spec)
 int ks_grub_entry_number(const ks_grub_entry *menu, size_t n, const char *value,
                          ks_grub_level_how *ret_how)
 {
-    unsigned long num;
+    unsigned long long num;
     int k, entry;
 
     if (!value) {
         *ret_how = KS_GRUB_LEVEL_UNSET;
         return 0;
     }
-    k = grub_strtoul(value, &num);
+    k = ks_grub_strtoull(value, &num);
     if (k == 0) {
-        entry = (int)num;
+        /* x86_64-efi: unsigned long is 64 bits (i386-pc would overflow earlier, same entry 0). */
+        entry = (int)(unsigned long)num;
         if (entry < 0 || (size_t)entry >= n) {
             *ret_how = KS_GRUB_LEVEL_FALLBACK;
             return 0;
@@ -148,11 +150,16 @@ int ks_grub_resolve(const ks_grub_entry *menu, size_t n, const char *value, ks_g
     return 0;
 }
 
-static int append_escaped(char **s, const char *comp)
+int ks_grub_path_append(char **s, const char *comp)
 {
-    size_t ol = *s ? strlen(*s) : 0, cl = strlen(comp);
-    char *p = realloc(*s, ol + 1 + 2 * cl + 1), *q;
+    size_t ol, cl;
+    char *p, *q;
 
+    assert(s);
+    assert(comp);
+    ol = *s ? strlen(*s) : 0;
+    cl = strlen(comp);
+    p = realloc(*s, ol + 1 + 2 * cl + 1); /* '>', every char doubled at worst, NUL */
     if (!p)
         return -ENOMEM;
     q = p + ol;
@@ -175,7 +182,8 @@ int ks_grub_resolution_paths(const ks_grub_entry *menu, const ks_grub_resolution
 
     for (size_t d = 0; d < r->depth; d++) {
         const ks_grub_entry *e = &menu[r->index[d]];
-        if (append_escaped(&t, e->title) < 0 || append_escaped(&id, ks_grub_entry_id(e)) < 0)
+        if (ks_grub_path_append(&t, e->title) < 0 ||
+            ks_grub_path_append(&id, ks_grub_entry_id(e)) < 0)
             return -ENOMEM;
         menu = e->children;
     }

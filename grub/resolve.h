@@ -24,12 +24,23 @@ typedef enum ks_grub_level_how {
     KS_GRUB_LEVEL_FALLBACK, /* a value that matched nothing: entry 0, GRUB's silent fall-back */
 } ks_grub_level_how;
 
+/*
+ * A number as grub_strtoull(s, &end, 0) reads it: leading white space skipped; "0x" (lower-case
+ * only) hex, a '0' followed by 0-7 octal (so "08" is 8), else decimal; digits up to the first
+ * other character, with no end check ("1>2" is 1). -EINVAL without a digit ("0x", "x", ""),
+ * -ERANGE on overflow.
+ */
+int ks_grub_strtoull(const char *s, unsigned long long *ret);
+
 /* One level: the entry number GRUB takes for value (NULL = unset) and how it got there. */
 int ks_grub_entry_number(const ks_grub_entry *menu, size_t n, const char *value,
                          ks_grub_level_how *ret_how);
 /* What "default" becomes inside a submenu: the part after the first unescaped '>' (a new
  * string), or NULL when nothing follows. */
 char *ks_grub_default_rest(const char *value);
+/* The other way: appends one entry's title or id to a '>' path (*s NULL or "" starts it),
+ * doubling every '>' in it as GRUB's menuentry_eq() expects. -ENOMEM leaves *s as it was. */
+int ks_grub_path_append(char **s, const char *comp);
 
 typedef struct ks_grub_resolution {
     const ks_grub_entry *entry;      /* the entry that boots (never a submenu) */

@@ -3,6 +3,7 @@
 #include <libgen.h>
 #include <sys/random.h>
 
+#include "lib/basic/alloc-util.h"
 #include "lib/basic/fileio.h"
 #include "lib/basic/util.h"
 
@@ -29,15 +30,10 @@ int ks_read_fd(int fd, size_t max, char **ret_buf, size_t *ret_len)
     for (;;) {
         ssize_t n;
         if (len + 1 >= cap) {
-            size_t ncap = cap ? cap * 2 : 4096;
-            char *nb;
             if (cap > max + 1)
                 return -EFBIG;
-            nb = realloc(buf, ncap);
-            if (!nb)
+            if (!GREEDY_REALLOC(buf, cap, len + 4096))
                 return -ENOMEM;
-            buf = nb;
-            cap = ncap;
         }
         n = read(fd, buf + len, cap - len - 1);
         if (n < 0) {
@@ -61,7 +57,7 @@ int ks_read_fd(int fd, size_t max, char **ret_buf, size_t *ret_len)
 int ks_mkdir_p(const ks_root *r, const char *path, mode_t mode)
 {
     _cleanup_free_ char *p = strdup(path);
-    _cleanup_close_ int fd = -1;
+    _cleanup_close_ int fd = -EBADF;
 
     if (!p)
         return -ENOMEM;
@@ -143,7 +139,7 @@ static void remove_stale_temps(int dfd, const char *base)
 int ks_write_atomic(const ks_root *r, const char *path, const void *data, size_t len, mode_t mode)
 {
     _cleanup_free_ char *dir = NULL, *base = NULL, *tmp = NULL;
-    _cleanup_close_ int dfd = -1, fd = -1;
+    _cleanup_close_ int dfd = -EBADF, fd = -EBADF;
     unsigned int rnd = 0;
     int k;
 
@@ -184,7 +180,7 @@ int ks_write_atomic(const ks_root *r, const char *path, const void *data, size_t
 int ks_unlink_durable(const ks_root *r, const char *path)
 {
     _cleanup_free_ char *dir = NULL, *base = NULL;
-    _cleanup_close_ int dfd = -1;
+    _cleanup_close_ int dfd = -EBADF;
     int k;
 
     k = split_path(path, &dir, &base);

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <stdarg.h>
 
+#include "lib/basic/alloc-util.h"
 #include "lib/basic/findings.h"
+#include "lib/basic/string-table.h"
 
 int ks_findings_add(ks_findings *f, const char *id, ks_severity severity, const char *remedy,
                     const char *fmt, ...)
@@ -10,18 +13,15 @@ int ks_findings_add(ks_findings *f, const char *id, ks_severity severity, const 
     va_list ap;
     int k;
 
-    if (f->n == f->cap) {
-        size_t ncap = f->cap ? f->cap * 2 : 16;
-        ks_finding *nv = realloc(f->v, ncap * sizeof(*nv));
-        if (!nv)
-            return -ENOMEM;
-        f->v = nv;
-        f->cap = ncap;
-    }
+    assert(f);
+    assert(id);
+    assert(fmt);
+    if (!GREEDY_REALLOC(f->v, f->cap, f->n + 1))
+        return -ENOMEM;
     x = &f->v[f->n];
     *x = (ks_finding){.severity = severity};
     va_start(ap, fmt);
-    k = vasprintf(&x->message, fmt, ap);
+    k = ks_vasprintf_r(&x->message, fmt, ap);
     va_end(ap);
     x->id = strdup(id);
     x->remedy = remedy ? strdup(remedy) : NULL;
@@ -64,14 +64,27 @@ const ks_finding *ks_findings_get(const ks_findings *f, const char *id)
     return NULL;
 }
 
+static const char *const severity_table[_KS_SEV_MAX] = {
+    [KS_SEV_OK] = "ok",
+    [KS_SEV_WARN] = "warn",
+    [KS_SEV_BLOCK] = "block",
+};
+DEFINE_PRIVATE_STRING_TABLE_LOOKUP_TO_STRING(severity, ks_severity);
+
+/* The same enum named as a verdict over all findings. */
+static const char *const verdict_table[_KS_SEV_MAX] = {
+    [KS_SEV_OK] = "ok",
+    [KS_SEV_WARN] = "warn",
+    [KS_SEV_BLOCK] = "blocked",
+};
+DEFINE_PRIVATE_STRING_TABLE_LOOKUP_TO_STRING(verdict, ks_severity);
+
 const char *ks_severity_to_string(ks_severity s)
 {
-    static const char *const names[_KS_SEV_MAX] = {"ok", "warn", "block"};
-    return s >= 0 && s < _KS_SEV_MAX ? names[s] : "invalid";
+    return severity_to_string(s) ?: "invalid";
 }
 
 const char *ks_verdict_to_string(ks_severity worst)
 {
-    static const char *const names[_KS_SEV_MAX] = {"ok", "warn", "blocked"};
-    return worst >= 0 && worst < _KS_SEV_MAX ? names[worst] : "invalid";
+    return verdict_to_string(worst) ?: "invalid";
 }

@@ -30,7 +30,7 @@ static bool probe_openat2(int dirfd)
 
 int ks_root_open(const char *path, ks_root **ret)
 {
-    _cleanup_close_ int fd = -1;
+    _cleanup_close_ int fd = -EBADF;
     struct stat st, host;
     ks_root *r;
 
@@ -178,7 +178,7 @@ int ks_root_list_dir(const ks_root *r, const char *path, char ***ret_names)
 
 int ks_root_readlink(const ks_root *r, const char *path, char **ret)
 {
-    _cleanup_close_ int fd = -1;
+    _cleanup_close_ int fd = -EBADF;
     char buf[PATH_MAX];
     ssize_t n;
 

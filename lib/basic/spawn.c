@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "lib/basic/alloc-util.h"
 #include "lib/basic/spawn.h"
 #include "lib/basic/util.h"
 
@@ -95,14 +96,8 @@ static int keep_output(ks_spawn_result *r, size_t *cap, size_t max, const char *
         r->output_len -= drop;
         r->output_truncated = true;
     }
-    if (r->output_len + n + 1 > *cap) {
-        size_t c = max + 1;
-        char *p = realloc(r->output, c);
-        if (!p)
-            return -ENOMEM;
-        r->output = p;
-        *cap = c;
-    }
+    if (!GREEDY_REALLOC(r->output, *cap, r->output_len + n + 1))
+        return -ENOMEM;
     memcpy(r->output + r->output_len, buf, n);
     r->output_len += n;
     r->output[r->output_len] = '\0';
@@ -139,7 +134,7 @@ int ks_spawn(char *const argv[], const ks_spawn_opts *opts, ks_spawn_result *ret
     size_t max = o->max_output ? o->max_output : DEFAULT_MAX_OUTPUT, cap = 0;
     _cleanup_free_ char *exe = NULL;
     _cleanup_free_ char **env = NULL;
-    _cleanup_close_ int rfd = -1, wfd = -1, pidfd = -1;
+    _cleanup_close_ int rfd = -EBADF, wfd = -EBADF, pidfd = -EBADF;
     ks_spawn_result res = {0};
     long long deadline = o->timeout_ms ? now_ms() + o->timeout_ms : 0;
     bool exited = false, open_pipe;
@@ -189,7 +184,7 @@ int ks_spawn(char *const argv[], const ks_spawn_opts *opts, ks_spawn_result *ret
         setpgid(pid, pid); /* also in the parent: no race with an early kill */
     if (wfd >= 0) {
         close(wfd);
-        wfd = -1;
+        wfd = -EBADF;
     }
     pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     open_pipe = rfd >= 0;

@@ -41,6 +41,8 @@ ptrdiff_t ks_string_table_lookup(const char *const *table, size_t n, const char 
 #define DEFINE_STRING_TABLE_LOOKUP(name, type)                                                     \
     _DEFINE_STRING_TABLE_TO_STRING(name, type, )                                                   \
     _DEFINE_STRING_TABLE_FROM_STRING(name, type, )
+#define DEFINE_PRIVATE_STRING_TABLE_LOOKUP_TO_STRING(name, type)                                   \
+    _DEFINE_STRING_TABLE_TO_STRING(name, type, static)
 #define DEFINE_PRIVATE_STRING_TABLE_LOOKUP(name, type)                                             \
     _DEFINE_STRING_TABLE_TO_STRING(name, type, static)                                             \
     _DEFINE_STRING_TABLE_FROM_STRING(name, type, static)

@@ -182,6 +182,26 @@ int ks_vasprintf_r(char **ret, const char *fmt, va_list ap)
     return 0;
 }
 
+int ks_set_first_verrorf(char **error, const char *fmt, va_list ap)
+{
+    assert(error);
+    assert(fmt);
+    if (*error)
+        return 0;
+    return ks_vasprintf_r(error, fmt, ap);
+}
+
+int ks_set_first_errorf(char **error, const char *fmt, ...)
+{
+    va_list ap;
+    int r;
+
+    va_start(ap, fmt);
+    r = ks_set_first_verrorf(error, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
 ptrdiff_t ks_string_table_lookup(const char *const *table, size_t n, const char *key)
 {
     if (!key)

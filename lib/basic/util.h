@@ -30,10 +30,11 @@
         _p;                                                                                        \
     })
 
+/* An unset fd is -EBADF (as in systemd), never 0: every test of an fd is `fd >= 0`. */
 #define TAKE_FD(fd)                                                                                \
     ({                                                                                             \
         int _fd = (fd);                                                                            \
-        (fd) = -1;                                                                                 \
+        (fd) = -EBADF;                                                                             \
         _fd;                                                                                       \
     })
 
@@ -101,6 +102,10 @@ char *ks_asprintf(const char *fmt, ...) _printf_(1, 2); /* NULL when out of memo
 /* The same, returning 0 or -ENOMEM; *ret is untouched on failure. */
 int ks_asprintf_r(char **ret, const char *fmt, ...) _printf_(2, 3);
 int ks_vasprintf_r(char **ret, const char *fmt, va_list ap) _printf_(2, 0);
+/* The first error is the cause: formats into *error only while it is NULL. 0 when *error holds
+ * a message (this one or an earlier one), -ENOMEM when formatting failed (*error stays NULL). */
+int ks_set_first_errorf(char **error, const char *fmt, ...) _printf_(2, 3);
+int ks_set_first_verrorf(char **error, const char *fmt, va_list ap) _printf_(2, 0);
 /* Module name as the kernel knows it: '-' becomes '_'. In place. */
 void ks_module_name_normalize(char *name);
 /* Iterates lines of a text buffer: returns length of the line at *pos, advances *pos. */

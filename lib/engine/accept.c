@@ -35,18 +35,12 @@ static void progress(acc *a, const char *fmt, ...)
 static void set_error(acc *a, const char *fmt, ...) _printf_(2, 3);
 static void set_error(acc *a, const char *fmt, ...)
 {
-    char *msg = NULL;
     va_list ap;
 
-    va_start(ap, fmt);
-    if (vasprintf(&msg, fmt, ap) < 0)
-        msg = NULL;
-    va_end(ap);
     /* The first error is the one that matters; later ones are consequences. */
-    if (!a->r->error)
-        a->r->error = msg;
-    else
-        free(msg);
+    va_start(ap, fmt);
+    (void)ks_set_first_verrorf(&a->r->error, fmt, ap);
+    va_end(ap);
 }
 
 static int cfg_int(const acc *a, const char *key, int def)
@@ -155,13 +149,13 @@ static int check_set_fmt(ks_check *chk, ks_check_status st, const char *fmt, ...
 {
     _cleanup_free_ char *msg = NULL;
     va_list ap;
+    int r;
 
     va_start(ap, fmt);
-    if (vasprintf(&msg, fmt, ap) < 0)
-        msg = NULL;
+    r = ks_vasprintf_r(&msg, fmt, ap);
     va_end(ap);
-    if (!msg)
-        return -ENOMEM;
+    if (r < 0)
+        return r;
     return ks_check_set(chk, st, msg);
 }
 

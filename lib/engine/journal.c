@@ -5,6 +5,7 @@
 #include <stdarg.h>
 
 #include "lib/basic/fileio.h"
+#include "lib/basic/string-table.h"
 #include "lib/engine/journal.h"
 #include "lib/host/kernels.h"
 #include "lib/host/sysctl.h"
@@ -39,7 +40,7 @@ struct ks_journal {
     char *updated;
 };
 
-static const char *const state_names[_KS_STATE_MAX] = {
+static const char *const ks_state_table[_KS_STATE_MAX] = {
     [KS_STATE_IDLE] = "idle",
     [KS_STATE_PREPARED] = "prepared",
     [KS_STATE_INSTALLED] = "installed",
@@ -51,7 +52,7 @@ static const char *const state_names[_KS_STATE_MAX] = {
     [KS_STATE_ROLLED_BACK] = "rolled-back",
 };
 
-static const char *const outcome_names[_KS_OUTCOME_MAX] = {
+static const char *const ks_outcome_table[_KS_OUTCOME_MAX] = {
     [KS_OUTCOME_NONE] = NULL,
     [KS_OUTCOME_TRIAL_OK] = "trial-ok",
     [KS_OUTCOME_HEALTH_FAILED] = "health-failed",
@@ -59,19 +60,19 @@ static const char *const outcome_names[_KS_OUTCOME_MAX] = {
     [KS_OUTCOME_NO_REBOOT] = "no-reboot",
 };
 
-static const char *const step_status_names[_KS_STEP_STATUS_MAX] = {
+static const char *const ks_step_status_table[_KS_STEP_STATUS_MAX] = {
     [KS_STEP_STARTED] = "started",
     [KS_STEP_DONE] = "done",
     [KS_STEP_FAILED] = "failed",
     [KS_STEP_SKIPPED] = "skipped",
 };
 
-static const char *const change_kind_names[_KS_CHANGE_KIND_MAX] = {
+static const char *const ks_change_kind_table[_KS_CHANGE_KIND_MAX] = {
     [KS_CHANGE_FILE] = "file",
     [KS_CHANGE_PACKAGE] = "package",
 };
 
-static const char *const field_names[_KS_JF_MAX] = {
+static const char *const ks_journal_field_table[_KS_JF_MAX] = {
     [KS_JF_OLD_KERNEL] = "old_kernel",
     [KS_JF_NEW_KERNEL] = "new_kernel",
     [KS_JF_OLD_PATH] = "old_path",
@@ -81,60 +82,11 @@ static const char *const field_names[_KS_JF_MAX] = {
     [KS_JF_REASON] = "reason",
 };
 
-static int lookup(const char *const *names, int n, const char *s)
-{
-    if (!s)
-        return -EINVAL;
-    for (int i = 0; i < n; i++)
-        if (names[i] && streq(names[i], s))
-            return i;
-    return -EINVAL;
-}
-
-const char *ks_state_to_string(ks_state s)
-{
-    return s >= 0 && s < _KS_STATE_MAX ? state_names[s] : NULL;
-}
-
-ks_state ks_state_from_string(const char *s)
-{
-    return (ks_state)lookup(state_names, _KS_STATE_MAX, s);
-}
-
-const char *ks_outcome_to_string(ks_outcome o)
-{
-    return o >= 0 && o < _KS_OUTCOME_MAX ? outcome_names[o] : NULL;
-}
-
-ks_outcome ks_outcome_from_string(const char *s)
-{
-    return (ks_outcome)lookup(outcome_names, _KS_OUTCOME_MAX, s);
-}
-
-const char *ks_step_status_to_string(ks_step_status s)
-{
-    return s >= 0 && s < _KS_STEP_STATUS_MAX ? step_status_names[s] : NULL;
-}
-
-ks_step_status ks_step_status_from_string(const char *s)
-{
-    return (ks_step_status)lookup(step_status_names, _KS_STEP_STATUS_MAX, s);
-}
-
-const char *ks_change_kind_to_string(ks_change_kind k)
-{
-    return k >= 0 && k < _KS_CHANGE_KIND_MAX ? change_kind_names[k] : NULL;
-}
-
-ks_change_kind ks_change_kind_from_string(const char *s)
-{
-    return (ks_change_kind)lookup(change_kind_names, _KS_CHANGE_KIND_MAX, s);
-}
-
-const char *ks_journal_field_to_string(ks_journal_field f)
-{
-    return f >= 0 && f < _KS_JF_MAX ? field_names[f] : NULL;
-}
+DEFINE_STRING_TABLE_LOOKUP(ks_state, ks_state);
+DEFINE_STRING_TABLE_LOOKUP(ks_outcome, ks_outcome); /* NULL for KS_OUTCOME_NONE */
+DEFINE_STRING_TABLE_LOOKUP(ks_step_status, ks_step_status);
+DEFINE_STRING_TABLE_LOOKUP(ks_change_kind, ks_change_kind);
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(ks_journal_field, ks_journal_field);
 
 /* ---- base64 (RFC 4648, padded): grubenv and previous file contents are bytes ---- */
 
@@ -436,7 +388,7 @@ json_object *ks_journal_to_json(const ks_journal *j)
     jadd(&b, o, "outcome", jstr(&b, ks_outcome_to_string(j->outcome)));
     jadd(&b, o, "outcome_at", jstr(&b, j->outcome_at));
     for (int i = 0; i < _KS_JF_MAX; i++)
-        jadd(&b, o, field_names[i], jstr(&b, j->fields[i]));
+        jadd(&b, o, ks_journal_field_table[i], jstr(&b, j->fields[i]));
     jadd(&b, o, "armed_boot_id", jstr(&b, j->armed_boot_id));
     jadd(&b, o, "armed_btime", j->armed_boot_id ? jint(&b, (int64_t)j->armed_btime) : NULL);
     jadd(&b, o, "armed_at", jstr(&b, j->armed_at));
@@ -807,7 +759,7 @@ static int parse_object(parser *p, ks_journal *j, json_object *o)
     if ((k = get_str(p, o, "", "outcome_at", &j->outcome_at)) < 0)
         return k;
     for (int i = 0; i < _KS_JF_MAX; i++)
-        if ((k = get_str(p, o, "", field_names[i], &j->fields[i])) < 0)
+        if ((k = get_str(p, o, "", ks_journal_field_table[i], &j->fields[i])) < 0)
             return k;
     if ((k = get_str(p, o, "", "armed_boot_id", &j->armed_boot_id)) < 0 ||
         (k = get_u64(p, o, "", "armed_btime", &has_btime, &j->armed_btime)) < 0 ||

@@ -69,7 +69,7 @@ static int write_pid(int fd)
 
 int ks_lock_acquire(const ks_root *root, unsigned timeout_ms, ks_lock **ret, pid_t *holder_pid)
 {
-    _cleanup_close_ int fd = -1;
+    _cleanup_close_ int fd = -EBADF;
     uint64_t deadline;
     ks_lock *l;
     int k;

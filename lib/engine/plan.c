@@ -8,24 +8,17 @@
 #include "grub/defaults.h"
 #include "lib/host/osrelease.h"
 #include "lib/engine/plan.h"
+#include "lib/basic/string-table.h"
 #include "lib/host/sysctl.h"
 #include "lib/host/virt.h"
 
 #define MIB (1024ULL * 1024ULL)
 
-const char *ks_branch_to_string(ks_branch b)
-{
-    static const char *const names[_KS_BRANCH_MAX] = {"lts", "main"};
-    return b >= 0 && b < _KS_BRANCH_MAX ? names[b] : NULL;
-}
-
-ks_branch ks_branch_from_string(const char *s)
-{
-    for (int i = 0; i < _KS_BRANCH_MAX; i++)
-        if (streq(s, ks_branch_to_string((ks_branch)i)))
-            return (ks_branch)i;
-    return _KS_BRANCH_INVALID;
-}
+static const char *const ks_branch_table[_KS_BRANCH_MAX] = {
+    [KS_BRANCH_LTS] = "lts",
+    [KS_BRANCH_MAIN] = "main",
+};
+DEFINE_STRING_TABLE_LOOKUP(ks_branch, ks_branch);
 
 const char *ks_xanmod_package(int level, ks_branch branch)
 {
@@ -121,10 +114,10 @@ static int add(ks_plan *p, const char *id, ks_severity sev, const char *remedy, 
     int k;
 
     va_start(ap, fmt);
-    k = vasprintf(&msg, fmt, ap);
+    k = ks_vasprintf_r(&msg, fmt, ap);
     va_end(ap);
     if (k < 0)
-        return -ENOMEM;
+        return k;
     return ks_findings_add(&p->findings, id, sev, remedy, "%s", msg);
 }
 

@@ -59,8 +59,7 @@ void ks_vprogressf(ks_progress_fn fn, void *userdata, const char *step, const ch
 
     if (!fn)
         return;
-    if (vasprintf(&msg, fmt, ap) < 0)
-        msg = NULL;
+    (void)ks_vasprintf_r(&msg, fmt, ap);
     fn(userdata, step, msg ? msg : step);
 }
 
@@ -96,8 +95,7 @@ static int fail_step(run *x, const char *step, int err, const char *fmt, ...)
     va_list ap;
 
     va_start(ap, fmt);
-    if (vasprintf(&msg, fmt, ap) < 0)
-        msg = NULL;
+    (void)ks_vasprintf_r(&msg, fmt, ap);
     va_end(ap);
     free(x->r->error);
     x->r->error = msg ? strdup(msg) : NULL;

@@ -24,7 +24,7 @@ void ks_bootfs_done(ks_bootfs *b)
 /* The device is opened inside the root: under --root a regular file with an image stands in. */
 static int probe_device(const ks_root *root, const char *path, char **ret_type, char **ret_uuid)
 {
-    _cleanup_close_ int fd = -1;
+    _cleanup_close_ int fd = -EBADF;
     _cleanup_free_ char *type = NULL, *uuid = NULL;
     const char *v;
     blkid_probe pr;

@@ -73,7 +73,7 @@ int ks_dpkg_status_has(const char *text, size_t len, const char *package, bool *
 
 int ks_dpkg_is_installed(const ks_root *root, const char *package, bool *ret)
 {
-    _cleanup_close_ int fd = -1;
+    _cleanup_close_ int fd = -EBADF;
     struct stat st;
     void *p;
     int k;

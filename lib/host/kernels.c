@@ -2,6 +2,7 @@
 #include <ctype.h>
 
 #include "lib/host/kernels.h"
+#include "lib/basic/alloc-util.h"
 #include "lib/basic/util.h"
 
 #define LIST_MAX (16u * 1024 * 1024)
@@ -172,6 +173,7 @@ int ks_kernels_list(const ks_root *root, ks_kernels *ret)
 {
     _cleanup_strv_free_ char **names = NULL;
     ks_kernels ks = {};
+    size_t cap = 0;
     int k;
 
     k = ks_root_list_dir(root, "boot", &names);
@@ -180,7 +182,7 @@ int ks_kernels_list(const ks_root *root, ks_kernels *ret)
     for (char **n = names; *n; n++) {
         _cleanup_free_ char *path = NULL, *initrd = NULL, *mdir = NULL;
         const char *release = ks_startswith(*n, "vmlinuz-");
-        ks_kernel *nv, kern = {};
+        ks_kernel kern = {};
         struct stat st;
 
         if (!release || !*release || skip_image_name(*n))
@@ -204,12 +206,10 @@ int ks_kernels_list(const ks_root *root, ks_kernels *ret)
         kern.release = strdup(release);
         if (!kern.release)
             goto oom;
-        nv = realloc(ks.v, (ks.n + 1) * sizeof(*nv));
-        if (!nv) {
+        if (!GREEDY_REALLOC(ks.v, cap, ks.n + 1)) {
             free(kern.release);
             goto oom;
         }
-        ks.v = nv;
         ks.v[ks.n++] = kern;
     }
     if (ks.n > 1)

@@ -9,6 +9,7 @@
 #include <ctype.h>
 
 #include "lib/host/bootfs.h"
+#include "lib/basic/alloc-util.h"
 #include "lib/basic/util.h"
 
 #define MAX_FIELDS 64
@@ -137,16 +138,10 @@ int ks_mountinfo_parse(const char *text, size_t len, ks_mountinfo *ret)
         }
         if (k < 0)
             continue;
-        if (m.n == cap) {
-            size_t ncap = cap ? cap * 2 : 32;
-            ks_mount *nv = realloc(m.v, ncap * sizeof(*nv));
-            if (!nv) {
-                mount_done(&one);
-                ks_mountinfo_done(&m);
-                return -ENOMEM;
-            }
-            m.v = nv;
-            cap = ncap;
+        if (!GREEDY_REALLOC(m.v, cap, m.n + 1)) {
+            mount_done(&one);
+            ks_mountinfo_done(&m);
+            return -ENOMEM;
         }
         m.v[m.n++] = one;
     }

@@ -10,6 +10,7 @@
 #include <sys/sysmacros.h>
 
 #include "lib/host/sysctl.h"
+#include "lib/basic/alloc-util.h"
 #include "lib/basic/util.h"
 
 #define CONF_MAX (1024u * 1024)
@@ -109,7 +110,7 @@ static int conf_files_list(const ks_root *root, const char *sub, conf_file **ret
 {
     _cleanup_strv_free_ char **seen = NULL;
     conf_file *v = NULL;
-    size_t n = 0;
+    size_t n = 0, cap = 0;
     int k;
 
     for (size_t d = 0; d < ARRAY_SIZE(conf_dirs); d++) {
@@ -124,7 +125,6 @@ static int conf_files_list(const ks_root *root, const char *sub, conf_file **ret
             continue;
         for (char **nm = names; *nm; nm++) {
             _cleanup_free_ char *path = NULL;
-            conf_file *nv;
 
             if ((*nm)[0] == '.' || !ks_endswith(*nm, ".conf"))
                 continue;
@@ -138,12 +138,10 @@ static int conf_files_list(const ks_root *root, const char *sub, conf_file **ret
             }
             if (is_mask(root, path))
                 continue;
-            nv = realloc(v, (n + 1) * sizeof(*v));
-            if (!nv) {
+            if (!GREEDY_REALLOC(v, cap, n + 1)) {
                 conf_files_free(v, n);
                 return -ENOMEM;
             }
-            v = nv;
             v[n].name = strdup(*nm);
             v[n].path = TAKE_PTR(path);
             n++;

@@ -193,7 +193,7 @@ static int detect_proot(const ks_root *root, verdict *v)
 /* systemd's running_in_cgroupns(): a nested cgroup namespace is some container. */
 static bool in_cgroupns(const ks_root *root)
 {
-    _cleanup_close_ int fd = -1;
+    _cleanup_close_ int fd = -EBADF;
     struct statfs sfs;
 
     if (!ks_root_exists(root, "proc/self/ns/cgroup"))

@@ -7,6 +7,8 @@
 #include "lib/basic/fileio.h"
 #include "lib/kernel/kmod-dl.h"
 #include "lib/kernel/modverify.h"
+#include "lib/basic/alloc-util.h"
+#include "lib/basic/string-table.h"
 #include "lib/basic/util.h"
 
 #define BUILTIN_FILE_MAX (16 * 1024 * 1024)
@@ -34,16 +36,13 @@ struct ks_modset {
     char *error;
 };
 
-static const char *const state_names[_KS_MODULE_STATE_MAX] = {
+static const char *const ks_module_state_table[_KS_MODULE_STATE_MAX] = {
     [KS_MODULE_MISSING] = "missing",
     [KS_MODULE_BUILTIN] = "builtin",
     [KS_MODULE_LOADABLE] = "module",
 };
 
-const char *ks_module_state_to_string(ks_module_state s)
-{
-    return s >= 0 && s < _KS_MODULE_STATE_MAX ? state_names[s] : NULL;
-}
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(ks_module_state, ks_module_state);
 
 void ks_module_report_done(ks_module_report *m)
 {
@@ -67,7 +66,7 @@ ks_modset *ks_modset_new(const char *release)
     ks_modset *s = calloc(1, sizeof(*s));
     if (!s)
         return NULL;
-    s->dirfd = -1;
+    s->dirfd = -EBADF;
     s->release = strdup(release ? release : "");
     if (!s->release) {
         free(s);
@@ -183,14 +182,8 @@ static int get_entry(ks_modset *s, const char *raw, modent **ret)
     }
     if (s->n >= UINT32_MAX - 1)
         return -E2BIG;
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 64;
-        modent *nv = realloc(s->v, cap * sizeof(modent));
-        if (!nv)
-            return -ENOMEM;
-        s->v = nv;
-        s->cap = cap;
-    }
+    if (!GREEDY_REALLOC(s->v, s->cap, s->n + 1))
+        return -ENOMEM;
     if ((s->n + 1) * 2 > s->nslots) {
         r = rehash(s, s->nslots ? s->nslots * 2 : 128);
         if (r < 0)

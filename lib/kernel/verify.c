@@ -6,6 +6,7 @@
 #include "lib/kernel/initrd.h"
 #include "lib/kernel/modinfo.h"
 #include "lib/kernel/verify.h"
+#include "lib/basic/string-table.h"
 
 #define PROC_MODULES_MAX (4 * 1024 * 1024)
 
@@ -14,11 +15,11 @@ static const char *const driver_modules[][2] = {
     {"sr", "sr_mod"},
 };
 
-const char *ks_verify_source_to_string(ks_verify_source s)
-{
-    static const char *const names[_KS_VERIFY_SOURCE_MAX] = {"tree", "deb"};
-    return s >= 0 && s < _KS_VERIFY_SOURCE_MAX ? names[s] : NULL;
-}
+static const char *const ks_verify_source_table[_KS_VERIFY_SOURCE_MAX] = {
+    [KS_VERIFY_TREE] = "tree",
+    [KS_VERIFY_DEB] = "deb",
+};
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(ks_verify_source, ks_verify_source);
 
 void ks_verify_result_done(ks_verify_result *r)
 {
@@ -38,15 +39,12 @@ static void set_error(const ks_verify_opts *o, const char *fmt, ...) _printf_(2,
 static void set_error(const ks_verify_opts *o, const char *fmt, ...)
 {
     va_list ap;
-    char *s = NULL;
 
-    if (!o->error || *o->error)
+    if (!o->error)
         return;
     va_start(ap, fmt);
-    if (vasprintf(&s, fmt, ap) < 0)
-        s = NULL;
+    (void)ks_set_first_verrorf(o->error, fmt, ap);
     va_end(ap);
-    *o->error = s;
 }
 
 /* Joins a string vector with ", " (for messages). */

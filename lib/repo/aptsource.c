@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "lib/repo/aptsource.h"
+#include "lib/basic/string-table.h"
 #include "lib/basic/fileio.h"
 #include "lib/basic/util.h"
 
@@ -688,17 +689,12 @@ void ks_apt_changes_done(ks_apt_changes *c)
     *c = (ks_apt_changes){0};
 }
 
-const char *ks_apt_change_kind_to_string(ks_apt_change_kind k)
-{
-    static const char *const names[_KS_APT_CHANGE_KIND_MAX] = {
-        [KS_APT_CHANGE_WRITE] = "write",
-        [KS_APT_CHANGE_RENAME] = "rename",
-        [KS_APT_CHANGE_REMOVE] = "remove",
-    };
-    if (k < 0 || k >= _KS_APT_CHANGE_KIND_MAX)
-        return NULL;
-    return names[k];
-}
+static const char *const ks_apt_change_kind_table[_KS_APT_CHANGE_KIND_MAX] = {
+    [KS_APT_CHANGE_WRITE] = "write",
+    [KS_APT_CHANGE_RENAME] = "rename",
+    [KS_APT_CHANGE_REMOVE] = "remove",
+};
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(ks_apt_change_kind, ks_apt_change_kind);
 
 static int add_change(ks_apt_changes *l, ks_apt_change *c)
 {

@@ -8,11 +8,12 @@
 #include "lib/basic/fileio.h"
 #include "lib/repo/gpgme-dl.h"
 #include "lib/repo/keyring.h"
+#include "lib/basic/string-table.h"
 #include "lib/basic/util.h"
 
 #define KEY_FILE_MAX (4 * 1024 * 1024)
 
-static const char *const status_names[_KS_KEY_STATUS_MAX] = {
+static const char *const ks_key_status_table[_KS_KEY_STATUS_MAX] = {
     [KS_KEY_OK] = "ok",
     [KS_KEY_ERROR] = "error",
     [KS_KEY_NO_KEY] = "no-key",
@@ -36,12 +37,7 @@ static const int status_errno[_KS_KEY_STATUS_MAX] = {
     [KS_KEY_INVALID] = EBADMSG,
 };
 
-const char *ks_key_status_to_string(ks_key_status s)
-{
-    if (s < 0 || s >= _KS_KEY_STATUS_MAX)
-        return NULL;
-    return status_names[s];
-}
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(ks_key_status, ks_key_status);
 
 void ks_key_info_done(ks_key_info *info)
 {
@@ -85,9 +81,9 @@ static int refuse(ks_key_info *info, ks_key_status s, const char *fmt, ...)
 
     info->status = s;
     free(info->reason);
+    info->reason = NULL;
     va_start(ap, fmt);
-    if (vasprintf(&info->reason, fmt, ap) < 0)
-        info->reason = NULL;
+    (void)ks_vasprintf_r(&info->reason, fmt, ap);
     va_end(ap);
     return -status_errno[s];
 }

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "lib/basic/alloc-util.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int run_file(const char *path)
@@ -23,12 +25,8 @@ static int run_file(const char *path)
         return 1;
     }
     do {
-        if (len == cap) {
-            cap = cap ? cap * 2 : 65536;
-            buf = realloc(buf, cap);
-            if (!buf)
-                abort();
-        }
+        if (len == cap && !GREEDY_REALLOC(buf, cap, len + 65536))
+            abort();
         n = fread(buf + len, 1, cap - len, f);
         len += n;
     } while (n > 0);

@@ -16,6 +16,7 @@
 #include "grub/forecast.h"
 #include "lib/basic/fileio.h"
 #include "lib/basic/root.h"
+#include "lib/basic/alloc-util.h"
 #include "lib/basic/util.h"
 
 static int read_all(const ks_root *r, const char *path, char **ret, size_t *len)
@@ -78,7 +79,7 @@ static const char *cmd_name(const ks_grub_node *n, char **buf)
     return ks_grub_word_literal(&n->words[0], buf);
 }
 
-static int collect(const ks_grub_block *b, edit **v, size_t *n)
+static int collect(const ks_grub_block *b, edit **v, size_t *n, size_t *cap)
 {
     for (size_t i = 0; i < b->n; i++) {
         const ks_grub_node *nd = b->v[i];
@@ -87,9 +88,9 @@ static int collect(const ks_grub_block *b, edit **v, size_t *n)
 
         if (nd->type == KS_GRUB_NODE_IF) {
             for (size_t j = 0; j < nd->n_conds; j++)
-                if (collect(&nd->bodies[j], v, n) < 0)
+                if (collect(&nd->bodies[j], v, n, cap) < 0)
                     return -ENOMEM;
-            if (nd->else_body && collect(nd->else_body, v, n) < 0)
+            if (nd->else_body && collect(nd->else_body, v, n, cap) < 0)
                 return -ENOMEM;
             continue;
         }
@@ -97,7 +98,7 @@ static int collect(const ks_grub_block *b, edit **v, size_t *n)
         if (!name || !nd->body)
             continue;
         if (streq(name, "submenu")) {
-            if (collect(nd->body, v, n) < 0)
+            if (collect(nd->body, v, n, cap) < 0)
                 return -ENOMEM;
             continue;
         }
@@ -119,12 +120,11 @@ static int collect(const ks_grub_block *b, edit **v, size_t *n)
             free(*dst);
             *dst = t;
         }
-        edit *nv = realloc(*v, (*n + 1) * sizeof(*nv));
-        if (!nv || !before || !after) {
+        if (!before || !after || !GREEDY_REALLOC(*v, *cap, *n + 1)) {
             ks_grub_entry_done(&e);
             return -ENOMEM;
         }
-        *v = nv;
+        edit *nv = *v;
         nv[*n].start = nd->body_start;
         nv[*n].end = nd->body_end;
         nv[*n].text = ks_asprintf("\n%s\tterminal_output serial\n\techo KSWAP-BOOT %s\n%s\thalt\n",
@@ -141,7 +141,7 @@ static int do_stub(const ks_root *r, char **argv)
     _cleanup_grub_cfg_ ks_grub_cfg *c = NULL;
     ks_grub_error err = {0};
     edit *v = NULL;
-    size_t len = 0, n = 0, pos = 0;
+    size_t len = 0, n = 0, cap = 0, pos = 0;
     FILE *out;
 
     if (read_all(r, argv[2], &text, &len) < 0)
@@ -151,7 +151,7 @@ static int do_stub(const ks_root *r, char **argv)
                 err.message);
         return 1;
     }
-    if (collect(&c->script, &v, &n) < 0)
+    if (collect(&c->script, &v, &n, &cap) < 0)
         return 1;
     out = fopen(argv[3], "we");
     if (!out)

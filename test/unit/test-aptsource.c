@@ -25,7 +25,7 @@ static int sh(const char *fmt, ...)
     int st;
 
     va_start(ap, fmt);
-    if (vasprintf(&cmd, fmt, ap) < 0)
+    if (ks_vasprintf_r(&cmd, fmt, ap) < 0)
         abort();
     va_end(ap);
     st = system(cmd);

@@ -146,7 +146,7 @@ static int run(const char *fmt, ...)
     int r;
 
     va_start(ap, fmt);
-    r = vasprintf(&cmd, fmt, ap);
+    r = ks_vasprintf_r(&cmd, fmt, ap);
     va_end(ap);
     if (r < 0)
         abort();

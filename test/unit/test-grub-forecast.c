@@ -13,7 +13,9 @@
 typedef struct expect {
     const char *kernel; /* NULL: waits / no kernel */
     bool one_shot, waits, fell_back;
-    const char *after; /* a change that must be listed, or NULL */
+    const char *after;       /* a change that must be listed, or NULL */
+    bool recovery;           /* the entry booted is a recovery entry (bootctl refuses it) */
+    const char *wait_reason; /* when it waits: why ("timeout", "password"); NULL: not checked */
 } expect;
 
 static const char *change_list(char **l)
@@ -70,6 +72,12 @@ static void run_case2(const char *name, const char *fixture, const char *from, c
         CHECK_MSG(b->waits == want[i].waits, "%s boot %zu: waits %d", name, i + 1, b->waits);
         CHECK_MSG(b->fell_back == want[i].fell_back, "%s boot %zu: fell_back %d", name, i + 1,
                   b->fell_back);
+        CHECK_MSG(b->recovery == want[i].recovery, "%s boot %zu: recovery %d", name, i + 1,
+                  b->recovery);
+        if (want[i].wait_reason)
+            CHECK_MSG(streq_ptr(b->wait_reason, want[i].wait_reason),
+                      "%s boot %zu: wait_reason %s, want %s", name, i + 1,
+                      strempty(b->wait_reason), want[i].wait_reason);
         if (want[i].after)
             CHECK_MSG(ks_strv_contains(b->changes, want[i].after), "%s boot %zu: changes [%s]",
                       name, i + 1, change_list(b->changes));
@@ -145,11 +153,11 @@ static void test_ubuntu_24_04(void)
              (expect[]){{"6.8.0-48-generic"}, {"6.8.0-48-generic"}, {"6.8.0-48-generic"}}, 3);
     /* GRUB_RECORDFAIL_TIMEOUT=-1 waits forever after a failed boot. */
     run_case("recordfail timeout -1 waits", f, "set timeout=30", "set timeout=-1", recordfail, true,
-             (expect[]){{NULL, false, true}}, 1);
+             (expect[]){{NULL, false, true, .wait_reason = "timeout"}}, 1);
     /* A GRUB password (superusers) and entries without --unrestricted: it asks and waits. */
     run_case("superusers", f, "### END /etc/grub.d/00_header ###",
              "set superusers=root\n### END /etc/grub.d/00_header ###", none, true,
-             (expect[]){{NULL, false, true}}, 1);
+             (expect[]){{NULL, false, true, .wait_reason = "password"}}, 1);
     run_case("superusers unrestricted", f, "menuentry 'Ubuntu' --class",
              "set superusers=root\nmenuentry 'Ubuntu' --unrestricted --class", none, true,
              (expect[]){{"6.8.0-48-generic"}, {"6.8.0-48-generic"}, {"6.8.0-48-generic"}}, 3);
@@ -210,7 +218,9 @@ static void test_initrdfail(void)
               "if true; then", "}\n\n### END /etc/grub.d/10_linux ###",
               "fi\n\n### END /etc/grub.d/10_linux ###", rest, true,
               (expect[]){{"5.15.0-1026-aws", true, false, false, "prev_entry: unset -> '2'"},
-                         {"5.15.0-1028-aws", true, false, false, "initrdfail: '1' -> '2'"},
+                         /* flat menu entry 2 is 1028's recovery entry */
+                         {"5.15.0-1028-aws", true, false, false, "initrdfail: '1' -> '2'",
+                          .recovery = true},
                          {"5.15.0-1028-aws", false, false, false, "initrdfail: '2' -> '1'"}},
               3);
     (void)none;
@@ -226,8 +236,9 @@ static void test_debian(void)
     run_case("debian", "debian-lvm.cfg", NULL, NULL, none, true,
              (expect[]){{"4.9.0-3-amd64"}, {"4.9.0-3-amd64"}, {"4.9.0-3-amd64"}}, 3);
     run_case("debian one-shot recovery", "debian-lvm.cfg", NULL, NULL, one, true,
-             (expect[]){
-                 {"4.9.0-3-amd64", true, false, false, NULL}, {"4.9.0-3-amd64"}, {"4.9.0-3-amd64"}},
+             (expect[]){{"4.9.0-3-amd64", true, false, false, NULL, .recovery = true},
+                        {"4.9.0-3-amd64"},
+                        {"4.9.0-3-amd64"}},
              3);
 }
 

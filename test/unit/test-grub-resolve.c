@@ -176,8 +176,72 @@ static void test_fixture_paths(void)
     }
 }
 
+static void test_path_append(void)
+{
+    static const struct {
+        const char *start; /* NULL: no path yet */
+        const char *comp;
+        const char *want;
+    } cases[] = {
+        {NULL, "gnulinux-advanced-x", "gnulinux-advanced-x"},
+        {"", "a", "a"}, /* an empty path takes no '>' */
+        {"a", "b", "a>b"},
+        {"a>b", "c", "a>b>c"},
+        {NULL, "x>y", "x>>y"}, /* a '>' in a title is doubled */
+        {"Advanced options", "Ubuntu, with Linux >6", "Advanced options>Ubuntu, with Linux >>6"},
+        {"a", "", "a>"},
+        {NULL, "", ""},
+        {"p", ">>", "p>>>>>"},
+    };
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        char *s = cases[i].start ? strdup(cases[i].start) : NULL;
+        CHECK(!cases[i].start || s);
+        CHECK_INTEQ(ks_grub_path_append(&s, cases[i].comp), 0);
+        CHECK_STREQ(s, cases[i].want);
+        free(s);
+    }
+}
+
+static void test_strtoull(void)
+{
+    static const struct {
+        const char *s;
+        int r;
+        unsigned long long v; /* when r == 0 */
+    } cases[] = {
+        {"0", 0, 0},
+        {"2", 0, 2},
+        {"  12", 0, 12},          /* leading white space */
+        {"1>2", 0, 1},            /* no end check: the rest is the submenu's default */
+        {"3abc", 0, 3},
+        {"0x1f", 0, 31},          /* lower-case 0x: hex */
+        {"0X1f", 0, 0},           /* upper-case X is not a prefix: "0", then stop */
+        {"0x", -EINVAL, 0},       /* no hex digit: a title, not a number */
+        {"0xg", -EINVAL, 0},
+        {"010", 0, 8},            /* 0 and an octal digit: octal */
+        {"08", 0, 8},             /* 0 and 8: decimal */
+        {"017>1", 0, 15},
+        {"", -EINVAL, 0},
+        {"Ubuntu", -EINVAL, 0},
+        {"-1", -EINVAL, 0},       /* no sign */
+        {"18446744073709551615", 0, 18446744073709551615ULL},
+        {"18446744073709551616", -ERANGE, 0},
+    };
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        unsigned long long v = 4242;
+        int r = ks_grub_strtoull(cases[i].s, &v);
+        CHECK_MSG(r == cases[i].r, "'%s': %d", cases[i].s, r);
+        if (cases[i].r == 0)
+            CHECK_MSG(v == cases[i].v, "'%s': %llu", cases[i].s, v);
+        else
+            CHECK_MSG(v == 4242, "'%s': output touched on error", cases[i].s);
+    }
+}
+
 int main(void)
 {
+    test_strtoull();
+    test_path_append();
     test_resolve();
     test_paths();
     test_fixture_paths();

@@ -146,11 +146,23 @@ static void test_asprintf(void)
     free(s);
 }
 
+static void test_set_first_error(void)
+{
+    char *e = NULL;
+
+    CHECK_INTEQ(ks_set_first_errorf(&e, "first %d", 1), 0);
+    CHECK_STREQ(e, "first 1");
+    CHECK_INTEQ(ks_set_first_errorf(&e, "second %d", 2), 0); /* the first one stays */
+    CHECK_STREQ(e, "first 1");
+    free(e);
+}
+
 int main(void)
 {
     test_greedy_realloc();
     test_string_table();
     test_asprintf();
+    test_set_first_error();
     test_split();
     test_numbers();
     test_lines();

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/basic/alloc-util.h"
+
 static int ks_test_failed, ks_test_run;
 
 #define CHECK(cond)                                                                                \
@@ -82,13 +84,10 @@ static inline char *ks_test_slurp(const char *path, size_t *ret_len)
     if (!f)
         return NULL;
     do {
-        if (len + 4096 > cap) {
-            cap = cap ? cap * 2 : 8192;
-            buf = realloc(buf, cap + 1);
-            if (!buf)
-                abort();
-        }
-        n = fread(buf + len, 1, cap - len, f);
+        /* Room for 4096 more bytes and the NUL: fread fills all but the last byte. */
+        if (!GREEDY_REALLOC(buf, cap, len + 4096 + 1))
+            abort();
+        n = fread(buf + len, 1, cap - len - 1, f);
         len += n;
     } while (n > 0);
     fclose(f);
