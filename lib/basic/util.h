@@ -37,6 +37,24 @@
         _fd;                                                                                       \
     })
 
+/*
+ * _cleanup_ helpers for owned types, as in systemd's src/basic/macro.h:
+ *   DEFINE_TRIVIAL_CLEANUP_FUNC(ks_foo *, ks_foo_free) gives ks_foo_freep(ks_foo **);
+ *   DEFINE_TRIVIAL_DONE_FUNC(ks_bar, ks_bar_done) gives ks_bar_donep(ks_bar *), for a value-type
+ *   result whose _done() frees what it holds and leaves it empty, so that an early return is safe.
+ */
+#define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func)                                                    \
+    static inline void func##p(type *p)                                                            \
+    {                                                                                              \
+        if (*p)                                                                                    \
+            func(*p);                                                                              \
+    }
+#define DEFINE_TRIVIAL_DONE_FUNC(type, func)                                                       \
+    static inline void func##p(type *p)                                                            \
+    {                                                                                              \
+        func(p);                                                                                   \
+    }
+
 static inline void ks_freep(void *p)
 {
     free(*(void **)p);

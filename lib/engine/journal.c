@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <ctype.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 
+#include "lib/basic/base64.h"
 #include "lib/basic/fileio.h"
+#include "lib/basic/time-util.h"
 #include "lib/engine/journal.h"
-#include "lib/host/kernels.h"
-#include "lib/host/sysctl.h"
 
 struct ks_journal {
     const ks_root *root; /* NULL for a parsed journal: it cannot be saved */
@@ -136,84 +137,17 @@ const char *ks_journal_field_to_string(ks_journal_field f)
     return f >= 0 && f < _KS_JF_MAX ? field_names[f] : NULL;
 }
 
-/* ---- base64 (RFC 4648, padded): grubenv and previous file contents are bytes ---- */
-
-static const char b64_alphabet[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-static char *base64_encode(const unsigned char *p, size_t len)
-{
-    char *out = malloc((len + 2) / 3 * 4 + 1), *o = out;
-
-    if (!out)
-        return NULL;
-    for (size_t i = 0; i < len; i += 3) {
-        uint32_t v = (uint32_t)p[i] << 16;
-        if (i + 1 < len)
-            v |= (uint32_t)p[i + 1] << 8;
-        if (i + 2 < len)
-            v |= p[i + 2];
-        *o++ = b64_alphabet[(v >> 18) & 63];
-        *o++ = b64_alphabet[(v >> 12) & 63];
-        *o++ = i + 1 < len ? b64_alphabet[(v >> 6) & 63] : '=';
-        *o++ = i + 2 < len ? b64_alphabet[v & 63] : '=';
-    }
-    *o = '\0';
-    return out;
-}
-
-static int b64_value(char c)
-{
-    const char *p = c ? strchr(b64_alphabet, c) : NULL;
-    return p ? (int)(p - b64_alphabet) : -1;
-}
-
-static int base64_decode(const char *s, unsigned char **ret, size_t *ret_len)
-{
-    size_t n = strlen(s), len = 0;
-    unsigned char *out;
-
-    if (n % 4 != 0)
-        return -EBADMSG;
-    out = malloc(n / 4 * 3 + 1);
-    if (!out)
-        return -ENOMEM;
-    for (size_t i = 0; i < n; i += 4) {
-        int a = b64_value(s[i]), b = b64_value(s[i + 1]), c, d;
-        bool last = i + 4 == n;
-        /* Padding only at the very end, and only as "x=" or "=="-shaped tails. */
-        c = last && s[i + 2] == '=' && s[i + 3] == '=' ? -2 : b64_value(s[i + 2]);
-        d = last && s[i + 3] == '=' && c != -1 ? -2 : b64_value(s[i + 3]);
-        if (a < 0 || b < 0 || c == -1 || d == -1) {
-            free(out);
-            return -EBADMSG;
-        }
-        out[len++] = (unsigned char)(a << 2 | b >> 4);
-        if (c >= 0)
-            out[len++] = (unsigned char)((b & 15) << 4 | c >> 2);
-        if (c >= 0 && d >= 0)
-            out[len++] = (unsigned char)((c & 3) << 6 | d);
-    }
-    *ret = out;
-    *ret_len = len;
-    return 0;
-}
-
 /* ---- time ---- */
 
-char *ks_format_utc(time_t t, char buf[static 21])
+static time_t journal_now(const ks_journal *j)
 {
-    struct tm tm;
-
-    if (!gmtime_r(&t, &tm) || strftime(buf, 21, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-        snprintf(buf, 21, "1970-01-01T00:00:00Z");
-    return buf;
+    return j->now ? j->now() : time(NULL);
 }
 
 static char *now_string(const ks_journal *j)
 {
-    char buf[21];
-    return strdup(ks_format_utc(j->now ? j->now() : time(NULL), buf));
+    char buf[KS_UTC_MAX];
+    return strdup(ks_format_utc(journal_now(j), buf));
 }
 
 /* Replaces *dst with a copy of src (NULL clears). */
@@ -243,21 +177,6 @@ static int stamp(const ks_journal *j, char **dst)
 
 /* ---- life cycle ---- */
 
-static void snapshot_done(ks_snapshot *s)
-{
-    free(s->taken_at);
-    free(s->kernel);
-    free(s->boot_id);
-    free(s->grubenv);
-    free(s->dropin);
-    for (size_t i = 0; i < s->n_sysctls; i++) {
-        free(s->sysctls[i].name);
-        free(s->sysctls[i].value);
-    }
-    free(s->sysctls);
-    *s = (ks_snapshot){0};
-}
-
 static void step_done(ks_journal_step *s)
 {
     free(s->name);
@@ -284,7 +203,7 @@ static void journal_clear(ks_journal *j)
     free(j->guard_trial_boot_id);
     free(j->guard_boot_id);
     free(j->guard_at);
-    snapshot_done(&j->snapshot);
+    ks_snapshot_done(&j->snapshot);
     for (size_t i = 0; i < j->n_steps; i++)
         step_done(&j->steps[i]);
     free(j->steps);
@@ -346,8 +265,8 @@ static json_object *jstr(jb *b, const char *s)
 
 static json_object *jb64(jb *b, const unsigned char *p, size_t len)
 {
-    _cleanup_free_ char *s = base64_encode(p, len);
-    if (!s) {
+    _cleanup_free_ char *s = NULL;
+    if (ks_base64_encode(p, len, &s) < 0) {
         b->oom = true;
         return NULL;
     }
@@ -611,7 +530,7 @@ static int get_bytes(parser *p, json_object *o, const char *ctx, const char *key
     k = get_str(p, o, ctx, key, &s);
     if (k < 0 || !s)
         return k;
-    k = base64_decode(s, dst, dst_len);
+    k = ks_base64_decode(s, strlen(s), dst, dst_len);
     if (k == -ENOMEM)
         p->oom = true;
     if (k < 0)
@@ -1308,149 +1227,21 @@ int ks_journal_forget_change(ks_journal *j, ks_change_kind kind, const char *nam
     return ks_journal_save(j);
 }
 
-/* ---- boot identity and snapshot ---- */
-
-int ks_boot_id_parse(const char *text, size_t len, char **ret)
-{
-    char *id;
-
-    if (len > 0 && text[len - 1] == '\n')
-        len--;
-    if (len != 36)
-        return -EBADMSG;
-    for (size_t i = 0; i < len; i++) {
-        bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-        if (dash ? text[i] != '-' : !isxdigit((unsigned char)text[i]))
-            return -EBADMSG;
-    }
-    id = strndup(text, len);
-    if (!id)
-        return -ENOMEM;
-    for (char *s = id; *s; s++)
-        *s = (char)tolower((unsigned char)*s);
-    *ret = id;
-    return 0;
-}
-
-int ks_btime_parse(const char *text, size_t len, uint64_t *ret)
-{
-    const char *line;
-    size_t pos = 0, n;
-
-    while (ks_next_line(text, len, &pos, &line, &n)) {
-        char buf[32];
-        unsigned long long v;
-        size_t i = 5;
-
-        if (n < 6 || memcmp(line, "btime", 5) != 0 || (line[5] != ' ' && line[5] != '\t'))
-            continue;
-        while (i < n && (line[i] == ' ' || line[i] == '\t'))
-            i++;
-        while (n > i && (line[n - 1] == ' ' || line[n - 1] == '\t' || line[n - 1] == '\r'))
-            n--;
-        if (n - i == 0 || n - i >= sizeof(buf))
-            return -EBADMSG;
-        memcpy(buf, line + i, n - i);
-        buf[n - i] = '\0';
-        if (ks_safe_atou64(buf, &v) < 0)
-            return -EBADMSG;
-        *ret = v;
-        return 0;
-    }
-    return -EBADMSG;
-}
-
-int ks_read_boot_id(const ks_root *root, char **ret)
-{
-    _cleanup_free_ char *text = NULL;
-    size_t len = 0;
-    int k;
-
-    k = ks_root_read_file(root, "proc/sys/kernel/random/boot_id", 4096, &text, &len);
-    if (k < 0)
-        return k;
-    return ks_boot_id_parse(text, len, ret);
-}
-
-int ks_read_btime(const ks_root *root, uint64_t *ret)
-{
-    _cleanup_free_ char *text = NULL;
-    size_t len = 0;
-    int k;
-
-    /* proc/stat grows with the CPU count; a few MiB covers thousands of CPUs. */
-    k = ks_root_read_file(root, "proc/stat", 8u << 20, &text, &len);
-    if (k < 0)
-        return k;
-    return ks_btime_parse(text, len, ret);
-}
-
-/* Reads an optional file: *ret NULL when it does not exist. */
-static int read_optional(const ks_root *root, const char *path, size_t max, char **ret,
-                         size_t *ret_len)
-{
-    int k;
-
-    *ret = NULL;
-    *ret_len = 0;
-    if (!path)
-        return 0;
-    k = ks_root_read_file(root, path, max, ret, ret_len);
-    return k == -ENOENT ? 0 : k;
-}
+/* ---- snapshot ---- */
 
 int ks_journal_take_snapshot(ks_journal *j, const char *grubenv_path, const char *dropin_path,
                              char *const *sysctls)
 {
-    ks_snapshot s = {0};
-    _cleanup_free_ char *env = NULL;
-    size_t n = ks_strv_length(sysctls), len;
+    ks_snapshot s;
     int k;
 
+    assert(j);
     if (!j->root)
         return -EBADF;
-    k = ks_running_kernel(j->root, &s.kernel);
-    if (k >= 0)
-        k = ks_read_boot_id(j->root, &s.boot_id);
-    if (k >= 0)
-        k = ks_read_btime(j->root, &s.btime);
-    if (k >= 0)
-        k = read_optional(j->root, grubenv_path, 64 * 1024, &env, &len);
-    if (k >= 0 && env) {
-        s.has_grubenv = true;
-        s.grubenv_len = len;
-        s.grubenv = (unsigned char *)TAKE_PTR(env);
-    }
-    if (k >= 0)
-        k = read_optional(j->root, dropin_path, 1u << 20, &s.dropin, &len);
-    if (k >= 0) {
-        s.sysctls = calloc(n + 1, sizeof(*s.sysctls));
-        if (!s.sysctls)
-            k = -ENOMEM;
-    }
-    for (size_t i = 0; k >= 0 && i < n; i++) {
-        ks_snapshot_sysctl *y = &s.sysctls[s.n_sysctls++];
-        int r;
-
-        y->name = strdup(sysctls[i]);
-        if (!y->name) {
-            k = -ENOMEM;
-            break;
-        }
-        r = ks_sysctl_live(j->root, sysctls[i], &y->value);
-        if (r == -ENOMEM)
-            k = r;
-    }
-    if (k >= 0) {
-        s.taken_at = now_string(j);
-        if (!s.taken_at)
-            k = -ENOMEM;
-    }
-    if (k < 0) {
-        snapshot_done(&s);
+    k = ks_snapshot_take(j->root, grubenv_path, dropin_path, sysctls, journal_now(j), &s);
+    if (k < 0)
         return k;
-    }
-    snapshot_done(&j->snapshot);
+    ks_snapshot_done(&j->snapshot);
     j->snapshot = s;
     j->has_snapshot = true;
     return 0;

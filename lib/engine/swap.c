@@ -6,6 +6,7 @@
 #include "lib/repo/aptsource.h"
 #include "lib/basic/config.h"
 #include "lib/engine/bootctl.h"
+#include "lib/host/boot-identity.h"
 #include "lib/host/dpkg.h"
 #include "lib/basic/fileio.h"
 #include "lib/host/kernels.h"
