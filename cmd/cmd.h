@@ -17,11 +17,15 @@ enum {
     KS_EXIT_NOTHING = 4,     /* nothing to judge yet */
 };
 
-/* Per-command flags, checked by the dispatcher before the command runs. */
+/*
+ * Per-command flags; each command has exactly one, and the dispatcher (cmd/kswap.c) checks
+ * both before the command runs. The lock is not a flag: the engine takes it inside the calls
+ * that change something (lib/engine/lock.h).
+ */
 enum {
-    KS_READ_ONLY = 1 << 0,       /* never changes anything on disk */
-    KS_NEEDS_ROOT_USER = 1 << 1, /* needs uid 0 when it acts on "/" */
-    KS_TAKES_LOCK = 1 << 2,      /* takes var/lib/kswap/lock */
+    KS_READ_ONLY = 1 << 0,       /* changes nothing on disk: runs as any user */
+    KS_NEEDS_ROOT_USER = 1 << 1, /* changes the boot setup: refused to a user other than uid 0
+                                    when it acts on "/" */
 };
 
 typedef struct ks_ctx {

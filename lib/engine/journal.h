@@ -19,7 +19,7 @@
  * step with its times, and every change made, so that a later run resumes or rolls back.
  *
  * Changes to the journal are made in memory; ks_journal_save() writes the whole file
- * atomically (lib/fileio.h). ks_journal_step_begin()/_end(), ks_journal_note_file(),
+ * atomically (lib/basic/fileio.h). ks_journal_step_begin()/_end(), ks_journal_note_file(),
  * ks_journal_note_package() and ks_journal_claim_reboot() save by themselves, because the
  * record must be on disk before (and after) the action it describes.
  */
@@ -187,8 +187,10 @@ const ks_journal_step *ks_journal_step_find(const ks_journal *j, const char *nam
 
 /*
  * Changes, recorded (and saved) BEFORE they are made. note_file keeps the current content and
- * mode of path inside the root (or that it does not exist) so rollback can restore it; a path
- * noted before keeps its first record (the state before kswap). -EFBIG: larger than
+ * mode of path inside the root (or that it does not exist), so that the bytes kswap replaced
+ * are on record (rollback itself does not write them back: it sets GRUB's default again, and
+ * --purge plans the apt side from the root); a path noted before keeps its first record (the
+ * state before kswap). -EFBIG: larger than
  * KS_JOURNAL_MAX_PREVIOUS. note_package records a package kswap installs (version may be NULL);
  * noting it again updates the version.
  */
@@ -198,7 +200,7 @@ size_t ks_journal_n_changes(const ks_journal *j);
 const ks_journal_change *ks_journal_change_get(const ks_journal *j, size_t i);
 const ks_journal_change *ks_journal_change_find(const ks_journal *j, ks_change_kind kind,
                                                 const char *name);
-/* Forgets a change once undone (rollback); saved at once. -ENOENT when not recorded. */
+/* Forgets a change once it is undone; saved at once. -ENOENT when not recorded. */
 int ks_journal_forget_change(ks_journal *j, ks_change_kind kind, const char *name);
 
 /*

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <time.h>
@@ -279,10 +280,21 @@ static int start_locked(run *x, const ks_root *root, const ks_swap_common *c, ks
     return k;
 }
 
-static void end_run(run *x)
+/*
+ * Hands the journal to the result and applies the rule of swap.h: a negative errno exactly when
+ * the call could not evaluate or act (KS_SWAP_FAILED), 0 for every verdict in the result. An
+ * error without a status of its own (out of memory on the way) is a failure, never "done".
+ */
+static int end_run(run *x, int k)
 {
     x->r->journal = TAKE_PTR(x->j);
     free(x->root_abs);
+    x->root_abs = NULL;
+    if (k < 0 && (x->r->status == KS_SWAP_DONE || x->r->status == KS_SWAP_ALREADY))
+        x->r->status = KS_SWAP_FAILED;
+    if (x->r->status == KS_SWAP_FAILED)
+        return k < 0 ? k : -EIO;
+    return 0;
 }
 
 /* Releases installed under the root, as a strv. */
@@ -713,6 +725,9 @@ int ks_apply(const ks_root *root, const ks_apply_opts *o, ks_swap_result *ret)
     run x;
     int k;
 
+    assert(root);
+    assert(o);
+    assert(ret);
     k = init_run(&x, root, &o->common, ret);
     if (k < 0)
         return k;
@@ -790,11 +805,7 @@ int ks_apply(const ks_root *root, const ks_apply_opts *o, ks_swap_result *ret)
         k = reboot_now(&x, "reboot");
 out:
     ks_plan_done(&plan);
-    end_run(&x);
-    return k < 0 && ret->status != KS_SWAP_FAILED && ret->status != KS_SWAP_REFUSED &&
-                   ret->status != KS_SWAP_BUSY
-               ? k
-               : 0;
+    return end_run(&x, k);
 }
 
 /* ---- pin ---- */
@@ -809,6 +820,9 @@ int ks_pin(const ks_root *root, const ks_swap_common *c, const char *release, bo
     run x;
     int k;
 
+    assert(root);
+    assert(c);
+    assert(ret);
     k = start_locked(&x, root, c, ret, &lock);
     if (k < 0)
         goto out;
@@ -868,8 +882,7 @@ int ks_pin(const ks_root *root, const ks_swap_common *c, const char *release, bo
     }
     ret->status = KS_SWAP_DONE;
 out:
-    end_run(&x);
-    return 0;
+    return end_run(&x, k);
 }
 
 /* ---- rollback ---- */
@@ -925,6 +938,9 @@ int ks_rollback(const ks_root *root, const ks_swap_common *c, bool do_purge, boo
     run x;
     int k;
 
+    assert(root);
+    assert(c);
+    assert(ret);
     k = start_locked(&x, root, c, ret, &lock);
     if (k < 0)
         goto out;
@@ -981,6 +997,5 @@ int ks_rollback(const ks_root *root, const ks_swap_common *c, bool do_purge, boo
     if (reboot && !streq(running, old))
         (void)reboot_now(&x, "reboot");
 out:
-    end_run(&x);
-    return 0;
+    return end_run(&x, k);
 }
