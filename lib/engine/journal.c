@@ -8,6 +8,7 @@
 #include "lib/basic/base64.h"
 #include "lib/basic/fileio.h"
 #include "lib/basic/time-util.h"
+#include "lib/basic/transaction.h"
 #include "lib/engine/journal.h"
 
 struct ks_journal {
@@ -1105,12 +1106,11 @@ static int change_add(ks_journal *j, ks_journal_change *c)
 
 int ks_journal_note_file(ks_journal *j, const char *path)
 {
+    _cleanup_free_ char *previous = NULL;
     ks_journal_change c = {.kind = KS_CHANGE_FILE};
-    _cleanup_close_ int fd = -1;
-    struct stat st;
-    size_t len = 0;
     int k;
 
+    assert(j);
     if (!path || !*path)
         return -EINVAL;
     if (!j->root)
@@ -1118,42 +1118,12 @@ int ks_journal_note_file(ks_journal *j, const char *path)
     /* The first record is the state before kswap; later writes change nothing to undo. */
     if (change_find(j, KS_CHANGE_FILE, path))
         return 0;
-    fd = ks_root_open_at(j->root, path, O_RDONLY | O_NOFOLLOW, 0);
-    if (fd < 0 && fd != -ENOENT)
-        return fd;
-    if (fd >= 0) {
-        if (fstat(fd, &st) < 0)
-            return -errno;
-        if (!S_ISREG(st.st_mode))
-            return -EISDIR;
-        if ((uint64_t)st.st_size > KS_JOURNAL_MAX_PREVIOUS)
-            return -EFBIG;
-        c.previous = malloc((size_t)st.st_size + 1);
-        if (!c.previous)
-            return -ENOMEM;
-        while (len <= KS_JOURNAL_MAX_PREVIOUS) {
-            ssize_t n = read(fd, c.previous + len, (size_t)st.st_size + 1 - len);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n <= 0) {
-                k = n < 0 ? -errno : 0;
-                if (k < 0) {
-                    free(c.previous);
-                    return k;
-                }
-                break;
-            }
-            len += (size_t)n;
-            if (len > (size_t)st.st_size) {
-                /* Grew while we read: not the content we were told about. */
-                free(c.previous);
-                return -EAGAIN;
-            }
-        }
-        c.existed = true;
-        c.previous_len = len;
-        c.mode = st.st_mode & 07777;
-    }
+    /* The reader of old contents a file-change transaction uses; a symlink is not followed. */
+    k = ks_file_read_old(j->root, path, KS_JOURNAL_MAX_PREVIOUS, true, &c.existed, &previous,
+                         &c.previous_len, &c.mode);
+    if (k < 0)
+        return k;
+    c.previous = (unsigned char *)TAKE_PTR(previous);
     c.name = strdup(path);
     c.at = now_string(j);
     if (!c.name || !c.at) {
@@ -1166,6 +1136,22 @@ int ks_journal_note_file(ks_journal *j, const char *path)
         return k;
     }
     return ks_journal_save(j);
+}
+
+int ks_journal_note_transaction(ks_journal *j, const ks_transaction *t)
+{
+    int k;
+
+    assert(j);
+    assert(t);
+    for (size_t i = 0; i < t->n; i++) {
+        k = ks_journal_note_file(j, t->v[i].path);
+        if (k >= 0 && t->v[i].new_path)
+            k = ks_journal_note_file(j, t->v[i].new_path);
+        if (k < 0)
+            return k;
+    }
+    return 0;
 }
 
 int ks_journal_note_package(ks_journal *j, const char *name, const char *version)

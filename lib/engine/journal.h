@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "lib/basic/root.h"
+#include "lib/basic/transaction.h"
 #include "lib/basic/util.h"
 #include "lib/host/snapshot.h"
 
@@ -195,6 +196,8 @@ const ks_journal_step *ks_journal_step_find(const ks_journal *j, const char *nam
  * noting it again updates the version.
  */
 int ks_journal_note_file(ks_journal *j, const char *path);
+/* note_file for every path of a file-change transaction (a rename: both names), in order. */
+int ks_journal_note_transaction(ks_journal *j, const ks_transaction *t);
 int ks_journal_note_package(ks_journal *j, const char *name, const char *version);
 size_t ks_journal_n_changes(const ks_journal *j);
 const ks_journal_change *ks_journal_change_get(const ks_journal *j, size_t i);

@@ -436,7 +436,7 @@ static int step_repository(run *x, const ks_apply_opts *o, const ks_plan *plan)
 {
     _cleanup_free_ void *keyring = NULL;
     const char *fpr = o->pinned_fpr;
-    ks_apt_changes changes = {0};
+    _cleanup_transaction_ ks_transaction changes = {0};
     ks_key_info info = {0};
     size_t len = 0;
     int k;
@@ -470,17 +470,10 @@ static int step_repository(run *x, const ks_apply_opts *o, const ks_plan *plan)
     if (k < 0)
         return fail_step(x, "repository", k, "cannot plan the apt source: %s", strerror(-k));
     /* The journal holds every file's previous bytes before any of them changes. */
-    for (size_t i = 0; i < changes.n && k >= 0; i++) {
-        k = ks_journal_note_file(x->j, changes.v[i].path);
-        if (k >= 0 && changes.v[i].new_path)
-            k = ks_journal_note_file(x->j, changes.v[i].new_path);
-    }
-    if (k < 0) {
-        ks_apt_changes_done(&changes);
+    k = ks_journal_note_transaction(x->j, &changes);
+    if (k < 0)
         return journal_error(x, k);
-    }
-    k = ks_aptsource_apply(x->root, &changes);
-    ks_apt_changes_done(&changes);
+    k = ks_transaction_apply(x->root, &changes);
     if (k < 0)
         return fail_step(x, "repository", k, "cannot write the apt source: %s", strerror(-k));
     k = done(x, "repository", "etc/apt/sources.list.d/xanmod.sources");
@@ -890,7 +883,7 @@ out:
 static int purge(run *x, const char *running)
 {
     _cleanup_strv_free_ char **pkgs = NULL;
-    ks_apt_changes changes = {0};
+    _cleanup_transaction_ ks_transaction changes = {0};
     const char *new = ks_journal_get(x->j, KS_JF_NEW_KERNEL);
     int k;
 
@@ -921,7 +914,6 @@ static int purge(run *x, const char *running)
             return k;
     }
     k = ks_aptsource_remove(x->root, &changes);
-    ks_apt_changes_done(&changes);
     if (k < 0)
         return fail_step(x, "purge", k, "cannot remove the XanMod apt source: %s", strerror(-k));
     return 0;
