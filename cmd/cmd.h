@@ -5,6 +5,7 @@
 #include <stdbool.h>
 
 #include "lib/basic/findings.h"
+#include "lib/basic/json-util.h"
 #include "lib/basic/root.h"
 #include "lib/kernel/verify.h"
 
@@ -62,8 +63,9 @@ int ks_usage_error(const ks_cmd *cmd, const char *fmt, ...) _printf_(2, 3);
 
 /* Prints one JSON document on stdout; returns an exit code. */
 int ks_print_json(json_object *o);
+/* JSON is built with lib/basic/json-util.h (one error rule: NULL for the whole on failure). */
 json_object *ks_json_string_or_null(const char *s);
-json_object *ks_json_findings(const ks_findings *f);
+json_object *ks_json_findings(const ks_findings *f); /* NULL: out of memory */
 
 /* The human table of findings: one line per finding with a mark, then the remedy. */
 void ks_print_findings(const ks_ctx *ctx, const ks_findings *f);

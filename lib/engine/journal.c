@@ -7,6 +7,7 @@
 
 #include "lib/basic/base64.h"
 #include "lib/basic/fileio.h"
+#include "lib/basic/json-util.h"
 #include "lib/basic/time-util.h"
 #include "lib/basic/transaction.h"
 #include "lib/engine/journal.h"
@@ -248,162 +249,80 @@ int ks_journal_new(const ks_root *root, ks_journal **ret)
 
 /* ---- JSON out ---- */
 
-/* Builds objects without checking every call: one failure poisons the whole document. */
-typedef struct jb {
-    bool oom;
-} jb;
-
-static json_object *jstr(jb *b, const char *s)
+static json_object *snapshot_to_json(ks_json_builder *b, const ks_snapshot *s)
 {
-    json_object *o;
-    if (!s)
-        return NULL;
-    o = json_object_new_string(s);
-    if (!o)
-        b->oom = true;
-    return o;
-}
+    json_object *o = ks_jb_object(b), *a = ks_jb_array(b);
 
-static json_object *jb64(jb *b, const unsigned char *p, size_t len)
-{
-    _cleanup_free_ char *s = NULL;
-    if (ks_base64_encode(p, len, &s) < 0) {
-        b->oom = true;
-        return NULL;
-    }
-    return jstr(b, s);
-}
-
-static json_object *jint(jb *b, int64_t v)
-{
-    json_object *o = json_object_new_int64(v);
-    if (!o)
-        b->oom = true;
-    return o;
-}
-
-static json_object *jbool(jb *b, bool v)
-{
-    json_object *o = json_object_new_boolean(v);
-    if (!o)
-        b->oom = true;
-    return o;
-}
-
-static json_object *jobj(jb *b)
-{
-    json_object *o = json_object_new_object();
-    if (!o)
-        b->oom = true;
-    return o;
-}
-
-static json_object *jarr(jb *b)
-{
-    json_object *o = json_object_new_array();
-    if (!o)
-        b->oom = true;
-    return o;
-}
-
-static void jadd(jb *b, json_object *o, const char *key, json_object *v)
-{
-    if (!o) {
-        json_object_put(v);
-        return;
-    }
-    if (json_object_object_add(o, key, v) < 0) {
-        json_object_put(v);
-        b->oom = true;
-    }
-}
-
-static void jpush(jb *b, json_object *a, json_object *v)
-{
-    if (!a || !v || json_object_array_add(a, v) < 0) {
-        json_object_put(v);
-        b->oom = true;
-    }
-}
-
-static json_object *snapshot_to_json(jb *b, const ks_snapshot *s)
-{
-    json_object *o = jobj(b), *a = jarr(b);
-
-    jadd(b, o, "taken_at", jstr(b, s->taken_at));
-    jadd(b, o, "kernel", jstr(b, s->kernel));
-    jadd(b, o, "boot_id", jstr(b, s->boot_id));
-    jadd(b, o, "btime", jint(b, (int64_t)s->btime));
-    jadd(b, o, "grubenv", s->has_grubenv ? jb64(b, s->grubenv, s->grubenv_len) : NULL);
-    jadd(b, o, "dropin", jstr(b, s->dropin));
+    ks_jb_add(b, o, "taken_at", ks_jb_string(b, s->taken_at));
+    ks_jb_add(b, o, "kernel", ks_jb_string(b, s->kernel));
+    ks_jb_add(b, o, "boot_id", ks_jb_string(b, s->boot_id));
+    ks_jb_add(b, o, "btime", ks_jb_int(b, (int64_t)s->btime));
+    ks_jb_add(b, o, "grubenv", s->has_grubenv ? ks_jb_base64(b, s->grubenv, s->grubenv_len) : NULL);
+    ks_jb_add(b, o, "dropin", ks_jb_string(b, s->dropin));
     for (size_t i = 0; i < s->n_sysctls; i++) {
-        json_object *x = jobj(b);
-        jadd(b, x, "name", jstr(b, s->sysctls[i].name));
-        jadd(b, x, "value", jstr(b, s->sysctls[i].value));
-        jpush(b, a, x);
+        json_object *x = ks_jb_object(b);
+        ks_jb_add(b, x, "name", ks_jb_string(b, s->sysctls[i].name));
+        ks_jb_add(b, x, "value", ks_jb_string(b, s->sysctls[i].value));
+        ks_jb_push(b, a, x);
     }
-    jadd(b, o, "sysctls", a);
+    ks_jb_add(b, o, "sysctls", a);
     return o;
 }
 
 json_object *ks_journal_to_json(const ks_journal *j)
 {
-    jb b = {0};
-    json_object *o = jobj(&b), *steps = jarr(&b), *changes = jarr(&b), *guard = NULL;
+    ks_json_builder b = {0};
+    json_object *o = ks_jb_object(&b), *steps = ks_jb_array(&b), *changes = ks_jb_array(&b), *guard = NULL;
 
-    jadd(&b, o, "version", jint(&b, KS_JOURNAL_VERSION));
-    jadd(&b, o, "state", jstr(&b, ks_state_to_string(j->state)));
-    jadd(&b, o, "outcome", jstr(&b, ks_outcome_to_string(j->outcome)));
-    jadd(&b, o, "outcome_at", jstr(&b, j->outcome_at));
+    ks_jb_add(&b, o, "version", ks_jb_int(&b, KS_JOURNAL_VERSION));
+    ks_jb_add(&b, o, "state", ks_jb_string(&b, ks_state_to_string(j->state)));
+    ks_jb_add(&b, o, "outcome", ks_jb_string(&b, ks_outcome_to_string(j->outcome)));
+    ks_jb_add(&b, o, "outcome_at", ks_jb_string(&b, j->outcome_at));
     for (int i = 0; i < _KS_JF_MAX; i++)
-        jadd(&b, o, field_names[i], jstr(&b, j->fields[i]));
-    jadd(&b, o, "armed_boot_id", jstr(&b, j->armed_boot_id));
-    jadd(&b, o, "armed_btime", j->armed_boot_id ? jint(&b, (int64_t)j->armed_btime) : NULL);
-    jadd(&b, o, "armed_at", jstr(&b, j->armed_at));
+        ks_jb_add(&b, o, field_names[i], ks_jb_string(&b, j->fields[i]));
+    ks_jb_add(&b, o, "armed_boot_id", ks_jb_string(&b, j->armed_boot_id));
+    ks_jb_add(&b, o, "armed_btime", j->armed_boot_id ? ks_jb_int(&b, (int64_t)j->armed_btime) : NULL);
+    ks_jb_add(&b, o, "armed_at", ks_jb_string(&b, j->armed_at));
     if (j->guard_trial_boot_id) {
-        guard = jobj(&b);
-        jadd(&b, guard, "trial_boot_id", jstr(&b, j->guard_trial_boot_id));
-        jadd(&b, guard, "boot_id", jstr(&b, j->guard_boot_id));
-        jadd(&b, guard, "at", jstr(&b, j->guard_at));
+        guard = ks_jb_object(&b);
+        ks_jb_add(&b, guard, "trial_boot_id", ks_jb_string(&b, j->guard_trial_boot_id));
+        ks_jb_add(&b, guard, "boot_id", ks_jb_string(&b, j->guard_boot_id));
+        ks_jb_add(&b, guard, "at", ks_jb_string(&b, j->guard_at));
     }
-    jadd(&b, o, "reboot_guard", guard);
-    jadd(&b, o, "snapshot", j->has_snapshot ? snapshot_to_json(&b, &j->snapshot) : NULL);
+    ks_jb_add(&b, o, "reboot_guard", guard);
+    ks_jb_add(&b, o, "snapshot", j->has_snapshot ? snapshot_to_json(&b, &j->snapshot) : NULL);
     for (size_t i = 0; i < j->n_steps; i++) {
         const ks_journal_step *s = &j->steps[i];
-        json_object *x = jobj(&b);
-        jadd(&b, x, "name", jstr(&b, s->name));
-        jadd(&b, x, "status", jstr(&b, ks_step_status_to_string(s->status)));
-        jadd(&b, x, "started", jstr(&b, s->started));
-        jadd(&b, x, "finished", jstr(&b, s->finished));
-        jadd(&b, x, "detail", jstr(&b, s->detail));
-        jadd(&b, x, "attempts", jint(&b, s->attempts));
-        jpush(&b, steps, x);
+        json_object *x = ks_jb_object(&b);
+        ks_jb_add(&b, x, "name", ks_jb_string(&b, s->name));
+        ks_jb_add(&b, x, "status", ks_jb_string(&b, ks_step_status_to_string(s->status)));
+        ks_jb_add(&b, x, "started", ks_jb_string(&b, s->started));
+        ks_jb_add(&b, x, "finished", ks_jb_string(&b, s->finished));
+        ks_jb_add(&b, x, "detail", ks_jb_string(&b, s->detail));
+        ks_jb_add(&b, x, "attempts", ks_jb_int(&b, s->attempts));
+        ks_jb_push(&b, steps, x);
     }
-    jadd(&b, o, "steps", steps);
+    ks_jb_add(&b, o, "steps", steps);
     for (size_t i = 0; i < j->n_changes; i++) {
         const ks_journal_change *c = &j->changes[i];
-        json_object *x = jobj(&b);
-        jadd(&b, x, "kind", jstr(&b, ks_change_kind_to_string(c->kind)));
+        json_object *x = ks_jb_object(&b);
+        ks_jb_add(&b, x, "kind", ks_jb_string(&b, ks_change_kind_to_string(c->kind)));
         if (c->kind == KS_CHANGE_FILE) {
-            jadd(&b, x, "path", jstr(&b, c->name));
-            jadd(&b, x, "existed", jbool(&b, c->existed));
-            jadd(&b, x, "previous", c->existed ? jb64(&b, c->previous, c->previous_len) : NULL);
-            jadd(&b, x, "mode", c->existed ? jint(&b, c->mode & 07777) : NULL);
+            ks_jb_add(&b, x, "path", ks_jb_string(&b, c->name));
+            ks_jb_add(&b, x, "existed", ks_jb_bool(&b, c->existed));
+            ks_jb_add(&b, x, "previous", c->existed ? ks_jb_base64(&b, c->previous, c->previous_len) : NULL);
+            ks_jb_add(&b, x, "mode", c->existed ? ks_jb_int(&b, c->mode & 07777) : NULL);
         } else {
-            jadd(&b, x, "name", jstr(&b, c->name));
-            jadd(&b, x, "version", jstr(&b, c->version));
+            ks_jb_add(&b, x, "name", ks_jb_string(&b, c->name));
+            ks_jb_add(&b, x, "version", ks_jb_string(&b, c->version));
         }
-        jadd(&b, x, "at", jstr(&b, c->at));
-        jpush(&b, changes, x);
+        ks_jb_add(&b, x, "at", ks_jb_string(&b, c->at));
+        ks_jb_push(&b, changes, x);
     }
-    jadd(&b, o, "changes", changes);
-    jadd(&b, o, "created", jstr(&b, j->created));
-    jadd(&b, o, "updated", jstr(&b, j->updated));
-    if (b.oom) {
-        json_object_put(o);
-        return NULL;
-    }
-    return o;
+    ks_jb_add(&b, o, "changes", changes);
+    ks_jb_add(&b, o, "created", ks_jb_string(&b, j->created));
+    ks_jb_add(&b, o, "updated", ks_jb_string(&b, j->updated));
+    return ks_jb_finish(&b, o);
 }
 
 int ks_journal_format(const ks_journal *j, char **ret)
