@@ -30,6 +30,14 @@
         _p;                                                                                        \
     })
 
+/* The value of a struct, which is left empty: hands over what a value-type result holds. */
+#define TAKE_STRUCT(s)                                                                             \
+    ({                                                                                             \
+        __typeof__(s) _s = (s);                                                                    \
+        (s) = (__typeof__(s)){0};                                                                  \
+        _s;                                                                                        \
+    })
+
 #define TAKE_FD(fd)                                                                                \
     ({                                                                                             \
         int _fd = (fd);                                                                            \

@@ -4,6 +4,7 @@
  * so that apt never sees two Signed-By values for it, and its removal: planned as a file-change
  * transaction (lib/basic/transaction.h) that the caller journals, then applies.
  */
+#include <assert.h>
 #include <ctype.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -38,30 +39,31 @@ static int missing_dir(const ks_root *root, const char *path, char **ret)
 static int plan_write(const ks_root *root, ks_transaction *l, const char *path, const void *data,
                       size_t len, mode_t mode, const char *what)
 {
-    ks_file_change c = {.kind = KS_FILE_CHANGE_WRITE, .mode = mode};
+    _cleanup_file_change_ ks_file_change c = {.kind = KS_FILE_CHANGE_WRITE, .mode = mode};
     int k;
 
+    assert(root);
+    assert(l);
+    assert(path);
+    assert(data || len == 0);
     c.path = strdup(path);
     c.what = strdup(what);
     c.data = malloc(len ? len : 1);
-    if (!c.path || !c.what || !c.data) {
-        ks_file_change_done(&c);
+    if (!c.path || !c.what || !c.data)
         return -ENOMEM;
-    }
     memcpy(c.data, data, len);
     c.len = len;
     k = missing_dir(root, path, &c.made_dir);
-    if (k >= 0)
-        k = ks_file_change_keep_old(root, &c, SOURCE_FILE_MAX);
-    if (k >= 0 && c.old_exists && c.old_len == len && memcmp(c.old_data, data, len) == 0 &&
-        c.old_mode == mode) {
-        ks_file_change_done(&c);
+    if (k < 0)
+        return k;
+    k = ks_file_change_keep_old(root, &c, SOURCE_FILE_MAX);
+    if (k < 0)
+        return k;
+    /* It holds exactly that already: nothing to do. */
+    if (c.old_exists && c.old_len == len && memcmp(c.old_data, data, len) == 0 &&
+        c.old_mode == mode)
         return 0;
-    }
-    if (k >= 0)
-        k = ks_transaction_add(l, &c);
-    ks_file_change_done(&c);
-    return k;
+    return ks_transaction_add(l, &c);
 }
 
 static int source_text(const ks_apt_takeover *t, char **ret)
@@ -147,7 +149,7 @@ static int plan_neutralise(const ks_root *root, const ks_apt_takeover *t, const 
 {
     _cleanup_free_ char *text = NULL, *target = NULL, *out = NULL, *what = NULL;
     _cleanup_free_ bool *mark = NULL;
-    ks_apt_sources s = {0};
+    _cleanup_apt_sources_ ks_apt_sources s = {0};
     size_t len, out_len = 0, n_lines, hits = 0, others = 0;
     ks_file_change c = {0};
     int k;
@@ -162,10 +164,8 @@ static int plan_neutralise(const ks_root *root, const ks_apt_takeover *t, const 
         return k;
     n_lines = count_lines(text, len);
     mark = calloc(n_lines + 1, sizeof(bool));
-    if (!mark) {
-        ks_apt_sources_done(&s);
+    if (!mark)
         return -ENOMEM;
-    }
     for (size_t i = 0; i < s.n; i++) {
         if (!ks_apt_source_is_archive(&s.v[i], t->archive_uris)) {
             others++;
@@ -220,7 +220,7 @@ static int plan_neutralise(const ks_root *root, const ks_apt_takeover *t, const 
 int ks_aptsource_plan(const ks_root *root, const ks_apt_takeover *t, ks_transaction *ret)
 {
     _cleanup_free_ char *src = NULL;
-    ks_transaction l = {0};
+    _cleanup_transaction_ ks_transaction l = {0};
     source_file *files = NULL;
     size_t n = 0;
     int k;
@@ -235,7 +235,7 @@ int ks_aptsource_plan(const ks_root *root, const ks_apt_takeover *t, ks_transact
     /* Our own file may be rewritten only when it holds nothing but the archive. */
     {
         _cleanup_free_ char *text = NULL;
-        ks_apt_sources s = {0};
+        _cleanup_apt_sources_ ks_apt_sources s = {0};
         size_t len;
 
         k = ks_root_read_file(root, KS_APT_SOURCE_PATH, SOURCE_FILE_MAX, &text, &len);
@@ -244,7 +244,6 @@ int ks_aptsource_plan(const ks_root *root, const ks_apt_takeover *t, ks_transact
             for (size_t i = 0; k >= 0 && i < s.n; i++)
                 if (!ks_apt_source_is_archive(&s.v[i], t->archive_uris))
                     k = -EEXIST;
-            ks_apt_sources_done(&s);
         } else if (k == -ENOENT)
             k = 0;
         if (k < 0)
@@ -262,11 +261,9 @@ int ks_aptsource_plan(const ks_root *root, const ks_apt_takeover *t, ks_transact
     if (k >= 0)
         k = plan_write(root, &l, KS_APT_SOURCE_PATH, src, strlen(src), 0644,
                        "write the deb822 source " KS_APT_SOURCE_PATH);
-    if (k < 0) {
-        ks_transaction_done(&l);
+    if (k < 0)
         return k;
-    }
-    *ret = l;
+    *ret = TAKE_STRUCT(l);
     return 0;
 }
 
@@ -285,7 +282,7 @@ static bool signed_by_names_keyring(const char *v)
 int ks_aptsource_plan_remove(const ks_root *root, ks_transaction *ret)
 {
     _cleanup_strv_free_ char **names = NULL;
-    ks_transaction l = {0};
+    _cleanup_transaction_ ks_transaction l = {0};
     source_file *files = NULL;
     size_t n = 0;
     bool keyring_used = false;
@@ -417,11 +414,9 @@ int ks_aptsource_plan_remove(const ks_root *root, ks_transaction *ret)
             k = ks_transaction_add(&l, &c);
         ks_file_change_done(&c);
     }
-    if (k < 0) {
-        ks_transaction_done(&l);
+    if (k < 0)
         return k;
-    }
-    *ret = l;
+    *ret = TAKE_STRUCT(l);
     return 0;
 }
 

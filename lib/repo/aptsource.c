@@ -218,7 +218,7 @@ int apt_parse_text(const char *text, size_t len, const char *file, ks_apt_format
 
 int ks_aptsource_read(const ks_root *root, ks_apt_sources *ret)
 {
-    ks_apt_sources s = {0};
+    _cleanup_apt_sources_ ks_apt_sources s = {0};
     source_file *files = NULL;
     size_t n = 0;
     int k;
@@ -239,11 +239,9 @@ int ks_aptsource_read(const ks_root *root, ks_apt_sources *ret)
             k = apt_parse_text(text, len, files[i].path, files[i].format, &s);
     }
     apt_source_files_free(files, n);
-    if (k < 0) {
-        ks_apt_sources_done(&s);
+    if (k < 0)
         return k;
-    }
-    *ret = s;
+    *ret = TAKE_STRUCT(s);
     return 0;
 }
 

@@ -8,6 +8,7 @@
 
 #include "lib/basic/root.h"
 #include "lib/basic/transaction.h"
+#include "lib/basic/util.h"
 
 /* What kswap writes (paths inside the root; Signed-By names the keyring as apt sees it). */
 #define KS_APT_XANMOD_URI "http://deb.xanmod.org"
@@ -56,6 +57,8 @@ typedef struct ks_apt_sources {
 } ks_apt_sources;
 
 void ks_apt_sources_done(ks_apt_sources *s);
+DEFINE_TRIVIAL_DONE_FUNC(ks_apt_sources, ks_apt_sources_done);
+#define _cleanup_apt_sources_ _cleanup_(ks_apt_sources_donep)
 
 /*
  * Parsers take text, so they can be tested and fuzzed; entries and problems are appended to
