@@ -224,5 +224,5 @@ const ks_cmd ks_cmd_accept = {
     .run = run_accept,
     .summary = "after the trial reboot: check the running system, then pin or go back",
     .usage = "[--timeout SECONDS] [--no-pin] [--no-reboot]",
-    .flags = KS_NEEDS_ROOT_USER | KS_TAKES_LOCK,
+    .flags = KS_NEEDS_ROOT_USER,
 };

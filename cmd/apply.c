@@ -24,7 +24,7 @@ static int run_apply(ks_ctx *ctx, int argc, char **argv)
     };
     ks_apply_opts o = {.branch = KS_BRANCH_LTS};
     _cleanup_(ks_config_freep) ks_config *cfg = NULL;
-    ks_swap_result r = {0};
+    _cleanup_swap_result_ ks_swap_result r = {0};
     bool yes = false;
     int c, k, n = 0;
 
@@ -81,15 +81,14 @@ static int run_apply(ks_ctx *ctx, int argc, char **argv)
     o.common = (ks_swap_common){.config = cfg, .progress = ks_swap_progress,
                            .progress_fd = ks_swap_progress_fd(), .userdata = ctx};
     k = ks_apply(ctx->root, &o, &r);
-    if (k < 0) {
+    /* A failure is shown like any result (lib/engine/swap.h), unless it has no words. */
+    if (k < 0 && !r.error) {
         ks_error("apply: %s", strerror(-k));
-        ks_swap_result_done(&r);
         return KS_EXIT_ERROR;
     }
     k = ks_swap_render(ctx, "apply", &r);
     if (r.status == KS_SWAP_DONE && !r.rebooting && !ctx->json)
         printf("\nReboot to start the trial (systemctl reboot); 'kswap rollback' cancels it.\n");
-    ks_swap_result_done(&r);
     return k;
 }
 
@@ -99,5 +98,5 @@ const ks_cmd ks_cmd_apply = {
     .summary = "keep the old kernel as default, install and verify the new one, arm one trial boot",
     .usage = "[--kernel RELEASE | --deb FILE | --package NAME] [--branch lts|main] [--key FILE] "
              "[--yes] [--reboot]",
-    .flags = KS_NEEDS_ROOT_USER | KS_TAKES_LOCK,
+    .flags = KS_NEEDS_ROOT_USER,
 };

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 
 #include "lib/basic/findings.h"
+#include "lib/basic/json-util.h"
 #include "lib/basic/root.h"
 #include "lib/kernel/verify.h"
 
@@ -17,11 +18,15 @@ enum {
     KS_EXIT_NOTHING = 4,     /* nothing to judge yet */
 };
 
-/* Per-command flags, checked by the dispatcher before the command runs. */
+/*
+ * Per-command flags; each command has exactly one, and the dispatcher (cmd/kswap.c) checks
+ * both before the command runs. The lock is not a flag: the engine takes it inside the calls
+ * that change something (lib/engine/lock.h).
+ */
 enum {
-    KS_READ_ONLY = 1 << 0,       /* never changes anything on disk */
-    KS_NEEDS_ROOT_USER = 1 << 1, /* needs uid 0 when it acts on "/" */
-    KS_TAKES_LOCK = 1 << 2,      /* takes var/lib/kswap/lock */
+    KS_READ_ONLY = 1 << 0,       /* changes nothing on disk: runs as any user */
+    KS_NEEDS_ROOT_USER = 1 << 1, /* changes the boot setup: refused to a user other than uid 0
+                                    when it acts on "/" */
 };
 
 typedef struct ks_ctx {
@@ -58,8 +63,9 @@ int ks_usage_error(const ks_cmd *cmd, const char *fmt, ...) _printf_(2, 3);
 
 /* Prints one JSON document on stdout; returns an exit code. */
 int ks_print_json(json_object *o);
+/* JSON is built with lib/basic/json-util.h (one error rule: NULL for the whole on failure). */
 json_object *ks_json_string_or_null(const char *s);
-json_object *ks_json_findings(const ks_findings *f);
+json_object *ks_json_findings(const ks_findings *f); /* NULL: out of memory */
 
 /* The human table of findings: one line per finding with a mark, then the remedy. */
 void ks_print_findings(const ks_ctx *ctx, const ks_findings *f);

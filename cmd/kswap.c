@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <getopt.h>
 #include <locale.h>
 
@@ -150,6 +151,8 @@ int main(int argc, char **argv)
     ctx.color = !ctx.json && isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
     ctx.stderr_color = isatty(STDERR_FILENO) && !getenv("NO_COLOR");
 
+    /* A command says whether it changes anything: read-only, or for uid 0 only on "/". */
+    assert(!(cmd->flags & KS_READ_ONLY) != !(cmd->flags & KS_NEEDS_ROOT_USER));
     if ((cmd->flags & KS_NEEDS_ROOT_USER) && ks_root_is_host(ctx.root) && geteuid() != 0) {
         ks_error("'kswap %s' changes the boot setup and must run as root; try 'sudo kswap %s'",
                  cmd->name, cmd->name);

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -67,17 +68,19 @@ json_object *ks_json_string_or_null(const char *s)
 
 json_object *ks_json_findings(const ks_findings *f)
 {
-    json_object *a = json_object_new_array();
+    ks_json_builder b = {0};
+    json_object *a = ks_jb_array(&b);
+
+    assert(f);
     for (size_t i = 0; i < f->n; i++) {
-        json_object *o = json_object_new_object();
-        json_object_object_add(o, "id", json_object_new_string(f->v[i].id));
-        json_object_object_add(o, "severity",
-                               json_object_new_string(ks_severity_to_string(f->v[i].severity)));
-        json_object_object_add(o, "message", json_object_new_string(f->v[i].message));
-        json_object_object_add(o, "remedy", ks_json_string_or_null(f->v[i].remedy));
-        json_object_array_add(a, o);
+        json_object *o = ks_jb_object(&b);
+        ks_jb_add(&b, o, "id", ks_jb_string(&b, f->v[i].id));
+        ks_jb_add(&b, o, "severity", ks_jb_string(&b, ks_severity_to_string(f->v[i].severity)));
+        ks_jb_add(&b, o, "message", ks_jb_string(&b, f->v[i].message));
+        ks_jb_add(&b, o, "remedy", ks_jb_string(&b, f->v[i].remedy));
+        ks_jb_push(&b, a, o);
     }
-    return a;
+    return ks_jb_finish(&b, a);
 }
 
 const char *ks_color(const ks_ctx *ctx, ks_severity s)

@@ -7,7 +7,7 @@ static int run_pin(ks_ctx *ctx, int argc, char **argv)
 {
     static const struct option options[] = {{"force", no_argument, NULL, 'f'}, {}};
     _cleanup_(ks_config_freep) ks_config *cfg = NULL;
-    ks_swap_result r = {0};
+    _cleanup_swap_result_ ks_swap_result r = {0};
     bool force = false;
     int c, k;
 
@@ -24,14 +24,12 @@ static int run_pin(ks_ctx *ctx, int argc, char **argv)
                &(ks_swap_common){.config = cfg, .progress = ks_swap_progress,
                            .progress_fd = ks_swap_progress_fd(), .userdata = ctx},
                optind < argc ? argv[optind] : NULL, force, &r);
-    if (k < 0) {
+    /* A failure is shown like any result (lib/engine/swap.h), unless it has no words. */
+    if (k < 0 && !r.error) {
         ks_error("pin: %s", strerror(-k));
-        ks_swap_result_done(&r);
         return KS_EXIT_ERROR;
     }
-    k = ks_swap_render(ctx, "pin", &r);
-    ks_swap_result_done(&r);
-    return k;
+    return ks_swap_render(ctx, "pin", &r);
 }
 
 const ks_cmd ks_cmd_pin = {
@@ -39,5 +37,5 @@ const ks_cmd ks_cmd_pin = {
     .run = run_pin,
     .summary = "make the accepted trial kernel (or RELEASE) the default on every boot",
     .usage = "[RELEASE] [--force]",
-    .flags = KS_NEEDS_ROOT_USER | KS_TAKES_LOCK,
+    .flags = KS_NEEDS_ROOT_USER,
 };

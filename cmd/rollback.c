@@ -11,7 +11,7 @@ static int run_rollback(ks_ctx *ctx, int argc, char **argv)
         {},
     };
     _cleanup_(ks_config_freep) ks_config *cfg = NULL;
-    ks_swap_result r = {0};
+    _cleanup_swap_result_ ks_swap_result r = {0};
     bool purge = false, reboot = false;
     int c, k;
 
@@ -35,14 +35,12 @@ static int run_rollback(ks_ctx *ctx, int argc, char **argv)
                     &(ks_swap_common){.config = cfg, .progress = ks_swap_progress,
                            .progress_fd = ks_swap_progress_fd(), .userdata = ctx},
                     purge, reboot, &r);
-    if (k < 0) {
+    /* A failure is shown like any result (lib/engine/swap.h), unless it has no words. */
+    if (k < 0 && !r.error) {
         ks_error("rollback: %s", strerror(-k));
-        ks_swap_result_done(&r);
         return KS_EXIT_ERROR;
     }
-    k = ks_swap_render(ctx, "rollback", &r);
-    ks_swap_result_done(&r);
-    return k;
+    return ks_swap_render(ctx, "rollback", &r);
 }
 
 const ks_cmd ks_cmd_rollback = {
@@ -50,5 +48,5 @@ const ks_cmd ks_cmd_rollback = {
     .run = run_rollback,
     .summary = "disarm a pending trial and make the old kernel the default again",
     .usage = "[--purge] [--reboot]",
-    .flags = KS_NEEDS_ROOT_USER | KS_TAKES_LOCK,
+    .flags = KS_NEEDS_ROOT_USER,
 };

@@ -48,20 +48,31 @@ int ks_swap_render(const ks_ctx *ctx, const char *what, const ks_swap_result *r)
     have_forecast = ks_collect_forecast(ctx, &b, &f, NULL) >= 0;
 
     if (ctx->json) {
-        json_object *o = r->journal ? ks_journal_to_json(r->journal) : json_object_new_object();
-        json_object_object_add(o, "result",
-                               json_object_new_string(r->status == KS_SWAP_DONE      ? "done"
-                                                      : r->status == KS_SWAP_ALREADY ? "unchanged"
-                                                      : r->status == KS_SWAP_REFUSED ? "refused"
-                                                      : r->status == KS_SWAP_BUSY    ? "busy"
-                                                                                     : "failed"));
-        json_object_object_add(o, "error", ks_json_string_or_null(
-                                               r->status == KS_SWAP_DONE ? NULL : r->error));
-        json_object_object_add(o, "output", ks_json_string_or_null(r->output));
-        json_object_object_add(o, "findings", ks_json_findings(&r->findings));
-        json_object_object_add(o, "grub", have_forecast ? ks_json_grub(&b, &f) : NULL);
-        if (ks_print_json(o) != KS_EXIT_OK)
+        ks_json_builder jb = {0};
+        json_object *o = r->journal ? ks_journal_to_json(r->journal) : ks_jb_object(&jb), *v;
+
+        if (!o)
+            jb.failed = true;
+        ks_jb_add(&jb, o, "result",
+                  ks_jb_string(&jb, r->status == KS_SWAP_DONE      ? "done"
+                                    : r->status == KS_SWAP_ALREADY ? "unchanged"
+                                    : r->status == KS_SWAP_REFUSED ? "refused"
+                                    : r->status == KS_SWAP_BUSY    ? "busy"
+                                                                   : "failed"));
+        ks_jb_add(&jb, o, "error", ks_jb_string(&jb, r->status == KS_SWAP_DONE ? NULL : r->error));
+        ks_jb_add(&jb, o, "output", ks_jb_string(&jb, r->output));
+        v = ks_json_findings(&r->findings);
+        if (!v)
+            jb.failed = true;
+        ks_jb_add(&jb, o, "findings", v);
+        ks_jb_add(&jb, o, "grub", have_forecast ? ks_json_grub(&b, &f) : NULL);
+        o = ks_jb_finish(&jb, o);
+        if (!o) {
+            ks_error("%s: cannot build the JSON document: %s", what, strerror(ENOMEM));
             exit_code = KS_EXIT_ERROR;
+        } else if (ks_print_json(o) != KS_EXIT_OK) {
+            exit_code = KS_EXIT_ERROR;
+        }
         json_object_put(o);
     } else {
         if (r->findings.n > 0) {

@@ -30,6 +30,14 @@
         _p;                                                                                        \
     })
 
+/* The value of a struct, which is left empty: hands over what a value-type result holds. */
+#define TAKE_STRUCT(s)                                                                             \
+    ({                                                                                             \
+        __typeof__(s) _s = (s);                                                                    \
+        (s) = (__typeof__(s)){0};                                                                  \
+        _s;                                                                                        \
+    })
+
 /* An unset fd is -EBADF (as in systemd), never 0: every test of an fd is `fd >= 0`. */
 #define TAKE_FD(fd)                                                                                \
     ({                                                                                             \
@@ -37,6 +45,24 @@
         (fd) = -EBADF;                                                                             \
         _fd;                                                                                       \
     })
+
+/*
+ * _cleanup_ helpers for owned types, as in systemd's src/basic/macro.h:
+ *   DEFINE_TRIVIAL_CLEANUP_FUNC(ks_foo *, ks_foo_free) gives ks_foo_freep(ks_foo **);
+ *   DEFINE_TRIVIAL_DONE_FUNC(ks_bar, ks_bar_done) gives ks_bar_donep(ks_bar *), for a value-type
+ *   result whose _done() frees what it holds and leaves it empty, so that an early return is safe.
+ */
+#define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func)                                                    \
+    static inline void func##p(type *p)                                                            \
+    {                                                                                              \
+        if (*p)                                                                                    \
+            func(*p);                                                                              \
+    }
+#define DEFINE_TRIVIAL_DONE_FUNC(type, func)                                                       \
+    static inline void func##p(type *p)                                                            \
+    {                                                                                              \
+        func(p);                                                                                   \
+    }
 
 static inline void ks_freep(void *p)
 {

@@ -7,6 +7,7 @@
 
 #include "lib/engine/accept.h"
 #include "lib/engine/bootctl.h"
+#include "lib/host/boot-identity.h"
 #include "lib/host/kernels.h"
 #include "lib/engine/lock.h"
 #include "lib/basic/spawn.h"

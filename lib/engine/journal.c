@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <ctype.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 
+#include "lib/basic/base64.h"
 #include "lib/basic/fileio.h"
+#include "lib/basic/json-util.h"
 #include "lib/basic/string-table.h"
+#include "lib/basic/time-util.h"
+#include "lib/basic/transaction.h"
 #include "lib/engine/journal.h"
-#include "lib/host/kernels.h"
-#include "lib/host/sysctl.h"
 
 struct ks_journal {
     const ks_root *root; /* NULL for a parsed journal: it cannot be saved */
@@ -88,84 +91,17 @@ DEFINE_STRING_TABLE_LOOKUP(ks_step_status, ks_step_status);
 DEFINE_STRING_TABLE_LOOKUP(ks_change_kind, ks_change_kind);
 DEFINE_STRING_TABLE_LOOKUP_TO_STRING(ks_journal_field, ks_journal_field);
 
-/* ---- base64 (RFC 4648, padded): grubenv and previous file contents are bytes ---- */
-
-static const char b64_alphabet[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-static char *base64_encode(const unsigned char *p, size_t len)
-{
-    char *out = malloc((len + 2) / 3 * 4 + 1), *o = out;
-
-    if (!out)
-        return NULL;
-    for (size_t i = 0; i < len; i += 3) {
-        uint32_t v = (uint32_t)p[i] << 16;
-        if (i + 1 < len)
-            v |= (uint32_t)p[i + 1] << 8;
-        if (i + 2 < len)
-            v |= p[i + 2];
-        *o++ = b64_alphabet[(v >> 18) & 63];
-        *o++ = b64_alphabet[(v >> 12) & 63];
-        *o++ = i + 1 < len ? b64_alphabet[(v >> 6) & 63] : '=';
-        *o++ = i + 2 < len ? b64_alphabet[v & 63] : '=';
-    }
-    *o = '\0';
-    return out;
-}
-
-static int b64_value(char c)
-{
-    const char *p = c ? strchr(b64_alphabet, c) : NULL;
-    return p ? (int)(p - b64_alphabet) : -1;
-}
-
-static int base64_decode(const char *s, unsigned char **ret, size_t *ret_len)
-{
-    size_t n = strlen(s), len = 0;
-    unsigned char *out;
-
-    if (n % 4 != 0)
-        return -EBADMSG;
-    out = malloc(n / 4 * 3 + 1);
-    if (!out)
-        return -ENOMEM;
-    for (size_t i = 0; i < n; i += 4) {
-        int a = b64_value(s[i]), b = b64_value(s[i + 1]), c, d;
-        bool last = i + 4 == n;
-        /* Padding only at the very end, and only as "x=" or "=="-shaped tails. */
-        c = last && s[i + 2] == '=' && s[i + 3] == '=' ? -2 : b64_value(s[i + 2]);
-        d = last && s[i + 3] == '=' && c != -1 ? -2 : b64_value(s[i + 3]);
-        if (a < 0 || b < 0 || c == -1 || d == -1) {
-            free(out);
-            return -EBADMSG;
-        }
-        out[len++] = (unsigned char)(a << 2 | b >> 4);
-        if (c >= 0)
-            out[len++] = (unsigned char)((b & 15) << 4 | c >> 2);
-        if (c >= 0 && d >= 0)
-            out[len++] = (unsigned char)((c & 3) << 6 | d);
-    }
-    *ret = out;
-    *ret_len = len;
-    return 0;
-}
-
 /* ---- time ---- */
 
-char *ks_format_utc(time_t t, char buf[static 21])
+static time_t journal_now(const ks_journal *j)
 {
-    struct tm tm;
-
-    if (!gmtime_r(&t, &tm) || strftime(buf, 21, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-        snprintf(buf, 21, "1970-01-01T00:00:00Z");
-    return buf;
+    return j->now ? j->now() : time(NULL);
 }
 
 static char *now_string(const ks_journal *j)
 {
-    char buf[21];
-    return strdup(ks_format_utc(j->now ? j->now() : time(NULL), buf));
+    char buf[KS_UTC_MAX];
+    return strdup(ks_format_utc(journal_now(j), buf));
 }
 
 /* Replaces *dst with a copy of src (NULL clears). */
@@ -195,21 +131,6 @@ static int stamp(const ks_journal *j, char **dst)
 
 /* ---- life cycle ---- */
 
-static void snapshot_done(ks_snapshot *s)
-{
-    free(s->taken_at);
-    free(s->kernel);
-    free(s->boot_id);
-    free(s->grubenv);
-    free(s->dropin);
-    for (size_t i = 0; i < s->n_sysctls; i++) {
-        free(s->sysctls[i].name);
-        free(s->sysctls[i].value);
-    }
-    free(s->sysctls);
-    *s = (ks_snapshot){0};
-}
-
 static void step_done(ks_journal_step *s)
 {
     free(s->name);
@@ -236,7 +157,7 @@ static void journal_clear(ks_journal *j)
     free(j->guard_trial_boot_id);
     free(j->guard_boot_id);
     free(j->guard_at);
-    snapshot_done(&j->snapshot);
+    ks_snapshot_done(&j->snapshot);
     for (size_t i = 0; i < j->n_steps; i++)
         step_done(&j->steps[i]);
     free(j->steps);
@@ -280,162 +201,80 @@ int ks_journal_new(const ks_root *root, ks_journal **ret)
 
 /* ---- JSON out ---- */
 
-/* Builds objects without checking every call: one failure poisons the whole document. */
-typedef struct jb {
-    bool oom;
-} jb;
-
-static json_object *jstr(jb *b, const char *s)
+static json_object *snapshot_to_json(ks_json_builder *b, const ks_snapshot *s)
 {
-    json_object *o;
-    if (!s)
-        return NULL;
-    o = json_object_new_string(s);
-    if (!o)
-        b->oom = true;
-    return o;
-}
+    json_object *o = ks_jb_object(b), *a = ks_jb_array(b);
 
-static json_object *jb64(jb *b, const unsigned char *p, size_t len)
-{
-    _cleanup_free_ char *s = base64_encode(p, len);
-    if (!s) {
-        b->oom = true;
-        return NULL;
-    }
-    return jstr(b, s);
-}
-
-static json_object *jint(jb *b, int64_t v)
-{
-    json_object *o = json_object_new_int64(v);
-    if (!o)
-        b->oom = true;
-    return o;
-}
-
-static json_object *jbool(jb *b, bool v)
-{
-    json_object *o = json_object_new_boolean(v);
-    if (!o)
-        b->oom = true;
-    return o;
-}
-
-static json_object *jobj(jb *b)
-{
-    json_object *o = json_object_new_object();
-    if (!o)
-        b->oom = true;
-    return o;
-}
-
-static json_object *jarr(jb *b)
-{
-    json_object *o = json_object_new_array();
-    if (!o)
-        b->oom = true;
-    return o;
-}
-
-static void jadd(jb *b, json_object *o, const char *key, json_object *v)
-{
-    if (!o) {
-        json_object_put(v);
-        return;
-    }
-    if (json_object_object_add(o, key, v) < 0) {
-        json_object_put(v);
-        b->oom = true;
-    }
-}
-
-static void jpush(jb *b, json_object *a, json_object *v)
-{
-    if (!a || !v || json_object_array_add(a, v) < 0) {
-        json_object_put(v);
-        b->oom = true;
-    }
-}
-
-static json_object *snapshot_to_json(jb *b, const ks_snapshot *s)
-{
-    json_object *o = jobj(b), *a = jarr(b);
-
-    jadd(b, o, "taken_at", jstr(b, s->taken_at));
-    jadd(b, o, "kernel", jstr(b, s->kernel));
-    jadd(b, o, "boot_id", jstr(b, s->boot_id));
-    jadd(b, o, "btime", jint(b, (int64_t)s->btime));
-    jadd(b, o, "grubenv", s->has_grubenv ? jb64(b, s->grubenv, s->grubenv_len) : NULL);
-    jadd(b, o, "dropin", jstr(b, s->dropin));
+    ks_jb_add(b, o, "taken_at", ks_jb_string(b, s->taken_at));
+    ks_jb_add(b, o, "kernel", ks_jb_string(b, s->kernel));
+    ks_jb_add(b, o, "boot_id", ks_jb_string(b, s->boot_id));
+    ks_jb_add(b, o, "btime", ks_jb_int(b, (int64_t)s->btime));
+    ks_jb_add(b, o, "grubenv", s->has_grubenv ? ks_jb_base64(b, s->grubenv, s->grubenv_len) : NULL);
+    ks_jb_add(b, o, "dropin", ks_jb_string(b, s->dropin));
     for (size_t i = 0; i < s->n_sysctls; i++) {
-        json_object *x = jobj(b);
-        jadd(b, x, "name", jstr(b, s->sysctls[i].name));
-        jadd(b, x, "value", jstr(b, s->sysctls[i].value));
-        jpush(b, a, x);
+        json_object *x = ks_jb_object(b);
+        ks_jb_add(b, x, "name", ks_jb_string(b, s->sysctls[i].name));
+        ks_jb_add(b, x, "value", ks_jb_string(b, s->sysctls[i].value));
+        ks_jb_push(b, a, x);
     }
-    jadd(b, o, "sysctls", a);
+    ks_jb_add(b, o, "sysctls", a);
     return o;
 }
 
 json_object *ks_journal_to_json(const ks_journal *j)
 {
-    jb b = {0};
-    json_object *o = jobj(&b), *steps = jarr(&b), *changes = jarr(&b), *guard = NULL;
+    ks_json_builder b = {0};
+    json_object *o = ks_jb_object(&b), *steps = ks_jb_array(&b), *changes = ks_jb_array(&b), *guard = NULL;
 
-    jadd(&b, o, "version", jint(&b, KS_JOURNAL_VERSION));
-    jadd(&b, o, "state", jstr(&b, ks_state_to_string(j->state)));
-    jadd(&b, o, "outcome", jstr(&b, ks_outcome_to_string(j->outcome)));
-    jadd(&b, o, "outcome_at", jstr(&b, j->outcome_at));
+    ks_jb_add(&b, o, "version", ks_jb_int(&b, KS_JOURNAL_VERSION));
+    ks_jb_add(&b, o, "state", ks_jb_string(&b, ks_state_to_string(j->state)));
+    ks_jb_add(&b, o, "outcome", ks_jb_string(&b, ks_outcome_to_string(j->outcome)));
+    ks_jb_add(&b, o, "outcome_at", ks_jb_string(&b, j->outcome_at));
     for (int i = 0; i < _KS_JF_MAX; i++)
-        jadd(&b, o, ks_journal_field_table[i], jstr(&b, j->fields[i]));
-    jadd(&b, o, "armed_boot_id", jstr(&b, j->armed_boot_id));
-    jadd(&b, o, "armed_btime", j->armed_boot_id ? jint(&b, (int64_t)j->armed_btime) : NULL);
-    jadd(&b, o, "armed_at", jstr(&b, j->armed_at));
+        ks_jb_add(&b, o, ks_journal_field_table[i], ks_jb_string(&b, j->fields[i]));
+    ks_jb_add(&b, o, "armed_boot_id", ks_jb_string(&b, j->armed_boot_id));
+    ks_jb_add(&b, o, "armed_btime", j->armed_boot_id ? ks_jb_int(&b, (int64_t)j->armed_btime) : NULL);
+    ks_jb_add(&b, o, "armed_at", ks_jb_string(&b, j->armed_at));
     if (j->guard_trial_boot_id) {
-        guard = jobj(&b);
-        jadd(&b, guard, "trial_boot_id", jstr(&b, j->guard_trial_boot_id));
-        jadd(&b, guard, "boot_id", jstr(&b, j->guard_boot_id));
-        jadd(&b, guard, "at", jstr(&b, j->guard_at));
+        guard = ks_jb_object(&b);
+        ks_jb_add(&b, guard, "trial_boot_id", ks_jb_string(&b, j->guard_trial_boot_id));
+        ks_jb_add(&b, guard, "boot_id", ks_jb_string(&b, j->guard_boot_id));
+        ks_jb_add(&b, guard, "at", ks_jb_string(&b, j->guard_at));
     }
-    jadd(&b, o, "reboot_guard", guard);
-    jadd(&b, o, "snapshot", j->has_snapshot ? snapshot_to_json(&b, &j->snapshot) : NULL);
+    ks_jb_add(&b, o, "reboot_guard", guard);
+    ks_jb_add(&b, o, "snapshot", j->has_snapshot ? snapshot_to_json(&b, &j->snapshot) : NULL);
     for (size_t i = 0; i < j->n_steps; i++) {
         const ks_journal_step *s = &j->steps[i];
-        json_object *x = jobj(&b);
-        jadd(&b, x, "name", jstr(&b, s->name));
-        jadd(&b, x, "status", jstr(&b, ks_step_status_to_string(s->status)));
-        jadd(&b, x, "started", jstr(&b, s->started));
-        jadd(&b, x, "finished", jstr(&b, s->finished));
-        jadd(&b, x, "detail", jstr(&b, s->detail));
-        jadd(&b, x, "attempts", jint(&b, s->attempts));
-        jpush(&b, steps, x);
+        json_object *x = ks_jb_object(&b);
+        ks_jb_add(&b, x, "name", ks_jb_string(&b, s->name));
+        ks_jb_add(&b, x, "status", ks_jb_string(&b, ks_step_status_to_string(s->status)));
+        ks_jb_add(&b, x, "started", ks_jb_string(&b, s->started));
+        ks_jb_add(&b, x, "finished", ks_jb_string(&b, s->finished));
+        ks_jb_add(&b, x, "detail", ks_jb_string(&b, s->detail));
+        ks_jb_add(&b, x, "attempts", ks_jb_int(&b, s->attempts));
+        ks_jb_push(&b, steps, x);
     }
-    jadd(&b, o, "steps", steps);
+    ks_jb_add(&b, o, "steps", steps);
     for (size_t i = 0; i < j->n_changes; i++) {
         const ks_journal_change *c = &j->changes[i];
-        json_object *x = jobj(&b);
-        jadd(&b, x, "kind", jstr(&b, ks_change_kind_to_string(c->kind)));
+        json_object *x = ks_jb_object(&b);
+        ks_jb_add(&b, x, "kind", ks_jb_string(&b, ks_change_kind_to_string(c->kind)));
         if (c->kind == KS_CHANGE_FILE) {
-            jadd(&b, x, "path", jstr(&b, c->name));
-            jadd(&b, x, "existed", jbool(&b, c->existed));
-            jadd(&b, x, "previous", c->existed ? jb64(&b, c->previous, c->previous_len) : NULL);
-            jadd(&b, x, "mode", c->existed ? jint(&b, c->mode & 07777) : NULL);
+            ks_jb_add(&b, x, "path", ks_jb_string(&b, c->name));
+            ks_jb_add(&b, x, "existed", ks_jb_bool(&b, c->existed));
+            ks_jb_add(&b, x, "previous", c->existed ? ks_jb_base64(&b, c->previous, c->previous_len) : NULL);
+            ks_jb_add(&b, x, "mode", c->existed ? ks_jb_int(&b, c->mode & 07777) : NULL);
         } else {
-            jadd(&b, x, "name", jstr(&b, c->name));
-            jadd(&b, x, "version", jstr(&b, c->version));
+            ks_jb_add(&b, x, "name", ks_jb_string(&b, c->name));
+            ks_jb_add(&b, x, "version", ks_jb_string(&b, c->version));
         }
-        jadd(&b, x, "at", jstr(&b, c->at));
-        jpush(&b, changes, x);
+        ks_jb_add(&b, x, "at", ks_jb_string(&b, c->at));
+        ks_jb_push(&b, changes, x);
     }
-    jadd(&b, o, "changes", changes);
-    jadd(&b, o, "created", jstr(&b, j->created));
-    jadd(&b, o, "updated", jstr(&b, j->updated));
-    if (b.oom) {
-        json_object_put(o);
-        return NULL;
-    }
-    return o;
+    ks_jb_add(&b, o, "changes", changes);
+    ks_jb_add(&b, o, "created", ks_jb_string(&b, j->created));
+    ks_jb_add(&b, o, "updated", ks_jb_string(&b, j->updated));
+    return ks_jb_finish(&b, o);
 }
 
 int ks_journal_format(const ks_journal *j, char **ret)
@@ -563,7 +402,7 @@ static int get_bytes(parser *p, json_object *o, const char *ctx, const char *key
     k = get_str(p, o, ctx, key, &s);
     if (k < 0 || !s)
         return k;
-    k = base64_decode(s, dst, dst_len);
+    k = ks_base64_decode(s, strlen(s), dst, dst_len);
     if (k == -ENOMEM)
         p->oom = true;
     if (k < 0)
@@ -1138,12 +977,11 @@ static int change_add(ks_journal *j, ks_journal_change *c)
 
 int ks_journal_note_file(ks_journal *j, const char *path)
 {
+    _cleanup_free_ char *previous = NULL;
     ks_journal_change c = {.kind = KS_CHANGE_FILE};
-    _cleanup_close_ int fd = -1;
-    struct stat st;
-    size_t len = 0;
     int k;
 
+    assert(j);
     if (!path || !*path)
         return -EINVAL;
     if (!j->root)
@@ -1151,42 +989,12 @@ int ks_journal_note_file(ks_journal *j, const char *path)
     /* The first record is the state before kswap; later writes change nothing to undo. */
     if (change_find(j, KS_CHANGE_FILE, path))
         return 0;
-    fd = ks_root_open_at(j->root, path, O_RDONLY | O_NOFOLLOW, 0);
-    if (fd < 0 && fd != -ENOENT)
-        return fd;
-    if (fd >= 0) {
-        if (fstat(fd, &st) < 0)
-            return -errno;
-        if (!S_ISREG(st.st_mode))
-            return -EISDIR;
-        if ((uint64_t)st.st_size > KS_JOURNAL_MAX_PREVIOUS)
-            return -EFBIG;
-        c.previous = malloc((size_t)st.st_size + 1);
-        if (!c.previous)
-            return -ENOMEM;
-        while (len <= KS_JOURNAL_MAX_PREVIOUS) {
-            ssize_t n = read(fd, c.previous + len, (size_t)st.st_size + 1 - len);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n <= 0) {
-                k = n < 0 ? -errno : 0;
-                if (k < 0) {
-                    free(c.previous);
-                    return k;
-                }
-                break;
-            }
-            len += (size_t)n;
-            if (len > (size_t)st.st_size) {
-                /* Grew while we read: not the content we were told about. */
-                free(c.previous);
-                return -EAGAIN;
-            }
-        }
-        c.existed = true;
-        c.previous_len = len;
-        c.mode = st.st_mode & 07777;
-    }
+    /* The reader of old contents a file-change transaction uses; a symlink is not followed. */
+    k = ks_file_read_old(j->root, path, KS_JOURNAL_MAX_PREVIOUS, true, &c.existed, &previous,
+                         &c.previous_len, &c.mode);
+    if (k < 0)
+        return k;
+    c.previous = (unsigned char *)TAKE_PTR(previous);
     c.name = strdup(path);
     c.at = now_string(j);
     if (!c.name || !c.at) {
@@ -1199,6 +1007,22 @@ int ks_journal_note_file(ks_journal *j, const char *path)
         return k;
     }
     return ks_journal_save(j);
+}
+
+int ks_journal_note_transaction(ks_journal *j, const ks_transaction *t)
+{
+    int k;
+
+    assert(j);
+    assert(t);
+    for (size_t i = 0; i < t->n; i++) {
+        k = ks_journal_note_file(j, t->v[i].path);
+        if (k >= 0 && t->v[i].new_path)
+            k = ks_journal_note_file(j, t->v[i].new_path);
+        if (k < 0)
+            return k;
+    }
+    return 0;
 }
 
 int ks_journal_note_package(ks_journal *j, const char *name, const char *version)
@@ -1260,149 +1084,21 @@ int ks_journal_forget_change(ks_journal *j, ks_change_kind kind, const char *nam
     return ks_journal_save(j);
 }
 
-/* ---- boot identity and snapshot ---- */
-
-int ks_boot_id_parse(const char *text, size_t len, char **ret)
-{
-    char *id;
-
-    if (len > 0 && text[len - 1] == '\n')
-        len--;
-    if (len != 36)
-        return -EBADMSG;
-    for (size_t i = 0; i < len; i++) {
-        bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-        if (dash ? text[i] != '-' : !isxdigit((unsigned char)text[i]))
-            return -EBADMSG;
-    }
-    id = strndup(text, len);
-    if (!id)
-        return -ENOMEM;
-    for (char *s = id; *s; s++)
-        *s = (char)tolower((unsigned char)*s);
-    *ret = id;
-    return 0;
-}
-
-int ks_btime_parse(const char *text, size_t len, uint64_t *ret)
-{
-    const char *line;
-    size_t pos = 0, n;
-
-    while (ks_next_line(text, len, &pos, &line, &n)) {
-        char buf[32];
-        unsigned long long v;
-        size_t i = 5;
-
-        if (n < 6 || memcmp(line, "btime", 5) != 0 || (line[5] != ' ' && line[5] != '\t'))
-            continue;
-        while (i < n && (line[i] == ' ' || line[i] == '\t'))
-            i++;
-        while (n > i && (line[n - 1] == ' ' || line[n - 1] == '\t' || line[n - 1] == '\r'))
-            n--;
-        if (n - i == 0 || n - i >= sizeof(buf))
-            return -EBADMSG;
-        memcpy(buf, line + i, n - i);
-        buf[n - i] = '\0';
-        if (ks_safe_atou64(buf, &v) < 0)
-            return -EBADMSG;
-        *ret = v;
-        return 0;
-    }
-    return -EBADMSG;
-}
-
-int ks_read_boot_id(const ks_root *root, char **ret)
-{
-    _cleanup_free_ char *text = NULL;
-    size_t len = 0;
-    int k;
-
-    k = ks_root_read_file(root, "proc/sys/kernel/random/boot_id", 4096, &text, &len);
-    if (k < 0)
-        return k;
-    return ks_boot_id_parse(text, len, ret);
-}
-
-int ks_read_btime(const ks_root *root, uint64_t *ret)
-{
-    _cleanup_free_ char *text = NULL;
-    size_t len = 0;
-    int k;
-
-    /* proc/stat grows with the CPU count; a few MiB covers thousands of CPUs. */
-    k = ks_root_read_file(root, "proc/stat", 8u << 20, &text, &len);
-    if (k < 0)
-        return k;
-    return ks_btime_parse(text, len, ret);
-}
-
-/* Reads an optional file: *ret NULL when it does not exist. */
-static int read_optional(const ks_root *root, const char *path, size_t max, char **ret,
-                         size_t *ret_len)
-{
-    int k;
-
-    *ret = NULL;
-    *ret_len = 0;
-    if (!path)
-        return 0;
-    k = ks_root_read_file(root, path, max, ret, ret_len);
-    return k == -ENOENT ? 0 : k;
-}
+/* ---- snapshot ---- */
 
 int ks_journal_take_snapshot(ks_journal *j, const char *grubenv_path, const char *dropin_path,
                              char *const *sysctls)
 {
-    ks_snapshot s = {0};
-    _cleanup_free_ char *env = NULL;
-    size_t n = ks_strv_length(sysctls), len;
+    ks_snapshot s;
     int k;
 
+    assert(j);
     if (!j->root)
         return -EBADF;
-    k = ks_running_kernel(j->root, &s.kernel);
-    if (k >= 0)
-        k = ks_read_boot_id(j->root, &s.boot_id);
-    if (k >= 0)
-        k = ks_read_btime(j->root, &s.btime);
-    if (k >= 0)
-        k = read_optional(j->root, grubenv_path, 64 * 1024, &env, &len);
-    if (k >= 0 && env) {
-        s.has_grubenv = true;
-        s.grubenv_len = len;
-        s.grubenv = (unsigned char *)TAKE_PTR(env);
-    }
-    if (k >= 0)
-        k = read_optional(j->root, dropin_path, 1u << 20, &s.dropin, &len);
-    if (k >= 0) {
-        s.sysctls = calloc(n + 1, sizeof(*s.sysctls));
-        if (!s.sysctls)
-            k = -ENOMEM;
-    }
-    for (size_t i = 0; k >= 0 && i < n; i++) {
-        ks_snapshot_sysctl *y = &s.sysctls[s.n_sysctls++];
-        int r;
-
-        y->name = strdup(sysctls[i]);
-        if (!y->name) {
-            k = -ENOMEM;
-            break;
-        }
-        r = ks_sysctl_live(j->root, sysctls[i], &y->value);
-        if (r == -ENOMEM)
-            k = r;
-    }
-    if (k >= 0) {
-        s.taken_at = now_string(j);
-        if (!s.taken_at)
-            k = -ENOMEM;
-    }
-    if (k < 0) {
-        snapshot_done(&s);
+    k = ks_snapshot_take(j->root, grubenv_path, dropin_path, sysctls, journal_now(j), &s);
+    if (k < 0)
         return k;
-    }
-    snapshot_done(&j->snapshot);
+    ks_snapshot_done(&j->snapshot);
     j->snapshot = s;
     j->has_snapshot = true;
     return 0;

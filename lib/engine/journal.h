@@ -9,7 +9,9 @@
 #include <time.h>
 
 #include "lib/basic/root.h"
+#include "lib/basic/transaction.h"
 #include "lib/basic/util.h"
+#include "lib/host/snapshot.h"
 
 /*
  * The state journal: var/lib/kswap/state.json inside the root. It says where a swap stands
@@ -18,7 +20,7 @@
  * step with its times, and every change made, so that a later run resumes or rolls back.
  *
  * Changes to the journal are made in memory; ks_journal_save() writes the whole file
- * atomically (lib/fileio.h). ks_journal_step_begin()/_end(), ks_journal_note_file(),
+ * atomically (lib/basic/fileio.h). ks_journal_step_begin()/_end(), ks_journal_note_file(),
  * ks_journal_note_package() and ks_journal_claim_reboot() save by themselves, because the
  * record must be on disk before (and after) the action it describes.
  */
@@ -101,25 +103,6 @@ typedef struct ks_journal_change {
     mode_t mode; /* file: its permission bits then (when existed) */
     char *at;
 } ks_journal_change;
-
-typedef struct ks_snapshot_sysctl {
-    char *name;  /* as the caller named it, e.g. "net.ipv4.tcp_congestion_control" */
-    char *value; /* live value then; NULL: not readable */
-} ks_snapshot_sysctl;
-
-/* What the machine looked like before kswap changed anything. */
-typedef struct ks_snapshot {
-    char *taken_at;
-    char *kernel;   /* running release (proc/sys/kernel/osrelease) */
-    char *boot_id;  /* proc/sys/kernel/random/boot_id */
-    uint64_t btime; /* proc/stat btime, seconds since the epoch */
-    bool has_grubenv;
-    unsigned char *grubenv; /* the exact bytes (base64 in JSON) */
-    size_t grubenv_len;
-    char *dropin; /* kswap's GRUB drop-in; NULL: there was none */
-    ks_snapshot_sysctl *sysctls;
-    size_t n_sysctls;
-} ks_snapshot;
 
 typedef struct ks_journal ks_journal;
 
@@ -205,37 +188,28 @@ const ks_journal_step *ks_journal_step_find(const ks_journal *j, const char *nam
 
 /*
  * Changes, recorded (and saved) BEFORE they are made. note_file keeps the current content and
- * mode of path inside the root (or that it does not exist) so rollback can restore it; a path
- * noted before keeps its first record (the state before kswap). -EFBIG: larger than
+ * mode of path inside the root (or that it does not exist), so that the bytes kswap replaced
+ * are on record (rollback itself does not write them back: it sets GRUB's default again, and
+ * --purge plans the apt side from the root); a path noted before keeps its first record (the
+ * state before kswap). -EFBIG: larger than
  * KS_JOURNAL_MAX_PREVIOUS. note_package records a package kswap installs (version may be NULL);
  * noting it again updates the version.
  */
 int ks_journal_note_file(ks_journal *j, const char *path);
+/* note_file for every path of a file-change transaction (a rename: both names), in order. */
+int ks_journal_note_transaction(ks_journal *j, const ks_transaction *t);
 int ks_journal_note_package(ks_journal *j, const char *name, const char *version);
 size_t ks_journal_n_changes(const ks_journal *j);
 const ks_journal_change *ks_journal_change_get(const ks_journal *j, size_t i);
 const ks_journal_change *ks_journal_change_find(const ks_journal *j, ks_change_kind kind,
                                                 const char *name);
-/* Forgets a change once undone (rollback); saved at once. -ENOENT when not recorded. */
+/* Forgets a change once it is undone; saved at once. -ENOENT when not recorded. */
 int ks_journal_forget_change(ks_journal *j, ks_change_kind kind, const char *name);
 
 /*
- * Takes the snapshot through the journal's root: running kernel, boot id and btime (required:
- * their errors are returned), grubenv_path and dropin_path (missing: recorded as absent) and
- * the live value of each sysctl named in sysctls (NULL-terminated, may be NULL; unreadable:
- * NULL value). Replaces an earlier snapshot only on success. Not saved.
+ * Takes the snapshot of the host (lib/host/snapshot.h) through the journal's root, stamped by
+ * the journal's clock. Replaces an earlier snapshot only on success. Not saved.
  */
 int ks_journal_take_snapshot(ks_journal *j, const char *grubenv_path, const char *dropin_path,
                              char *const *sysctls);
 const ks_snapshot *ks_journal_snapshot(const ks_journal *j); /* NULL: none taken */
-
-/* Boot identity. Parsers take text; the readers go through the root. */
-/* A boot_id file: one UUID (36 characters, lower-case hex) and an optional newline. */
-int ks_boot_id_parse(const char *text, size_t len, char **ret);
-/* proc/stat text: the "btime N" line. -EBADMSG when absent or not a number. */
-int ks_btime_parse(const char *text, size_t len, uint64_t *ret);
-int ks_read_boot_id(const ks_root *root, char **ret);  /* proc/sys/kernel/random/boot_id */
-int ks_read_btime(const ks_root *root, uint64_t *ret); /* proc/stat */
-
-/* ISO 8601 UTC ("2026-11-30T07:50:00Z") of t; buf must hold 21 bytes. */
-char *ks_format_utc(time_t t, char buf[static 21]);

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <time.h>
@@ -6,6 +7,7 @@
 #include "lib/repo/aptsource.h"
 #include "lib/basic/config.h"
 #include "lib/engine/bootctl.h"
+#include "lib/host/boot-identity.h"
 #include "lib/host/dpkg.h"
 #include "lib/basic/fileio.h"
 #include "lib/host/kernels.h"
@@ -276,10 +278,21 @@ static int start_locked(run *x, const ks_root *root, const ks_swap_common *c, ks
     return k;
 }
 
-static void end_run(run *x)
+/*
+ * Hands the journal to the result and applies the rule of swap.h: a negative errno exactly when
+ * the call could not evaluate or act (KS_SWAP_FAILED), 0 for every verdict in the result. An
+ * error without a status of its own (out of memory on the way) is a failure, never "done".
+ */
+static int end_run(run *x, int k)
 {
     x->r->journal = TAKE_PTR(x->j);
     free(x->root_abs);
+    x->root_abs = NULL;
+    if (k < 0 && (x->r->status == KS_SWAP_DONE || x->r->status == KS_SWAP_ALREADY))
+        x->r->status = KS_SWAP_FAILED;
+    if (x->r->status == KS_SWAP_FAILED)
+        return k < 0 ? k : -EIO;
+    return 0;
 }
 
 /* Releases installed under the root, as a strv. */
@@ -421,7 +434,7 @@ static int step_repository(run *x, const ks_apply_opts *o, const ks_plan *plan)
 {
     _cleanup_free_ void *keyring = NULL;
     const char *fpr = o->pinned_fpr;
-    ks_apt_changes changes = {0};
+    _cleanup_transaction_ ks_transaction changes = {0};
     ks_key_info info = {0};
     size_t len = 0;
     int k;
@@ -455,17 +468,10 @@ static int step_repository(run *x, const ks_apply_opts *o, const ks_plan *plan)
     if (k < 0)
         return fail_step(x, "repository", k, "cannot plan the apt source: %s", strerror(-k));
     /* The journal holds every file's previous bytes before any of them changes. */
-    for (size_t i = 0; i < changes.n && k >= 0; i++) {
-        k = ks_journal_note_file(x->j, changes.v[i].path);
-        if (k >= 0 && changes.v[i].new_path)
-            k = ks_journal_note_file(x->j, changes.v[i].new_path);
-    }
-    if (k < 0) {
-        ks_apt_changes_done(&changes);
+    k = ks_journal_note_transaction(x->j, &changes);
+    if (k < 0)
         return journal_error(x, k);
-    }
-    k = ks_aptsource_apply(x->root, &changes);
-    ks_apt_changes_done(&changes);
+    k = ks_transaction_apply(x->root, &changes);
     if (k < 0)
         return fail_step(x, "repository", k, "cannot write the apt source: %s", strerror(-k));
     k = done(x, "repository", "etc/apt/sources.list.d/xanmod.sources");
@@ -710,6 +716,9 @@ int ks_apply(const ks_root *root, const ks_apply_opts *o, ks_swap_result *ret)
     run x;
     int k;
 
+    assert(root);
+    assert(o);
+    assert(ret);
     k = init_run(&x, root, &o->common, ret);
     if (k < 0)
         return k;
@@ -787,11 +796,7 @@ int ks_apply(const ks_root *root, const ks_apply_opts *o, ks_swap_result *ret)
         k = reboot_now(&x, "reboot");
 out:
     ks_plan_done(&plan);
-    end_run(&x);
-    return k < 0 && ret->status != KS_SWAP_FAILED && ret->status != KS_SWAP_REFUSED &&
-                   ret->status != KS_SWAP_BUSY
-               ? k
-               : 0;
+    return end_run(&x, k);
 }
 
 /* ---- pin ---- */
@@ -806,6 +811,9 @@ int ks_pin(const ks_root *root, const ks_swap_common *c, const char *release, bo
     run x;
     int k;
 
+    assert(root);
+    assert(c);
+    assert(ret);
     k = start_locked(&x, root, c, ret, &lock);
     if (k < 0)
         goto out;
@@ -865,8 +873,7 @@ int ks_pin(const ks_root *root, const ks_swap_common *c, const char *release, bo
     }
     ret->status = KS_SWAP_DONE;
 out:
-    end_run(&x);
-    return 0;
+    return end_run(&x, k);
 }
 
 /* ---- rollback ---- */
@@ -874,7 +881,7 @@ out:
 static int purge(run *x, const char *running)
 {
     _cleanup_strv_free_ char **pkgs = NULL;
-    ks_apt_changes changes = {0};
+    _cleanup_transaction_ ks_transaction changes = {0};
     const char *new = ks_journal_get(x->j, KS_JF_NEW_KERNEL);
     int k;
 
@@ -905,7 +912,6 @@ static int purge(run *x, const char *running)
             return k;
     }
     k = ks_aptsource_remove(x->root, &changes);
-    ks_apt_changes_done(&changes);
     if (k < 0)
         return fail_step(x, "purge", k, "cannot remove the XanMod apt source: %s", strerror(-k));
     return 0;
@@ -922,6 +928,9 @@ int ks_rollback(const ks_root *root, const ks_swap_common *c, bool do_purge, boo
     run x;
     int k;
 
+    assert(root);
+    assert(c);
+    assert(ret);
     k = start_locked(&x, root, c, ret, &lock);
     if (k < 0)
         goto out;
@@ -978,6 +987,5 @@ int ks_rollback(const ks_root *root, const ks_swap_common *c, bool do_purge, boo
     if (reboot && !streq(running, old))
         (void)reboot_now(&x, "reboot");
 out:
-    end_run(&x);
-    return 0;
+    return end_run(&x, k);
 }

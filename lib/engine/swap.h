@@ -13,10 +13,10 @@
 /*
  * The swap engine: apply (pin the old kernel, repository, install, verify, arm a one-shot),
  * pin and rollback. Each step is recorded in the state journal before and after it runs; every
- * grubenv change is proven by a forecast of the next boots (lib/bootctl.h) or undone. Programs
- * (apt-get, update-grub, systemctl) run through lib/spawn.h; under a root that is not this
- * machine they get KSWAP_ROOT=DIR and must not be the system's own (tests put fakes first on
- * PATH), so that nothing ever acts on the running system by accident.
+ * grubenv change is proven by a forecast of the next boots (lib/engine/bootctl.h) or undone.
+ * Programs (apt-get, update-grub, systemctl) run through lib/basic/spawn.h; under a root that is
+ * not this machine they get KSWAP_ROOT=DIR and must not be the system's own (tests put fakes
+ * first on PATH), so that nothing ever acts on the running system by accident.
  */
 
 typedef void (*ks_progress_fn)(void *userdata, const char *step, const char *message);
@@ -63,9 +63,23 @@ typedef struct ks_swap_result {
 } ks_swap_result;
 
 void ks_swap_result_done(ks_swap_result *r);
+DEFINE_TRIVIAL_DONE_FUNC(ks_swap_result, ks_swap_result_done);
+#define _cleanup_swap_result_ _cleanup_(ks_swap_result_donep)
 
+/*
+ * One error channel for every engine call (ks_apply, ks_pin, ks_rollback here, ks_accept and
+ * ks_accept_reboot in lib/engine/accept.h, ks_plan_run in lib/engine/plan.h):
+ *   - a negative errno means the call could not evaluate or could not act: for apply, pin and
+ *     rollback exactly when ret->status is KS_SWAP_FAILED;
+ *   - 0 means it came to a verdict, and the result struct says which: done, nothing to do,
+ *     refused (with the findings), busy (with the lock holder); accept's outcome.
+ * In both cases the result is filled as far as memory allowed (ret->error says what failed,
+ * ret->journal is the journal as it ended) and is freed with its _done() function; a caller
+ * shows it either way and takes the exit code from the status. An error without a message
+ * (out of memory before one could be written) is for the caller to name with strerror().
+ */
 int ks_apply(const ks_root *root, const ks_apply_opts *opts, ks_swap_result *ret);
-/* release NULL: the journal's new kernel. force: skip "running and accepted". */
+/* release NULL: the journal's new kernel. force: skip "running and accepted" (refusals). */
 int ks_pin(const ks_root *root, const ks_swap_common *c, const char *release, bool force,
            ks_swap_result *ret);
 int ks_rollback(const ks_root *root, const ks_swap_common *c, bool purge, bool reboot,

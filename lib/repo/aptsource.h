@@ -7,6 +7,8 @@
 #include <sys/types.h>
 
 #include "lib/basic/root.h"
+#include "lib/basic/transaction.h"
+#include "lib/basic/util.h"
 
 /* What kswap writes (paths inside the root; Signed-By names the keyring as apt sees it). */
 #define KS_APT_XANMOD_URI "http://deb.xanmod.org"
@@ -55,6 +57,8 @@ typedef struct ks_apt_sources {
 } ks_apt_sources;
 
 void ks_apt_sources_done(ks_apt_sources *s);
+DEFINE_TRIVIAL_DONE_FUNC(ks_apt_sources, ks_apt_sources_done);
+#define _cleanup_apt_sources_ _cleanup_(ks_apt_sources_donep)
 
 /*
  * Parsers take text, so they can be tested and fuzzed; entries and problems are appended to
@@ -80,41 +84,6 @@ bool ks_apt_uri_matches(const char *uri, char *const *archive_uris);
 /* Whether any URI of the entry is one of the archives. */
 bool ks_apt_source_is_archive(const ks_apt_source *s, char *const *archive_uris);
 
-typedef enum ks_apt_change_kind {
-    KS_APT_CHANGE_WRITE,  /* path gets data (atomically) */
-    KS_APT_CHANGE_RENAME, /* path is renamed to new_path, in the same folder */
-    KS_APT_CHANGE_REMOVE, /* path is removed */
-    _KS_APT_CHANGE_KIND_MAX,
-    _KS_APT_CHANGE_KIND_INVALID = -EINVAL,
-} ks_apt_change_kind;
-
-/*
- * One change, with what undoing it needs: the caller journals the list before applying it
- * (old_data may be binary, for example a keyring).
- */
-typedef struct ks_apt_change {
-    ks_apt_change_kind kind;
-    char *path;     /* inside the root */
-    char *new_path; /* RENAME only */
-    char *data;     /* WRITE: the new content */
-    size_t len;
-    mode_t mode;     /* WRITE: mode of the new file */
-    bool old_exists; /* WRITE, REMOVE: the file existed before */
-    char *old_data;  /* ... with this content */
-    size_t old_len;
-    mode_t old_mode;
-    char *made_dir; /* WRITE: the topmost folder it creates, which undo removes if empty */
-    char *what;     /* human words, e.g. "disable 1 entry in etc/apt/sources.list" */
-} ks_apt_change;
-
-typedef struct ks_apt_changes {
-    ks_apt_change *v;
-    size_t n;
-} ks_apt_changes;
-
-void ks_apt_changes_done(ks_apt_changes *c);
-const char *ks_apt_change_kind_to_string(ks_apt_change_kind k);
-
 typedef struct ks_apt_takeover {
     char *const *archive_uris; /* sources of these are taken over; NULL: KS_APT_XANMOD_URI */
     const char *uri;           /* written to URIs:; NULL: KS_APT_XANMOD_URI */
@@ -132,19 +101,19 @@ typedef struct ks_apt_takeover {
  * list means everything is in place already. -EEXIST when KS_APT_SOURCE_PATH exists and holds
  * other archives too (kswap would lose them); -EINVAL on a missing suite or keyring.
  */
-int ks_aptsource_plan(const ks_root *root, const ks_apt_takeover *t, ks_apt_changes *ret);
+int ks_aptsource_plan(const ks_root *root, const ks_apt_takeover *t, ks_transaction *ret);
 /*
  * Plans what `rollback --purge` does, from the root alone (no journal needed): remove the source
  * kswap wrote (found by KS_APT_SOURCE_MARKER), rename NAME.kswap.disabled files back, uncomment
  * lines kswap disabled, and remove the keyring unless a source left enabled still names it.
  */
-int ks_aptsource_plan_remove(const ks_root *root, ks_apt_changes *ret);
+int ks_aptsource_plan_remove(const ks_root *root, ks_transaction *ret);
 
-/* Applies changes in order; safe to run again after an interruption. */
-int ks_aptsource_apply(const ks_root *root, const ks_apt_changes *c);
-/* Undoes changes in reverse order, restoring the previous files byte for byte; idempotent. */
-int ks_aptsource_undo(const ks_root *root, const ks_apt_changes *c);
-/* Plan and apply in one step. *ret_changes is what was done (for the journal and undo). */
+/*
+ * Plans are applied and undone with ks_transaction_apply() and ks_transaction_undo(); the caller
+ * journals every path first (ks_journal_note_transaction()). Plan and apply in one step (undone
+ * again when applying fails): *ret_changes is what was done, for undo.
+ */
 int ks_aptsource_takeover(const ks_root *root, const ks_apt_takeover *t,
-                          ks_apt_changes *ret_changes);
-int ks_aptsource_remove(const ks_root *root, ks_apt_changes *ret_changes);
+                          ks_transaction *ret_changes);
+int ks_aptsource_remove(const ks_root *root, ks_transaction *ret_changes);

@@ -355,7 +355,7 @@ static void test_takeover_release_list(void)
     _cleanup_free_ char *dir = root_path("release"), *orig = root_path("release.orig");
     _cleanup_free_ char *src = NULL, *kr = NULL, *moved = NULL;
     _cleanup_(ks_root_freep) ks_root *r = NULL;
-    ks_apt_changes c = {0}, again = {0};
+    ks_transaction c = {0}, again = {0};
     bool ours;
 
     base_root(dir);
@@ -370,17 +370,17 @@ static void test_takeover_release_list(void)
     CHECK_INTEQ(ks_aptsource_plan(r, &takeover_noble, &c), 0);
     CHECK_INTEQ(c.n, 3);
     if (c.n == 3) {
-        CHECK(c.v[0].kind == KS_APT_CHANGE_WRITE && streq(c.v[0].path, KS_APT_KEYRING_PATH));
-        CHECK(c.v[1].kind == KS_APT_CHANGE_RENAME &&
+        CHECK(c.v[0].kind == KS_FILE_CHANGE_WRITE && streq(c.v[0].path, KS_APT_KEYRING_PATH));
+        CHECK(c.v[1].kind == KS_FILE_CHANGE_RENAME &&
               streq(c.v[1].new_path, "etc/apt/sources.list.d/xanmod-release.list.kswap.disabled"));
-        CHECK(c.v[2].kind == KS_APT_CHANGE_WRITE && streq(c.v[2].path, KS_APT_SOURCE_PATH));
+        CHECK(c.v[2].kind == KS_FILE_CHANGE_WRITE && streq(c.v[2].path, KS_APT_SOURCE_PATH));
         CHECK(!c.v[0].old_exists && !c.v[2].old_exists);
         for (size_t i = 0; i < c.n; i++)
-            CHECK(c.v[i].what && ks_apt_change_kind_to_string(c.v[i].kind));
+            CHECK(c.v[i].what && ks_file_change_kind_to_string(c.v[i].kind));
     }
     CHECK(sh("diff -r %s %s", orig, dir) == 0);
 
-    CHECK_INTEQ(ks_aptsource_apply(r, &c), 0);
+    CHECK_INTEQ(ks_transaction_apply(r, &c), 0);
     CHECK_INTEQ(archive_sources(dir, NULL, &ours), 1);
     CHECK(ours);
     CHECK_INTEQ(enabled_sources(dir), 2); /* Debian's stays */
@@ -400,27 +400,27 @@ static void test_takeover_release_list(void)
     /* Everything in place: nothing more to do; applying again is harmless. */
     CHECK_INTEQ(ks_aptsource_plan(r, &takeover_noble, &again), 0);
     CHECK_INTEQ(again.n, 0);
-    ks_apt_changes_done(&again);
-    CHECK_INTEQ(ks_aptsource_apply(r, &c), 0);
+    ks_transaction_done(&again);
+    CHECK_INTEQ(ks_transaction_apply(r, &c), 0);
 
     /* Undo gives back the very bytes, twice over. */
-    CHECK_INTEQ(ks_aptsource_undo(r, &c), 0);
+    CHECK_INTEQ(ks_transaction_undo(r, &c), 0);
     CHECK(sh("diff -r %s %s", orig, dir) == 0);
-    CHECK_INTEQ(ks_aptsource_undo(r, &c), 0);
+    CHECK_INTEQ(ks_transaction_undo(r, &c), 0);
     CHECK(sh("diff -r %s %s", orig, dir) == 0);
-    ks_apt_changes_done(&c);
+    ks_transaction_done(&c);
 
     /* takeover + purge (from the root alone) also ends where it started. */
     CHECK_INTEQ(ks_aptsource_takeover(r, &takeover_noble, &c), 0);
     CHECK_INTEQ(c.n, 3);
-    ks_apt_changes_done(&c);
+    ks_transaction_done(&c);
     CHECK_INTEQ(ks_aptsource_remove(r, &c), 0);
     CHECK_INTEQ(c.n, 3); /* source, rename back, keyring */
-    ks_apt_changes_done(&c);
+    ks_transaction_done(&c);
     CHECK(sh("diff -r %s %s", orig, dir) == 0);
     CHECK_INTEQ(ks_aptsource_plan_remove(r, &c), 0);
     CHECK_INTEQ(c.n, 0);
-    ks_apt_changes_done(&c);
+    ks_transaction_done(&c);
 }
 
 static void test_takeover_mixed(void)
@@ -459,7 +459,7 @@ static void test_takeover_mixed(void)
     _cleanup_free_ char *a = NULL, *b = NULL, *d = NULL;
     _cleanup_(ks_root_freep) ks_root *r = NULL;
     ks_apt_takeover t = takeover_noble;
-    ks_apt_changes c = {0};
+    ks_transaction c = {0};
     bool ours;
 
     t.archive_uris = archives;
@@ -505,19 +505,19 @@ static void test_takeover_mixed(void)
     CHECK(apt_reads(dir) == 0);
 
     /* Undo: byte-identical, modes too. */
-    CHECK_INTEQ(ks_aptsource_undo(r, &c), 0);
+    CHECK_INTEQ(ks_transaction_undo(r, &c), 0);
     CHECK(sh("diff -r %s %s", orig, dir) == 0);
     CHECK(sh("test $(stat -c %%a %s/etc/apt/sources.list.d/mixed.list) = 600", dir) == 0);
-    ks_apt_changes_done(&c);
+    ks_transaction_done(&c);
 
     /* A malformed file naming the archive: reported by the parser, left alone. */
     put(dir, "etc/apt/sources.list.d/bad.list", bad_list);
     CHECK_INTEQ(ks_aptsource_takeover(r, &t, &c), 0);
     CHECK(sh("cmp -s %s/etc/apt/sources.list.d/bad.list - <<'EOF'\n%sEOF", dir, bad_list) == 0);
     /* Purge from the root alone: everything as it was (bad.list aside). */
-    ks_apt_changes_done(&c);
+    ks_transaction_done(&c);
     CHECK_INTEQ(ks_aptsource_remove(r, &c), 0);
-    ks_apt_changes_done(&c);
+    ks_transaction_done(&c);
     CHECK(sh("rm %s/etc/apt/sources.list.d/bad.list && diff -r %s %s", dir, orig, dir) == 0);
 }
 
@@ -527,7 +527,7 @@ static void test_takeover_same_keyring(void)
     _cleanup_free_ char *dir = root_path("same"), *orig = root_path("same.orig");
     _cleanup_free_ char *kr = NULL;
     _cleanup_(ks_root_freep) ks_root *r = NULL;
-    ks_apt_changes c = {0};
+    ks_transaction c = {0};
     bool ours;
 
     base_root(dir);
@@ -548,16 +548,16 @@ static void test_takeover_same_keyring(void)
     CHECK_INTEQ(archive_sources(dir, NULL, &ours), 1);
     CHECK(ours);
     CHECK(apt_reads(dir) == 0);
-    CHECK_INTEQ(ks_aptsource_undo(r, &c), 0);
+    CHECK_INTEQ(ks_transaction_undo(r, &c), 0);
     CHECK(sh("diff -r %s %s", orig, dir) == 0);
-    ks_apt_changes_done(&c);
+    ks_transaction_done(&c);
 
     /* Purge keeps the keyring, since the restored list names it. */
     CHECK_INTEQ(ks_aptsource_takeover(r, &takeover_noble, &c), 0);
-    ks_apt_changes_done(&c);
+    ks_transaction_done(&c);
     CHECK_INTEQ(ks_aptsource_remove(r, &c), 0);
     CHECK_INTEQ(c.n, 2);
-    ks_apt_changes_done(&c);
+    ks_transaction_done(&c);
     CHECK(file_exists(dir, KS_APT_KEYRING_PATH));
     CHECK(file_exists(dir, "etc/apt/sources.list.d/xanmod-release.list"));
     CHECK(!file_exists(dir, KS_APT_SOURCE_PATH));
@@ -570,7 +570,7 @@ static void test_takeover_edges(void)
     _cleanup_free_ char *dir = root_path("edges"), *orig = root_path("edges.orig");
     _cleanup_(ks_root_freep) ks_root *r = NULL;
     ks_apt_takeover t = takeover_noble;
-    ks_apt_changes c = {0}, part = {0};
+    ks_transaction c = {0}, part = {0};
     bool ours;
 
     /* Our file name, written by someone else with another archive in it: refused. */
@@ -593,19 +593,19 @@ static void test_takeover_edges(void)
     CHECK(sh("rm -r %s && cp -a %s %s", orig, dir, orig) == 0);
     CHECK_INTEQ(ks_aptsource_plan(r, &t, &c), 0);
     CHECK_INTEQ(c.n, 3);
-    CHECK(c.n == 3 && c.v[1].kind == KS_APT_CHANGE_WRITE && c.v[2].old_exists);
+    CHECK(c.n == 3 && c.v[1].kind == KS_FILE_CHANGE_WRITE && c.v[2].old_exists);
 
     /* Interrupted after the first two changes, then run again: same end. */
     part.v = c.v;
     part.n = 2;
-    CHECK_INTEQ(ks_aptsource_apply(r, &part), 0);
+    CHECK_INTEQ(ks_transaction_apply(r, &part), 0);
     CHECK_INTEQ(archive_sources(dir, NULL, &ours), 1); /* never two */
-    CHECK_INTEQ(ks_aptsource_apply(r, &c), 0);
+    CHECK_INTEQ(ks_transaction_apply(r, &c), 0);
     CHECK_INTEQ(archive_sources(dir, NULL, &ours), 1);
     CHECK(ours);
-    CHECK_INTEQ(ks_aptsource_undo(r, &c), 0);
+    CHECK_INTEQ(ks_transaction_undo(r, &c), 0);
     CHECK(sh("diff -r %s %s", orig, dir) == 0);
-    ks_apt_changes_done(&c);
+    ks_transaction_done(&c);
 
     /* Bad arguments. */
     t.suite = NULL;
@@ -626,14 +626,14 @@ static void test_takeover_edges(void)
         CHECK_INTEQ(c.n, 2);
         CHECK_INTEQ(archive_sources(e, NULL, &ours), 1);
         CHECK(c.n == 2 && streq_ptr(c.v[0].made_dir, "etc") && streq_ptr(c.v[1].made_dir, "etc"));
-        CHECK_INTEQ(ks_aptsource_undo(er, &c), 0);
+        CHECK_INTEQ(ks_transaction_undo(er, &c), 0);
         CHECK(sh("test -z \"$(find %s -mindepth 1)\"", e) == 0); /* folders too */
-        ks_apt_changes_done(&c);
+        ks_transaction_done(&c);
         CHECK_INTEQ(ks_aptsource_takeover(er, &takeover_noble, &c), 0);
-        ks_apt_changes_done(&c);
+        ks_transaction_done(&c);
         CHECK_INTEQ(ks_aptsource_remove(er, &c), 0);
         CHECK_INTEQ(c.n, 2);
-        ks_apt_changes_done(&c);
+        ks_transaction_done(&c);
         CHECK(sh("test -z \"$(find %s -type f)\"", e) == 0);
     }
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The state journal: names, boot identity parsers, the file format, steps, changes, guard. */
+/* The state journal: names, the file format, steps, changes, guard, the snapshot. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -118,63 +118,6 @@ static void test_names(void)
     }
     CHECK(ks_state_to_string(_KS_STATE_MAX) == NULL);
     CHECK(ks_state_to_string(_KS_STATE_INVALID) == NULL);
-}
-
-static void test_boot_identity(void)
-{
-    static const struct {
-        const char *text;
-        int ret;
-        const char *id;
-    } ids[] = {
-        {"4f1c1b2e-9a7d-4c3b-8e5f-0a1b2c3d4e5f\n", 0, "4f1c1b2e-9a7d-4c3b-8e5f-0a1b2c3d4e5f"},
-        {"4f1c1b2e-9a7d-4c3b-8e5f-0a1b2c3d4e5f", 0, "4f1c1b2e-9a7d-4c3b-8e5f-0a1b2c3d4e5f"},
-        {"4F1C1B2E-9A7D-4C3B-8E5F-0A1B2C3D4E5F\n", 0, "4f1c1b2e-9a7d-4c3b-8e5f-0a1b2c3d4e5f"},
-        {"", -EBADMSG, NULL},
-        {"\n", -EBADMSG, NULL},
-        {"4f1c1b2e-9a7d-4c3b-8e5f-0a1b2c3d4e5\n", -EBADMSG, NULL},   /* short */
-        {"4f1c1b2e-9a7d-4c3b-8e5f-0a1b2c3d4e5f0\n", -EBADMSG, NULL}, /* long */
-        {"4f1c1b2e99a7d-4c3b-8e5f-0a1b2c3d4e5f\n", -EBADMSG, NULL},  /* dash missing */
-        {"4f1c1b2e-9a7d-4c3b-8e5f-0a1b2c3d4e5g\n", -EBADMSG, NULL},  /* not hex */
-        {"4f1c1b2e-9a7d-4c3b-8e5f-0a1b2c3d4e5f\n\n", -EBADMSG, NULL},
-        {" 4f1c1b2e-9a7d-4c3b-8e5f-0a1b2c3d4e5\n", -EBADMSG, NULL},
-    };
-    static const struct {
-        const char *text;
-        int ret;
-        uint64_t btime;
-    } stats[] = {
-        {"cpu  1 2 3\ncpu0 1 2 3\nintr 5\nctxt 9\nbtime 1795996800\nprocesses 42\n", 0, 1795996800},
-        {"btime 1\n", 0, 1},
-        {"btime 1795996800", 0, 1795996800}, /* no final newline */
-        {"btime\t 77 \n", 0, 77},
-        {"btimex 5\nbtime 6\n", 0, 6},
-        {"", -EBADMSG, 0},
-        {"cpu 1\nprocesses 2\n", -EBADMSG, 0},
-        {"btime \n", -EBADMSG, 0},
-        {"btime -5\n", -EBADMSG, 0},
-        {"btime 12x\n", -EBADMSG, 0},
-        {"btime 99999999999999999999999\n", -EBADMSG, 0},
-        {"btime", -EBADMSG, 0},
-    };
-
-    for (size_t i = 0; i < ARRAY_SIZE(ids); i++) {
-        char *id = (char *)"untouched";
-        int k = ks_boot_id_parse(ids[i].text, strlen(ids[i].text), &id);
-        CHECK_MSG(k == ids[i].ret, "boot id case %zu: %d", i, k);
-        if (ids[i].id) {
-            CHECK_STREQ(id, ids[i].id);
-            free(id);
-        } else {
-            CHECK_STREQ(id, "untouched");
-        }
-    }
-    for (size_t i = 0; i < ARRAY_SIZE(stats); i++) {
-        uint64_t b = 12345;
-        int k = ks_btime_parse(stats[i].text, strlen(stats[i].text), &b);
-        CHECK_MSG(k == stats[i].ret, "btime case %zu: %d", i, k);
-        CHECK_INTEQ(b, stats[i].ret == 0 ? stats[i].btime : 12345);
-    }
 }
 
 /* A valid journal that uses every field; parse cases below mutate it. */
@@ -645,15 +588,6 @@ static void test_snapshot(void)
           strstr(text, "\"grubenv\": \"IyBHUlVCIEVudmlyb25tZW50IEJsb2NrCnNhdmVkX2VudHJ5PXgK\""));
     CHECK(text && strstr(text, "\"btime\": 1795996800"));
 
-    /* Readers through the root. */
-    {
-        _cleanup_free_ char *id = NULL;
-        uint64_t b = 0;
-        CHECK(ks_read_boot_id(r, &id) == 0);
-        CHECK_STREQ(id, "4f1c1b2e-9a7d-4c3b-8e5f-0a1b2c3d4e5f");
-        CHECK(ks_read_btime(r, &b) == 0);
-        CHECK_INTEQ(b, 1795996800);
-    }
     rm_rf(dir);
 }
 
@@ -661,10 +595,6 @@ static void test_json(void)
 {
     _cleanup_journal_ ks_journal *j = NULL;
     json_object *o, *v;
-    char buf[21];
-
-    CHECK_STREQ(ks_format_utc(0, buf), "1970-01-01T00:00:00Z");
-    CHECK_STREQ(ks_format_utc(1795996800 + 3723, buf), "2026-11-30T01:02:03Z");
 
     CHECK(ks_journal_parse(full_journal, strlen(full_journal), &j, NULL) == 0);
     if (!j)
@@ -694,7 +624,6 @@ static void test_json(void)
 int main(void)
 {
     test_names();
-    test_boot_identity();
     test_parse_table();
     test_parse_full();
     test_mutations();

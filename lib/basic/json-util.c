@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
+
+#include "lib/basic/base64.h"
+#include "lib/basic/json-util.h"
+#include "lib/basic/util.h"
+
+static json_object *check(ks_json_builder *b, json_object *o)
+{
+    if (!o)
+        b->failed = true;
+    return o;
+}
+
+json_object *ks_jb_string(ks_json_builder *b, const char *s)
+{
+    assert(b);
+    return s ? check(b, json_object_new_string(s)) : NULL;
+}
+
+json_object *ks_jb_base64(ks_json_builder *b, const void *p, size_t len)
+{
+    _cleanup_free_ char *s = NULL;
+
+    assert(b);
+    if (ks_base64_encode(p, len, &s) < 0) {
+        b->failed = true;
+        return NULL;
+    }
+    return ks_jb_string(b, s);
+}
+
+json_object *ks_jb_int(ks_json_builder *b, int64_t v)
+{
+    assert(b);
+    return check(b, json_object_new_int64(v));
+}
+
+json_object *ks_jb_bool(ks_json_builder *b, bool v)
+{
+    assert(b);
+    return check(b, json_object_new_boolean(v));
+}
+
+json_object *ks_jb_object(ks_json_builder *b)
+{
+    assert(b);
+    return check(b, json_object_new_object());
+}
+
+json_object *ks_jb_array(ks_json_builder *b)
+{
+    assert(b);
+    return check(b, json_object_new_array());
+}
+
+void ks_jb_add(ks_json_builder *b, json_object *o, const char *key, json_object *v)
+{
+    assert(b);
+    assert(key);
+    /* No object: its creation failed. */
+    if (!o || json_object_object_add(o, key, v) < 0) {
+        json_object_put(v);
+        b->failed = true;
+    }
+}
+
+void ks_jb_push(ks_json_builder *b, json_object *a, json_object *v)
+{
+    assert(b);
+    if (!a || !v || json_object_array_add(a, v) < 0) {
+        json_object_put(v);
+        b->failed = true;
+    }
+}
+
+json_object *ks_jb_finish(ks_json_builder *b, json_object *o)
+{
+    assert(b);
+    if (b->failed || !o) {
+        json_object_put(o);
+        return NULL;
+    }
+    return o;
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Building a JSON document with json-c, with one error rule for kswap (the state journal, the
+ * commands' --json): calls are not checked one by one; the first one that fails (out of memory)
+ * poisons the builder, and ks_jb_finish() gives the document or NULL. A NULL value is JSON null
+ * in an object; an array never holds null, so pushing NULL is a failure.
+ */
+typedef struct ks_json_builder {
+    bool failed;
+} ks_json_builder;
+
+json_object *ks_jb_string(ks_json_builder *b, const char *s); /* NULL s: null, not a failure */
+json_object *ks_jb_base64(ks_json_builder *b, const void *p, size_t len); /* lib/basic/base64.h */
+json_object *ks_jb_int(ks_json_builder *b, int64_t v);
+json_object *ks_jb_bool(ks_json_builder *b, bool v);
+json_object *ks_jb_object(ks_json_builder *b);
+json_object *ks_jb_array(ks_json_builder *b);
+/* Adds v (taken over; NULL: null) under key to the object o (NULL o: a failure). */
+void ks_jb_add(ks_json_builder *b, json_object *o, const char *key, json_object *v);
+/* Appends v (taken over) to the array a. */
+void ks_jb_push(ks_json_builder *b, json_object *a, json_object *v);
+/* o when every call succeeded; otherwise NULL (o is freed). */
+json_object *ks_jb_finish(ks_json_builder *b, json_object *o);

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/basic/time-util.h"
+
+char *ks_format_utc(time_t t, char buf[static KS_UTC_MAX])
+{
+    struct tm tm;
+
+    assert(buf);
+    if (!gmtime_r(&t, &tm) || strftime(buf, KS_UTC_MAX, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+        snprintf(buf, KS_UTC_MAX, "1970-01-01T00:00:00Z");
+    return buf;
+}
+
+int ks_utc_string(time_t t, char **ret)
+{
+    char buf[KS_UTC_MAX], *s;
+
+    assert(ret);
+    s = strdup(ks_format_utc(t, buf));
+    if (!s)
+        return -ENOMEM;
+    *ret = s;
+    return 0;
+}
