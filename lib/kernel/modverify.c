@@ -233,6 +233,13 @@ int ks_modset_set_builtin_version(ks_modset *s, const char *name, const char *ve
     return 0;
 }
 
+unsigned ks_module_search_rank(const char *file)
+{
+    /* depmod's search order without a "search" line in depmod.d: "updates built-in", i.e.
+     * updates/ first, then everything else (depmod.c cfg_load, depmod_module_is_higher_priority). */
+    return ks_startswith(file, "updates/") ? 0 : 1;
+}
+
 int ks_modset_add_module(ks_modset *s, const char *name, const char *file)
 {
     modent *e;
@@ -240,14 +247,33 @@ int ks_modset_add_module(ks_modset *s, const char *name, const char *file)
     int r = get_entry(s, name, &e);
     if (r < 0)
         return r;
-    if (e->builtin || e->file)
-        return 0; /* first one wins, as in depmod's search order */
+    if (e->builtin)
+        return 0; /* modprobe takes modules.builtin's word */
+    if (e->file && !streq(e->file, file)) {
+        unsigned a = ks_module_search_rank(file), b = ks_module_search_rank(e->file);
+        /* A tie goes to the first name in byte order, not to readdir's or tar's order. */
+        if (a > b || (a == b && strcmp(file, e->file) > 0))
+            return 0;
+    }
+    /* A new file, a better one, or the same path again (dpkg keeps the last copy): what was
+     * read of the old one no longer counts. */
     f = strdup(file);
     if (!f)
         return -ENOMEM;
+    free(e->file);
     e->file = f;
     e->absent = false;
+    e->info_loaded = false;
+    e->depends = ks_strv_free(e->depends);
+    free(e->version);
+    e->version = NULL;
     return 0;
+}
+
+const char *ks_modset_get_file(const ks_modset *s, const char *name)
+{
+    const modent *e = lookup(s, name);
+    return e ? e->file : NULL;
 }
 
 int ks_modset_set_info(ks_modset *s, const char *name, const char *depends, const char *version)

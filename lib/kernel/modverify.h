@@ -50,7 +50,15 @@ int ks_modset_set_release(ks_modset *s, const char *release);
 /* Builders. Names are normalized ('-' -> '_'). depends: comma separated, may be NULL or "". */
 int ks_modset_add_builtin(ks_modset *s, const char *name);
 int ks_modset_set_builtin_version(ks_modset *s, const char *name, const char *version);
+/* Records a module file. Of two files of one name, the one depmod's default search order
+ * prefers (updates/ first; then the first path in byte order) counts; the same path again
+ * replaces the earlier copy (dpkg unpacks the last one) and forgets its .modinfo.
+ * ks_modset_get_file() tells which file counts. */
 int ks_modset_add_module(ks_modset *s, const char *name, const char *file);
+/* Rank in depmod's default search order (lower first): "updates/..." 0, anything else 1. */
+unsigned ks_module_search_rank(const char *file);
+/* The file that counts for a module (normalized name), NULL when none. */
+const char *ks_modset_get_file(const ks_modset *s, const char *name);
 int ks_modset_set_info(ks_modset *s, const char *name, const char *depends, const char *version);
 /* Whether the module file is known but its .modinfo was not read yet. */
 bool ks_modset_needs_info(const ks_modset *s, const char *name);
