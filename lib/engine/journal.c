@@ -1199,7 +1199,7 @@ int ks_journal_note_file(ks_journal *j, const char *path)
     /* The first record is the state before kswap; later writes change nothing to undo. */
     if (change_find(j, KS_CHANGE_FILE, path))
         return 0;
-    fd = ks_root_open_at(j->root, path, O_RDONLY | O_NOFOLLOW, 0);
+    fd = ks_root_open_regular(j->root, path, O_NOFOLLOW);
     if (fd < 0 && fd != -ENOENT)
         return fd;
     if (fd >= 0) {

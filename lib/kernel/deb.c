@@ -8,6 +8,7 @@
 #include "lib/kernel/archive-dl.h"
 #include "lib/kernel/compress-dl.h"
 #include "lib/kernel/unpack.h"
+#include "lib/basic/fileio.h"
 #include "lib/basic/util.h"
 
 #define IO_BUF (1024 * 1024)
@@ -900,19 +901,12 @@ out:
 int ks_deb_read_modset(const char *path, char *const *wanted, ks_modset **ret,
                        ks_deb_stats *ret_stats, char **ret_error)
 {
-    _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-    struct stat st;
+    _cleanup_close_ int fd = ks_open_regular(path);
 
     if (fd < 0) {
-        int r = -errno;
         if (ret_error)
-            *ret_error = strdup(strerror(-r));
-        return r;
-    }
-    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-        if (ret_error)
-            *ret_error = strdup(strerror(EISDIR));
-        return -EISDIR;
+            *ret_error = strdup(ks_strerror(fd));
+        return fd;
     }
     posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     return ks_deb_read_modset_fd(fd, wanted, ret, ret_stats, ret_error);

@@ -223,7 +223,7 @@ int ks_initrd_list_modules_fd_max(int fd, uint64_t data_max, char ***ret_names, 
 int ks_initrd_list_modules(const ks_root *root, const char *path, char ***ret_names,
                            char **ret_error)
 {
-    _cleanup_close_ int fd = ks_root_open_at(root, path, O_RDONLY, 0);
+    _cleanup_close_ int fd = ks_root_open_regular(root, path, 0);
     if (fd < 0)
         return fd;
     return ks_initrd_list_modules_fd(fd, ret_names, ret_error);

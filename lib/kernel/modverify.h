@@ -83,6 +83,14 @@ int ks_modset_closure(ks_modset *s, const char *name, char ***ret_modules, char 
  * and .zst) are read directly. -ENOENT when the tree does not exist.
  */
 int ks_modset_open_tree(const ks_root *root, const char *release, ks_modset **ret);
+/*
+ * The same, with *ret_error (optional) saying which file was wrong. Every path libkmod or kswap
+ * reads in the tree must stay inside the root (an absolute or "../" symbolic link that leads
+ * out is -EXDEV, naming it) and be a regular file (-ESPIPE, -ENOTSOCK, -ENODEV, -EISDIR).
+ * root must outlive the set.
+ */
+int ks_modset_open_tree_full(const ks_root *root, const char *release, ks_modset **ret,
+                             char **ret_error);
 /* What went wrong in the last failed lookup ("cannot read the .modinfo of 'FILE'"), or NULL. */
 const char *ks_modset_error(const ks_modset *s);
 /* Whether ks_modset_open_tree used depmod's indexes. */
