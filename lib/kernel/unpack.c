@@ -73,6 +73,15 @@ static void set_errorf(char **err, const char *fmt, ...)
     *err = s;
 }
 
+/* archive_version_details() leaks its previous string at every call: asked once. */
+static const char *version_details(void)
+{
+    static char *details;
+    if (!details)
+        details = strdup(strempty(sym_archive_version_details()));
+    return strempty(details);
+}
+
 int ks_unpack_open(int fd, uint64_t off, uint64_t end, unsigned filters, uint64_t cap,
                    ks_unpack **ret, char **ret_error)
 {
@@ -94,7 +103,7 @@ int ks_unpack_open(int fd, uint64_t off, uint64_t end, unsigned filters, uint64_
     u->a = sym_archive_read_new();
     if (!u->raw || !u->a)
         return -ENOMEM;
-    details = strempty(sym_archive_version_details());
+    details = version_details();
     for (size_t i = 0; i < ARRAY_SIZE(filters_table); i++) {
         if (!(filters & filters_table[i].filter))
             continue;
