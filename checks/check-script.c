@@ -12,10 +12,11 @@ int ks_check_script(const ks_check_ctx *c, ks_check *chk)
     _cleanup_free_ char *path = NULL, *last = NULL, *detail = NULL, *root_env = NULL;
     char *argv[2] = {NULL, NULL}, *env[2] = {NULL, NULL};
     ks_spawn_result res = {0};
+    _cleanup_close_ int exe = -1;
     bool ok;
     int k;
 
-    /* chk->arg is the path inside the root; the program runs from the running machine. */
+    /* chk->arg is the path inside the root; argv[0] says where it is on the running machine. */
     path = ks_asprintf("%s/%s", c->root_abs ? c->root_abs : "",
                        chk->arg[0] == '/' ? chk->arg + 1 : chk->arg);
     if (!path)
@@ -27,8 +28,14 @@ int ks_check_script(const ks_check_ctx *c, ks_check *chk)
         env[0] = root_env;
     }
     argv[0] = path;
+    /* Run as opened inside the root (execveat): a symlink to an absolute path names the root's
+     * file, never the running machine's. */
+    exe = ks_spawn_open_in_root(c->root, chk->arg);
+    if (exe < 0)
+        return exe;
     k = ks_spawn(argv,
-                 &(ks_spawn_opts){.timeout_ms = tmo, .env = env, .max_output = SCRIPT_OUTPUT_MAX},
+                 &(ks_spawn_opts){.timeout_ms = tmo, .env = env, .max_output = SCRIPT_OUTPUT_MAX,
+                                  .exec_fd = exe},
                  &res);
     if (k < 0)
         return k;

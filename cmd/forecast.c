@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The boot forecast as people and machines see it: shared by status, apply, pin, rollback. */
 #include "cmd/cmd.h"
+#include "lib/basic/escape.h"
 #include "cmd/forecast.h"
 
 static const char *boot_label(const ks_grub_forecast_boot *f)
@@ -69,7 +70,7 @@ void ks_print_forecast(const ks_ctx *ctx, const ks_boot *b, const ks_grub_foreca
 {
     for (size_t i = 0; i < fc->n; i++) {
         const ks_grub_forecast_boot *f = &fc->v[i];
-        const char *what = f->kernel ? f->kernel : strempty(f->title_path);
+        const char *what = ks_esc(f->kernel ? f->kernel : f->title_path);
         printf("%s%s (%s)", i == 0 ? "next boot: " : " · then: ", what, boot_label(f));
     }
     if (fc->n > 0 && fc->v[fc->n - 1].waits)
@@ -77,9 +78,9 @@ void ks_print_forecast(const ks_ctx *ctx, const ks_boot *b, const ks_grub_foreca
     printf("\n");
     for (size_t i = 0; i < fc->n; i++) {
         const ks_grub_forecast_boot *f = &fc->v[i];
-        printf("  boot %u: %s\n", f->boot, strempty(f->title_path));
+        printf("  boot %u: %s\n", f->boot, ks_esc(f->title_path));
         if (ctx->verbose)
-            printf("          id %s\n", strempty(f->id_path));
+            printf("          id %s\n", ks_esc(f->id_path));
         for (char **c = f->changes; c && *c; c++)
             printf("          grubenv %s\n", *c);
         if (f->save_env_failures)
@@ -108,7 +109,11 @@ int ks_collect_forecast(const ks_ctx *ctx, ks_boot *b, ks_grub_forecast *f, ks_f
     }
     k = ks_boot_forecast(b, f);
     if (k < 0) {
-        ks_error("cannot forecast the next boots: %s", strerror(-k));
+        /* -ELOOP here is the evaluator's own limit, not a symbolic link. */
+        ks_error("cannot forecast the next boots: %s",
+                 k == -ELOOP ? "grub.cfg runs beyond the evaluator's limits (too many steps or "
+                               "too much expanded text); GRUB itself may never reach the menu"
+                             : strerror(-k));
         return k;
     }
     if (findings) {

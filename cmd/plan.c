@@ -3,6 +3,8 @@
 #include <limits.h>
 
 #include "cmd/cmd.h"
+#include "lib/basic/escape.h"
+#include "lib/basic/fileio.h"
 #include "lib/engine/plan.h"
 
 #define MIB (1024ULL * 1024ULL)
@@ -104,7 +106,7 @@ static void plan_print(const ks_ctx *ctx, const ks_plan *p)
     size_t warns = 0, blocks = 0;
 
     printf("host    %s · %s · x86-64-v%d (%s) · %u CPUs · running %s\n",
-           strempty(p->os_pretty_name), strempty(p->virt), p->x86_64_level,
+           ks_esc(p->os_pretty_name), strempty(p->virt), p->x86_64_level,
            p->level_from_cpuid ? "CPUID" : "cpuinfo", p->n_processors,
            strempty(p->running_kernel));
     printf("boot    %s · boot/grub on %s %s", p->secureboot.efi ? "UEFI" : "BIOS",
@@ -188,13 +190,13 @@ static int run_plan(ks_ctx *ctx, int argc, char **argv)
         else
             ks_error("cannot assess '%s': cannot read '%s': %s", ks_root_path(ctx->root),
                      strempty(p.error_file),
-                     k == -EBADMSG ? "not in the expected format" : strerror(-k));
+                     k == -EBADMSG ? "not in the expected format" : ks_strerror(k));
         if (ctx->json) {
             json_object *o = json_object_new_object();
             json_object_object_add(o, "verdict", json_object_new_string("error"));
             json_object_object_add(o, "error_file", ks_json_string_or_null(p.error_file));
             json_object_object_add(o, "error", json_object_new_string(
-                                                   p.error_detail ? p.error_detail : strerror(-k)));
+                                                   p.error_detail ? p.error_detail : ks_strerror(k)));
             ks_print_json(o);
             json_object_put(o);
         }

@@ -122,10 +122,9 @@ static int run_verify(ks_ctx *ctx, int argc, char **argv)
         return KS_EXIT_ERROR;
     }
     if (opts.deb_path)
-        ks_info(ctx, "read %llu bytes of data.tar with %d thread(s) in %u pass(es), %u modules%s",
+        ks_info(ctx, "read %llu bytes of data.tar with %d thread(s) in %u pass(es), %u modules",
                 (unsigned long long)res.deb_stats.data_bytes, res.deb_stats.threads,
-                res.deb_stats.passes, res.deb_stats.modules,
-                res.deb_stats.stopped_early ? ", stopped early" : "");
+                res.deb_stats.passes, res.deb_stats.modules);
 
     if (ctx->json) {
         json_object *o = ks_json_verify(&res);

@@ -88,7 +88,17 @@ static void adv(lexer *lx)
     lx->pos++;
 }
 
-/* Appends text to the word, merging with a last part of the same type. */
+/*
+ * Appends text to the word, merging with a last part of the same type. The last part's length
+ * and allocation are remembered (tail), and grow by doubling: a long quoted word costs linear
+ * time, not a strlen() and a realloc() per character.
+ */
+typedef struct word_tail {
+    const char *s; /* the part they describe */
+    size_t len, cap;
+} word_tail;
+static _Thread_local word_tail tail; /* parts are only made below, which sets it */
+
 static int word_add(ks_grub_word *w, ks_grub_part_type type, const char *s, size_t n)
 {
     ks_grub_part *p;
@@ -97,13 +107,22 @@ static int word_add(ks_grub_word *w, ks_grub_part_type type, const char *s, size
     if (w->n > 0 && w->parts[w->n - 1].type == type && type != KS_GRUB_PART_VAR &&
         type != KS_GRUB_PART_DQVAR) {
         p = &w->parts[w->n - 1];
-        size_t ol = strlen(p->s);
-        ns = realloc(p->s, ol + n + 1);
-        if (!ns)
-            return -ENOMEM;
-        memcpy(ns + ol, s, n);
-        ns[ol + n] = '\0';
-        p->s = ns;
+        if (tail.s != p->s) {
+            tail.len = strlen(p->s);
+            tail.cap = tail.len + 1;
+        }
+        if (tail.len + n + 1 > tail.cap) {
+            size_t cap = tail.cap * 2 > tail.len + n + 1 ? tail.cap * 2 : tail.len + n + 1;
+            ns = realloc(p->s, cap);
+            if (!ns)
+                return -ENOMEM;
+            p->s = ns;
+            tail.cap = cap;
+        }
+        memcpy(p->s + tail.len, s, n);
+        tail.len += n;
+        p->s[tail.len] = '\0';
+        tail.s = p->s;
         return 0;
     }
     if (!GREEDY_REALLOC(w->parts, w->cap, w->n + 1))
@@ -111,6 +130,7 @@ static int word_add(ks_grub_word *w, ks_grub_part_type type, const char *s, size
     ns = strndup(s, n);
     if (!ns)
         return -ENOMEM;
+    tail = (word_tail){.s = ns, .len = n, .cap = n + 1};
     w->parts[w->n].type = type;
     w->parts[w->n].s = ns;
     w->n++;

@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 
 #include "lib/basic/alloc-util.h"
 #include "lib/basic/fileio.h"
@@ -20,6 +21,71 @@ static int split_path(const char *path, char **ret_dir, char **ret_base)
         return -ENOMEM;
     }
     return 0;
+}
+
+int ks_fd_ensure_regular(int fd)
+{
+    struct stat st;
+    int flags;
+
+    if (fstat(fd, &st) < 0)
+        return -errno;
+    if (S_ISDIR(st.st_mode))
+        return -EISDIR;
+    if (S_ISFIFO(st.st_mode))
+        return -ESPIPE;
+    if (S_ISSOCK(st.st_mode))
+        return -ENOTSOCK;
+    if (!S_ISREG(st.st_mode))
+        return -ENODEV;
+    flags = fcntl(fd, F_GETFL);
+    if (flags < 0)
+        return -errno;
+    if ((flags & O_NONBLOCK) && fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0)
+        return -errno;
+    return 0;
+}
+
+int ks_open_error_kind(int dirfd, const char *path, int err)
+{
+    struct stat st;
+    /* open() of a socket fails with ENXIO: say what it is. */
+    if (err == -ENXIO && fstatat(dirfd, path, &st, *path ? 0 : AT_EMPTY_PATH) == 0 && S_ISSOCK(st.st_mode))
+        return -ENOTSOCK;
+    return err;
+}
+
+int ks_open_regular(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    int r;
+
+    if (fd < 0)
+        return ks_open_error_kind(AT_FDCWD, path, -errno);
+    r = ks_fd_ensure_regular(fd);
+    if (r < 0) {
+        close(fd);
+        return r;
+    }
+    return fd;
+}
+
+const char *ks_strerror(int err)
+{
+    switch (err < 0 ? -err : err) {
+    case EISDIR:
+        return "is a directory, not a regular file";
+    case ESPIPE:
+        return "is a FIFO, not a regular file";
+    case ENOTSOCK:
+        return "is a socket, not a regular file";
+    case ENODEV:
+        return "is a device node, not a regular file";
+    case EFBIG:
+        return "is larger than kswap reads of such a file";
+    default:
+        return strerror(err < 0 ? -err : err);
+    }
 }
 
 int ks_read_fd(int fd, size_t max, char **ret_buf, size_t *ret_len)

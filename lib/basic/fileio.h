@@ -15,6 +15,22 @@
 int ks_write_atomic(const ks_root *r, const char *path, const void *data, size_t len, mode_t mode);
 
 /*
+ * Every file kswap reads is opened O_RDONLY|O_NONBLOCK|O_NOCTTY|O_CLOEXEC (a FIFO in its place
+ * must not block the open), proven a regular file with fstat(), and only then made blocking
+ * again. What else is there is an error of its own:
+ *   -EISDIR a directory, -ESPIPE a FIFO, -ENOTSOCK a socket, -ENODEV a device node;
+ * ks_strerror() words them ("is a FIFO, not a regular file"). proc and sysfs files are
+ * regular files.
+ */
+int ks_fd_ensure_regular(int fd);
+/* -ENOTSOCK for an open() that failed with -ENXIO on a socket; err otherwise. */
+int ks_open_error_kind(int dirfd, const char *path, int err);
+/* Opens a file on the running machine (--config FILE, --deb FILE) that way; an fd or -errno. */
+int ks_open_regular(const char *path);
+/* strerror() for the codes above and -EFBIG ("larger than kswap reads"); strerror() otherwise. */
+const char *ks_strerror(int err);
+
+/*
  * Reads an open file to its end (also proc and sysfs files, whose size says 0), NUL-terminated.
  * -EFBIG when it holds more than max bytes.
  */

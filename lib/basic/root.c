@@ -108,10 +108,30 @@ int ks_root_open_at(const ks_root *r, const char *path, int flags, mode_t mode)
     return fd < 0 ? -errno : fd;
 }
 
+int ks_root_open_regular(const ks_root *r, const char *path, int extra_flags)
+{
+    int fd = ks_root_open_at(r, path, O_RDONLY | O_NONBLOCK | O_NOCTTY | extra_flags, 0);
+    int k;
+
+    if (fd == -ENXIO) {
+        /* A socket (open() cannot open one): look at it without following it out. */
+        _cleanup_close_ int p = ks_root_open_at(r, path, O_PATH | extra_flags, 0);
+        return p >= 0 ? ks_open_error_kind(p, "", -ENXIO) : fd;
+    }
+    if (fd < 0)
+        return fd;
+    k = ks_fd_ensure_regular(fd);
+    if (k < 0) {
+        close(fd);
+        return k;
+    }
+    return fd;
+}
+
 int ks_root_read_file(const ks_root *r, const char *path, size_t max, char **ret_buf,
                       size_t *ret_len)
 {
-    _cleanup_close_ int fd = ks_root_open_at(r, path, O_RDONLY, 0);
+    _cleanup_close_ int fd = ks_root_open_regular(r, path, 0);
     if (fd < 0)
         return fd;
     return ks_read_fd(fd, max, ret_buf, ret_len);
@@ -174,6 +194,80 @@ int ks_root_list_dir(const ks_root *r, const char *path, char ***ret_names)
     ks_strv_sort(names);
     *ret_names = TAKE_PTR(names);
     return 0;
+}
+
+static int fd_path(int fd, char **ret)
+{
+    char p[64], buf[PATH_MAX];
+    ssize_t n;
+
+    snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+    n = readlink(p, buf, sizeof(buf) - 1);
+    if (n < 0)
+        return -errno;
+    buf[n] = '\0';
+    if (buf[0] != '/')
+        return -ENOENT; /* "(deleted)" and the like */
+    *ret = strdup(buf);
+    return *ret ? 0 : -ENOMEM;
+}
+
+static int open_beneath(const ks_root *r, const char *path)
+{
+    struct open_how how = {
+        .flags = O_PATH | O_CLOEXEC,
+        .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
+    };
+    int fd = (int)syscall(SYS_openat2, r->fd, relative(path), &how, sizeof(how));
+    if (fd < 0)
+        return -errno;
+    close(fd);
+    return 0;
+}
+
+int ks_root_check_beneath(const ks_root *r, int dirfd, const char *path, char **ret_link)
+{
+    _cleanup_free_ char *root = NULL, *dir = NULL, *full = NULL;
+    const char *rel;
+    size_t n;
+    int k;
+
+    if (r->host || !r->openat2)
+        return 0;
+    k = fd_path(r->fd, &root);
+    if (k >= 0)
+        k = fd_path(dirfd, &dir);
+    if (k < 0)
+        return k;
+    n = streq(root, "/") ? 0 : strlen(root);
+    if (strncmp(dir, root, n) != 0 || (dir[n] != '/' && dir[n] != '\0'))
+        return -EXDEV; /* the directory itself is not inside the root */
+    rel = dir + n + strspn(dir + n, "/");
+    full = *rel ? ks_asprintf("%s/%s", rel, path) : strdup(path);
+    if (!full)
+        return -ENOMEM;
+    k = open_beneath(r, full);
+    if (k != -EXDEV)
+        return k;
+    /* Name the first component that leads out. */
+    for (char *s = full + strlen(rel);; s++) {
+        char save = *s;
+        if (save != '/' && save != '\0')
+            continue;
+        *s = '\0';
+        k = open_beneath(r, full);
+        if (k == -EXDEV) {
+            if (ret_link)
+                *ret_link = strdup(full);
+            return -EXDEV;
+        }
+        *s = save;
+        if (save == '\0')
+            break;
+    }
+    if (ret_link)
+        *ret_link = strdup(full);
+    return -EXDEV;
 }
 
 int ks_root_readlink(const ks_root *r, const char *path, char **ret)

@@ -29,7 +29,10 @@ int ks_root_fd(const ks_root *r);
 
 /* Returns an fd (O_CLOEXEC added) or negative errno. */
 int ks_root_open_at(const ks_root *r, const char *path, int flags, mode_t mode);
-/* Reads a whole file, NUL-terminated; -EFBIG when larger than max bytes. */
+/* Opens a file to read, non-blocking until it is proven a regular file (lib/basic/fileio.h:
+ * -EISDIR, -ESPIPE, -ENOTSOCK, -ENODEV otherwise); extra_flags e.g. O_NOFOLLOW. */
+int ks_root_open_regular(const ks_root *r, const char *path, int extra_flags);
+/* Reads a whole regular file (opened so), NUL-terminated; -EFBIG when larger than max bytes. */
 int ks_root_read_file(const ks_root *r, const char *path, size_t max, char **ret_buf,
                       size_t *ret_len);
 /* Reads a one-line file (sysfs/procfs style) without its trailing newline. */
@@ -37,6 +40,15 @@ int ks_root_read_line(const ks_root *r, const char *path, char **ret);
 int ks_root_opendir(const ks_root *r, const char *path, DIR **ret);
 /* Sorted names of a directory, without "." and "..". */
 int ks_root_list_dir(const ks_root *r, const char *path, char ***ret_names);
+/*
+ * For paths handed to a library that opens them itself (libkmod gets /proc/self/fd/N/PATH):
+ * whether path, relative to dirfd (a directory inside the root), resolves inside the root by
+ * the host's rules, i.e. no absolute symbolic link and no ".." above the root on the way.
+ * 0; -EXDEV when a symlink leaves the root, and *ret_link (optional) names it, relative to
+ * the root; other -errno (e.g. -ENOENT) as the lookup gives them. Always 0 for the host's "/"
+ * and on kernels without openat2().
+ */
+int ks_root_check_beneath(const ks_root *r, int dirfd, const char *path, char **ret_link);
 int ks_root_readlink(const ks_root *r, const char *path, char **ret);
 int ks_root_stat(const ks_root *r, const char *path, struct stat *ret);  /* follows links */
 int ks_root_lstat(const ks_root *r, const char *path, struct stat *ret); /* does not */

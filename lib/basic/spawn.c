@@ -123,8 +123,35 @@ static void child_exec(const char *exe, char *const argv[], char **env, const ks
     signal(SIGPIPE, SIG_DFL);
     if (o->cwd && chdir(o->cwd) < 0)
         _exit(127);
+    if (o->exec_fd > 0) {
+        /* A script's interpreter opens /dev/fd/N: that fd must survive the exec. */
+        int fl = fcntl(o->exec_fd, F_GETFD);
+        if (fl < 0 || fcntl(o->exec_fd, F_SETFD, fl & ~FD_CLOEXEC) < 0)
+            _exit(127);
+        syscall(SYS_execveat, o->exec_fd, "", argv, env, AT_EMPTY_PATH);
+        _exit(127);
+    }
     execve(exe, argv, env);
     _exit(127);
+}
+
+int ks_spawn_open_in_root(const ks_root *root, const char *path)
+{
+    struct stat st;
+    int fd = ks_root_open_regular(root, path, 0);
+
+    if (fd < 0)
+        return fd;
+    if (fstat(fd, &st) < 0) {
+        int k = -errno;
+        close(fd);
+        return k;
+    }
+    if (!(st.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH))) {
+        close(fd);
+        return -EACCES;
+    }
+    return fd;
 }
 
 int ks_spawn(char *const argv[], const ks_spawn_opts *opts, ks_spawn_result *ret)
@@ -144,9 +171,11 @@ int ks_spawn(char *const argv[], const ks_spawn_opts *opts, ks_spawn_result *ret
 
     if (!argv || !argv[0])
         return -EINVAL;
-    r = ks_find_program(argv[0], &exe);
-    if (r < 0)
-        return r;
+    if (o->exec_fd <= 0) {
+        r = ks_find_program(argv[0], &exe);
+        if (r < 0)
+            return r;
+    }
     env = build_env(o->env);
     if (!env)
         return -ENOMEM;

@@ -4,6 +4,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "lib/basic/root.h"
+
 /*
  * The one way kswap runs an external program: an argv array (never a shell), looked up on
  * PATH, with a timeout, its stdout and stderr captured together (bounded) for error messages,
@@ -18,6 +20,9 @@ typedef struct ks_spawn_opts {
     size_t max_output;   /* bytes of output kept (the last ones); 0: 64 KiB */
     const char *cwd;     /* working directory of the child, NULL: unchanged */
     int stdin_fd;        /* > 0: the child's stdin (e.g. a memfd with data); 0: /dev/null */
+    int exec_fd;         /* > 0: run this open file (execveat AT_EMPTY_PATH) instead of looking
+                          * argv[0] up: a program found inside a root runs as opened there,
+                          * whatever its path means on the running machine */
 } ks_spawn_opts;
 
 typedef struct ks_spawn_result {
@@ -38,6 +43,11 @@ int ks_spawn(char *const argv[], const ks_spawn_opts *opts, ks_spawn_result *ret
 void ks_spawn_result_done(ks_spawn_result *r);
 /* True when the program ran, was not killed and exited 0. */
 bool ks_spawn_succeeded(const ks_spawn_result *r);
+/*
+ * Opens an executable inside the root to run it with exec_fd: a regular file (opened without
+ * blocking) with an execute bit. -EACCES when no execute bit is set.
+ */
+int ks_spawn_open_in_root(const ks_root *root, const char *path);
 /* Finds an executable on PATH (or "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin").
  */
 int ks_find_program(const char *name, char **ret_path);

@@ -579,6 +579,7 @@ int ks_accept_run_hooks(const ks_root *root, const char *which, const char *json
         _cleanup_free_ char *rel = NULL, *path = NULL, *why = NULL;
         char *argv[2] = {NULL, NULL};
         ks_spawn_result res = {0};
+        _cleanup_close_ int exe = -1;
         struct stat st;
 
         if ((*n)[0] == '.' || ks_endswith(*n, "~"))
@@ -592,10 +593,14 @@ int ks_accept_run_hooks(const ks_root *root, const char *which, const char *json
         if (!path || lseek(fd, 0, SEEK_SET) < 0)
             return -ENOMEM;
         argv[0] = path;
-        k = ks_spawn(argv,
-                     &(ks_spawn_opts){
-                         .timeout_ms = timeout_ms, .env = env, .stdin_fd = fd, .max_output = 4096},
-                     &res);
+        /* Run as opened inside the root: a link to /sbin/reboot names the root's file. */
+        exe = ks_spawn_open_in_root(root, rel);
+        k = exe < 0 ? exe
+                    : ks_spawn(argv,
+                               &(ks_spawn_opts){.timeout_ms = timeout_ms, .env = env,
+                                                .stdin_fd = fd, .max_output = 4096,
+                                                .exec_fd = exe},
+                               &res);
         if (k < 0)
             why = ks_asprintf("%s: cannot run: %s", *n, strerror(-k));
         else if (res.timed_out)

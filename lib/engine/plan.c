@@ -6,6 +6,8 @@
 #include "lib/host/dpkg.h"
 #include "grub/cfgscan.h"
 #include "grub/defaults.h"
+#include "grub/grubenv.h"
+#include "lib/basic/fileio.h"
 #include "lib/host/osrelease.h"
 #include "lib/engine/plan.h"
 #include "lib/basic/string-table.h"
@@ -302,7 +304,9 @@ static int check_target_modules(const ks_root *root, const ks_plan_opts *opts, k
 
 static int check_boot(const ks_root *root, ks_plan *p)
 {
+    _cleanup_grubenv_ ks_grubenv *env = NULL;
     _cleanup_free_ char *cfg = NULL;
+    int env_k;
     ks_grub_cfg_facts facts = {0};
     size_t len;
     int k;
@@ -321,6 +325,9 @@ static int check_boot(const ks_root *root, ks_plan *p)
             return fail(p, "boot/grub/grub.cfg", k);
         p->recordfail_timeout = facts.recordfail_timeout;
         p->efi_recordfail_timeout = facts.efi_recordfail_timeout;
+    } else if (k != -ENOENT) {
+        /* Too large, a FIFO, unreadable: an error about the file, not "no grub.cfg". */
+        return fail(p, "boot/grub/grub.cfg", k);
     }
 
     if (!p->grub_cfg_found)
@@ -338,6 +345,14 @@ static int check_boot(const ks_root *root, ks_plan *p)
                 "/boot/grub/grub.cfg says GRUB lacks write support for %s: next_entry would never "
                 "be cleared",
                 strempty(facts.lacks_write_reason));
+    else if ((env_k = ks_grubenv_load(root, "boot/grub/grubenv", &env)) < 0 && env_k != -ENOENT)
+        /* apply refuses the same block (lib/engine/bootctl.c ks_boot_load): say so now. */
+        k = add(p, "grub.env-unwritable", KS_SEV_BLOCK,
+                "recreate it with grub-editenv /boot/grub/grubenv create",
+                "/boot/grub/grubenv is not a usable GRUB environment block: %s",
+                env_k == -EMSGSIZE  ? "not 1024 bytes"
+                : env_k == -EBADMSG ? "no signature or broken lines"
+                                    : ks_strerror(env_k));
     else {
         p->env_writable = true;
         k = add(p, "grub.env-unwritable", KS_SEV_OK, NULL,

@@ -370,7 +370,9 @@ static int update_grub_and_load(run *x, const char *step, ks_boot *b)
     k = ks_journal_note_file(x->j, KS_GRUBENV_PATH);
     if (k < 0) {
         ks_boot_done(b);
-        return journal_error(x, k);
+        /* Mostly the grubenv itself (a FIFO, too large): say so, not "the journal". */
+        return fail_step(x, step, k, "cannot record '/%s' before changing it: %s",
+                         KS_GRUBENV_PATH, ks_strerror(k));
     }
     return 0;
 }

@@ -7,12 +7,16 @@
 #include "lib/kernel/modinfo.h"
 #include "lib/kernel/archive-dl.h"
 #include "lib/kernel/compress-dl.h"
+#include "lib/kernel/unpack.h"
+#include "lib/basic/fileio.h"
 #include "lib/basic/util.h"
 
 #define IO_BUF (1024 * 1024)
 #define BUILTIN_MAX (16u * 1024 * 1024)
 #define SMALL_MODULE_MAX (2u * 1024 * 1024)
-#define DEB_PASSES_MAX 8
+/* Passes over data.tar: each catches the compressed dependencies that went by before a module
+ * of interest named them, so this bounds the depth of a dependency chain laid out backwards. */
+#define DEB_PASSES_MAX 16
 #define XZ_THREADS_MAX 8
 /* Memory the multi-threaded decoder may use per thread. A block in flight costs its output
  * (Debian's data.tar.xz: 24 MiB blocks), its input (up to ~10 MiB) and the 8 MiB dictionary:
@@ -20,10 +24,37 @@
 #define XZ_MEMLIMIT_PER_THREAD (48u * 1024 * 1024)
 
 typedef enum comp {
-    COMP_NONE, /* plain tar, or gzip/bzip2 left to libarchive */
-    COMP_XZ,
-    COMP_ZSTD,
+    COMP_NONE,   /* plain tar */
+    COMP_XZ,     /* liblzma, multi-threaded */
+    COMP_ZSTD,   /* libzstd */
+    COMP_GZIP,   /* libarchive's in-process filters (lib/kernel/unpack.h) */
+    COMP_BZIP2,
+    COMP_LZMA,
 } comp;
+
+/* The members dpkg-deb unpacks, and how (dpkg's lib/dpkg/compress.c, dpkg-deb/extract.c). */
+static const struct {
+    const char *suffix;
+    comp comp;
+    bool control; /* allowed for control.tar too */
+} member_suffixes[] = {
+    {"", COMP_NONE, true},      {".gz", COMP_GZIP, true},   {".xz", COMP_XZ, true},
+    {".zst", COMP_ZSTD, true},  {".bz2", COMP_BZIP2, false}, {".lzma", COMP_LZMA, false},
+};
+
+static int member_comp(const char *name, const char *base, comp *ret)
+{
+    const char *suffix = ks_startswith(name, base);
+    if (!suffix)
+        return -ENOENT;
+    for (size_t i = 0; i < ARRAY_SIZE(member_suffixes); i++)
+        if (streq(suffix, member_suffixes[i].suffix) &&
+            (member_suffixes[i].control || streq(base, "data.tar"))) {
+            *ret = member_suffixes[i].comp;
+            return 0;
+        }
+    return -EPROTONOSUPPORT;
+}
 
 typedef struct source {
     int fd;
@@ -38,20 +69,23 @@ typedef struct source {
     bool in_eof, done;
     int error;
     char *errmsg;
-    uint64_t produced;
+    uint64_t produced, cap;
     int threads;
+    ks_unpack *unpack; /* COMP_GZIP, COMP_BZIP2, COMP_LZMA */
 } source;
 
 typedef struct reader {
     ks_modset *set;
     char *release;
     char **interest; /* normalized names whose .modinfo is needed */
+    char **pending;  /* in a later pass: those whose .modinfo was missing when it began */
     bool builtin_seen, builtin_info_seen;
     unsigned char *buf; /* one member at a time */
     size_t buf_cap;
     ks_deb_stats stats;
     char *errmsg;
     bool second_pass;
+    uint64_t data_max;
 } reader;
 
 static void set_error(char **msg, const char *fmt, ...) _printf_(2, 3);
@@ -127,7 +161,9 @@ static int find_data_member(int fd, uint64_t *ret_off, uint64_t *ret_size, comp 
     uint64_t off = 8, size;
     struct stat st;
     size_t n;
-    bool first = true;
+    unsigned index = 0;
+    bool control_seen = false;
+    comp c;
     int r;
 
     if (fstat(fd, &st) < 0)
@@ -163,23 +199,31 @@ static int find_data_member(int fd, uint64_t *ret_off, uint64_t *ret_size, comp 
                       (unsigned long long)size, (unsigned long long)((uint64_t)st.st_size - off));
             return -EPIPE;
         }
-        if (first && !streq(name, "debian-binary")) {
-            set_error(err, "not a Debian package (first member is '%s')", name);
-            return -EBADMSG;
-        }
-        first = false;
-        if (ks_startswith(name, "data.tar")) {
-            const char *suffix = name + strlen("data.tar");
-            if (streq(suffix, ".xz"))
-                *ret_comp = COMP_XZ;
-            else if (streq(suffix, ".zst"))
-                *ret_comp = COMP_ZSTD;
-            else if (streq(suffix, "") || streq(suffix, ".gz") || streq(suffix, ".bz2"))
-                *ret_comp = COMP_NONE;
-            else {
-                set_error(err, "unsupported compression of '%s'", name);
+        if (index++ == 0) {
+            if (!streq(name, "debian-binary")) {
+                set_error(err, "not a Debian package (first member is '%s')", name);
                 return -EBADMSG;
             }
+        } else if (name[0] == '_') {
+            /* dpkg-deb skips members whose name starts with '_'. */
+        } else if (!control_seen) {
+            r = member_comp(name, "control.tar", &c);
+            if (r < 0) {
+                set_error(err, r == -ENOENT ? "not a Debian package ('%s' where dpkg expects control.tar)"
+                                            : "dpkg would refuse the member '%s' (unknown compression)",
+                          name);
+                return -EBADMSG;
+            }
+            control_seen = true;
+        } else {
+            r = member_comp(name, "data.tar", &c);
+            if (r < 0) {
+                set_error(err, r == -ENOENT ? "not a Debian package ('%s' where dpkg expects data.tar)"
+                                            : "dpkg would refuse the member '%s' (unknown compression)",
+                          name);
+                return -EBADMSG;
+            }
+            *ret_comp = c;
             *ret_off = off;
             *ret_size = size;
             return 0;
@@ -188,9 +232,16 @@ static int find_data_member(int fd, uint64_t *ret_off, uint64_t *ret_size, comp 
     }
 }
 
-static int source_init(source *s, int fd, uint64_t off, uint64_t size, comp c)
+static int source_init(source *s, int fd, uint64_t off, uint64_t size, comp c, uint64_t cap)
 {
-    *s = (source){.fd = fd, .off = off, .end = off + size, .comp = c, .threads = 1};
+    *s = (source){.fd = fd, .off = off, .end = off + size, .comp = c, .threads = 1, .cap = cap};
+    if (c == COMP_GZIP || c == COMP_BZIP2 || c == COMP_LZMA) {
+        unsigned f = c == COMP_GZIP ? KS_FILTER_GZIP : c == COMP_BZIP2 ? KS_FILTER_BZIP2
+                                                                     : KS_FILTER_LZMA;
+        int r = ks_unpack_open(fd, off, off + size, f, cap, &s->unpack, &s->errmsg);
+        if (r < 0)
+            return r;
+    }
     s->in = malloc(IO_BUF);
     s->out = malloc(IO_BUF);
     if (!s->in || !s->out)
@@ -226,6 +277,7 @@ static void source_done(source *s)
         sym_lzma_end(&s->lz);
     if (s->zd)
         sym_ZSTD_freeDCtx(s->zd);
+    ks_unpack_free(s->unpack);
     free(s->in);
     free(s->out);
     free(s->errmsg);
@@ -276,6 +328,21 @@ static la_ssize_t read_cb(struct archive *a, void *userdata, const void **ret_bu
         *ret_buf = s->in;
         s->produced += s->in_len;
         return (la_ssize_t)s->in_len;
+    }
+    if (s->unpack) {
+        ssize_t n = ks_unpack_read(s->unpack, s->out, IO_BUF);
+        if (n < 0) {
+            set_error(&s->errmsg, "data.tar %s", strempty(ks_unpack_error(s->unpack)));
+            r = (int)n;
+            goto fail;
+        }
+        if (n == 0) {
+            s->done = true;
+            return 0;
+        }
+        *ret_buf = s->out;
+        s->produced += (uint64_t)n;
+        return (la_ssize_t)n;
     }
     for (;;) {
         size_t produced;
@@ -333,6 +400,12 @@ static la_ssize_t read_cb(struct archive *a, void *userdata, const void **ret_bu
         if (produced > 0) {
             *ret_buf = s->out;
             s->produced += produced;
+            if (s->produced > s->cap) {
+                set_error(&s->errmsg, "data.tar decompresses to more than %u MiB (the limit)",
+                          (unsigned)(s->cap >> 20));
+                r = -EFBIG;
+                goto fail;
+            }
             return (la_ssize_t)produced;
         }
         if (s->done)
@@ -344,11 +417,13 @@ fail:
     return -1;
 }
 
-/* "./lib/modules/x" -> "lib/modules/x"; -EBADMSG for a ".." component. */
+/* "./lib/modules/x" -> "lib/modules/x"; -EBADMSG for an absolute path or a ".." component. */
 static int normalize_path(const char *p, const char **ret)
 {
     const char *c;
 
+    if (p[0] == '/')
+        return -EBADMSG;
     for (;;) {
         if (p[0] == '/')
             p++;
@@ -495,16 +570,6 @@ static int add_interest(reader *rd, const char *name)
     return 0;
 }
 
-static bool all_seen(const reader *rd)
-{
-    if (!rd->builtin_seen || !rd->builtin_info_seen)
-        return false;
-    for (char **i = rd->interest; i && *i; i++)
-        if (!ks_modset_is_resolved(rd->set, *i))
-            return false;
-    return true;
-}
-
 static int builtin_cb(void *userdata, const char *module)
 {
     return ks_modset_add_builtin(userdata, module);
@@ -563,7 +628,7 @@ static int module_info(reader *rd, const char *name, const char *file, size_t le
     return 0;
 }
 
-static int handle_entry(reader *rd, struct archive *a, struct archive_entry *entry, bool *stop)
+static int handle_entry(reader *rd, struct archive *a, struct archive_entry *entry)
 {
     const char *raw = sym_archive_entry_pathname(entry), *path, *rest, *file;
     _cleanup_free_ char *release = NULL, *name = NULL;
@@ -574,7 +639,8 @@ static int handle_entry(reader *rd, struct archive *a, struct archive_entry *ent
     if (!raw)
         return 0;
     if (normalize_path(raw, &path) < 0) {
-        set_error(&rd->errmsg, "package holds an unsafe path '%s'", raw);
+        set_error(&rd->errmsg, "package holds an unsafe path '%s' (absolute or with '..')",
+                  raw);
         return -EBADMSG;
     }
     rest = ks_startswith(path, "lib/modules/");
@@ -603,8 +669,10 @@ static int handle_entry(reader *rd, struct archive *a, struct archive_entry *ent
     }
 
     if (rd->second_pass) {
+        /* Every copy of the file that counts: the last one read is the one dpkg unpacks. */
         if (!ks_is_module_path(file) || ks_module_name_from_path(file, &name) < 0 ||
-            !ks_strv_contains(rd->interest, name) || !ks_modset_needs_info(rd->set, name))
+            !ks_strv_contains(rd->pending, name) ||
+            !streq_ptr(ks_modset_get_file(rd->set, name), file))
             return 0;
     } else if (streq(file, "modules.builtin") || streq(file, "modules.builtin.modinfo")) {
         bool info = streq(file, "modules.builtin.modinfo");
@@ -621,7 +689,6 @@ static int handle_entry(reader *rd, struct archive *a, struct archive_entry *ent
             rd->builtin_info_seen = true;
         else
             rd->builtin_seen = true;
-        *stop = all_seen(rd);
         return 0;
     } else {
         r = ks_module_name_from_path(file, &name);
@@ -631,8 +698,8 @@ static int handle_entry(reader *rd, struct archive *a, struct archive_entry *ent
         r = ks_modset_add_module(rd->set, name, file);
         if (r < 0)
             return r;
-        if (!ks_modset_needs_info(rd->set, name))
-            return 0; /* a duplicate: the first one counts */
+        if (!streq_ptr(ks_modset_get_file(rd->set, name), file))
+            return 0; /* another file of that name counts (depmod's search order) */
         /* Small plain modules are cheap to read, so their dependencies are known when they
          * become needed later; compressed or large ones are read only when needed (a second
          * pass catches those that went by too early). */
@@ -663,15 +730,8 @@ static int handle_entry(reader *rd, struct archive *a, struct archive_entry *ent
             set_error(&rd->errmsg, "cannot read the .modinfo of '%s'", path);
         return r;
     }
-    if (rd->second_pass) {
-        bool more = false;
-        for (char **i = rd->interest; i && *i; i++)
-            if (ks_modset_needs_info(rd->set, *i))
-                more = true;
-        *stop = !more;
-    } else {
-        *stop = all_seen(rd);
-    }
+    /* No stop before the end: every entry is checked ("..", absolute paths, a second kernel)
+     * before any verdict, and a later copy of a file replaces an earlier one. */
     return 0;
 }
 
@@ -680,7 +740,6 @@ static int one_pass(reader *rd, int fd, uint64_t off, uint64_t size, comp c)
     _cleanup_(source_done) source src = {.fd = -1};
     struct archive *a = NULL;
     struct archive_entry *entry;
-    bool stop = false;
     int r, ar;
 
     const char *dlerr = NULL;
@@ -689,18 +748,18 @@ static int one_pass(reader *rd, int fd, uint64_t off, uint64_t size, comp c)
         set_error(&rd->errmsg, "%s", dlerr);
         return -EOPNOTSUPP;
     }
-    r = source_init(&src, fd, off, size, c);
-    if (r < 0)
+    r = source_init(&src, fd, off, size, c, rd->data_max);
+    if (r < 0) {
+        if (src.errmsg)
+            set_error(&rd->errmsg, "cannot read data.tar: %s", src.errmsg);
         return r;
+    }
     rd->stats.threads = src.threads;
     a = sym_archive_read_new();
     if (!a)
         return -ENOMEM;
     sym_archive_read_support_format_tar(a);
-    if (c == COMP_NONE)
-        sym_archive_read_support_filter_all(a);
-    else
-        sym_archive_read_support_filter_none(a);
+    sym_archive_read_support_filter_none(a); /* decompression is the source's */
     if (sym_archive_read_open(a, &src, NULL, read_cb, NULL) != ARCHIVE_OK) {
         r = src.error < 0 ? src.error : -EBADMSG;
         set_error(&rd->errmsg, "cannot read data.tar: %s",
@@ -708,8 +767,8 @@ static int one_pass(reader *rd, int fd, uint64_t off, uint64_t size, comp c)
         sym_archive_read_free(a);
         return r;
     }
-    while (!stop && (ar = sym_archive_read_next_header(a, &entry)) == ARCHIVE_OK) {
-        r = handle_entry(rd, a, entry, &stop);
+    while ((ar = sym_archive_read_next_header(a, &entry)) == ARCHIVE_OK) {
+        r = handle_entry(rd, a, entry);
         if (r < 0) {
             if (src.error < 0) {
                 free(TAKE_PTR(rd->errmsg));
@@ -720,7 +779,7 @@ static int one_pass(reader *rd, int fd, uint64_t off, uint64_t size, comp c)
             return r;
         }
     }
-    if (!stop && ar != ARCHIVE_EOF) {
+    if (ar != ARCHIVE_EOF) {
         r = src.error < 0 ? src.error : -EBADMSG;
         if (r == -EBADMSG && ks_startswith(strempty(sym_archive_error_string(a)), "Truncated"))
             r = -EPIPE;
@@ -729,7 +788,7 @@ static int one_pass(reader *rd, int fd, uint64_t off, uint64_t size, comp c)
         sym_archive_read_free(a);
         return r;
     }
-    if (!stop) {
+    {
         /* Drain to the end of the compressed stream: a truncated tail is an error too. */
         const void *b;
         while (!src.done && src.error == 0 && read_cb(a, &src, &b) > 0)
@@ -740,7 +799,6 @@ static int one_pass(reader *rd, int fd, uint64_t off, uint64_t size, comp c)
             return src.error;
         }
     }
-    rd->stats.stopped_early = stop;
     rd->stats.data_bytes += src.produced;
     sym_archive_read_free(a);
     return 0;
@@ -749,8 +807,14 @@ static int one_pass(reader *rd, int fd, uint64_t off, uint64_t size, comp c)
 int ks_deb_read_modset_fd(int fd, char *const *wanted, ks_modset **ret, ks_deb_stats *ret_stats,
                           char **ret_error)
 {
+    return ks_deb_read_modset_fd_max(fd, wanted, KS_DEB_DATA_MAX, ret, ret_stats, ret_error);
+}
+
+int ks_deb_read_modset_fd_max(int fd, char *const *wanted, uint64_t data_max, ks_modset **ret,
+                              ks_deb_stats *ret_stats, char **ret_error)
+{
     _cleanup_modset_ ks_modset *set = ks_modset_new(NULL);
-    reader rd = {.set = set};
+    reader rd = {.set = set, .data_max = data_max};
     uint64_t off = 0, size = 0;
     comp c = COMP_NONE;
     int r;
@@ -792,12 +856,23 @@ int ks_deb_read_modset_fd(int fd, char *const *wanted, ks_modset **ret, ks_deb_s
         if (pass > DEB_PASSES_MAX) {
             for (char **i = rd.interest; i && *i; i++)
                 if (ks_modset_needs_info(set, *i)) {
-                    set_error(&rd.errmsg, "cannot read the .modinfo of module '%s'", *i);
+                    set_error(&rd.errmsg,
+                              "dependency chain too deep: module '%s' is still unread after %d "
+                              "passes over the package (each finds one more level of "
+                              "dependencies that came earlier in it)",
+                              *i, DEB_PASSES_MAX);
                     break;
                 }
-            r = -EBADMSG;
+            r = -ELOOP;
             goto out;
         }
+        rd.pending = ks_strv_free(rd.pending);
+        for (char **i = rd.interest; i && *i; i++)
+            if (ks_modset_needs_info(set, *i)) {
+                r = ks_strv_extend(&rd.pending, *i);
+                if (r < 0)
+                    goto out;
+            }
         rd.second_pass = true;
         rd.stats.passes = pass;
         r = one_pass(&rd, fd, off, size, c);
@@ -819,25 +894,19 @@ out:
     free(rd.release);
     free(rd.buf);
     ks_strv_free(rd.interest);
+    ks_strv_free(rd.pending);
     return r;
 }
 
 int ks_deb_read_modset(const char *path, char *const *wanted, ks_modset **ret,
                        ks_deb_stats *ret_stats, char **ret_error)
 {
-    _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-    struct stat st;
+    _cleanup_close_ int fd = ks_open_regular(path);
 
     if (fd < 0) {
-        int r = -errno;
         if (ret_error)
-            *ret_error = strdup(strerror(-r));
-        return r;
-    }
-    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-        if (ret_error)
-            *ret_error = strdup(strerror(EISDIR));
-        return -EISDIR;
+            *ret_error = strdup(ks_strerror(fd));
+        return fd;
     }
     posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     return ks_deb_read_modset_fd(fd, wanted, ret, ret_stats, ret_error);

@@ -13,6 +13,9 @@
  * and usr/lib/modules/; .ko, .ko.xz and .ko.zst members.
  */
 #define KS_DEB_MODULE_MAX (64u * 1024 * 1024)
+/* The most data.tar may decompress to (-EFBIG beyond): a bomb costs at most this much work.
+ * Debian's and XanMod's kernel packages unpack to 300-600 MiB. */
+#define KS_DEB_DATA_MAX (2ull * 1024 * 1024 * 1024)
 
 typedef struct ks_deb_stats {
     uint64_t data_bytes; /* bytes of data.tar decoded */
@@ -20,7 +23,6 @@ typedef struct ks_deb_stats {
     unsigned modules;    /* module files seen */
     unsigned passes;     /* 1; more when compressed dependencies went by before needed */
     int threads;         /* decoder threads used */
-    bool stopped_early;  /* everything needed was seen before the end */
 } ks_deb_stats;
 
 /*
@@ -33,6 +35,9 @@ int ks_deb_read_modset(const char *path, char *const *wanted, ks_modset **ret,
                        ks_deb_stats *ret_stats, char **ret_error);
 int ks_deb_read_modset_fd(int fd, char *const *wanted, ks_modset **ret, ks_deb_stats *ret_stats,
                           char **ret_error);
+/* The same with another cap than KS_DEB_DATA_MAX on what data.tar decompresses to (-EFBIG). */
+int ks_deb_read_modset_fd_max(int fd, char *const *wanted, uint64_t data_max, ks_modset **ret,
+                              ks_deb_stats *ret_stats, char **ret_error);
 
 /* One 60-byte ar member header: name (without GNU's trailing '/') and size. */
 int ks_ar_parse_header(const char hdr[60], char ret_name[17], uint64_t *ret_size);

@@ -6,9 +6,35 @@
 #include "lib/kernel/initrd.h"
 #include "lib/kernel/modinfo.h"
 #include "lib/kernel/archive-dl.h"
+#include "lib/kernel/unpack.h"
 #include "lib/basic/util.h"
 
 #define NEWC_HDR 110
+#define CPIO_BUF (1024 * 1024)
+
+/* The compressions the kernel's initramfs unpacker knows that libarchive decodes in-process. */
+#define INITRD_FILTERS                                                                             \
+    (KS_FILTER_GZIP | KS_FILTER_BZIP2 | KS_FILTER_XZ | KS_FILTER_LZMA | KS_FILTER_LZ4 |          \
+     KS_FILTER_ZSTD)
+
+typedef struct cpio_source {
+    ks_unpack *u;
+    unsigned char *buf;
+    int error;
+} cpio_source;
+
+static la_ssize_t cpio_read_cb(struct archive *a, void *userdata, const void **ret_buf)
+{
+    cpio_source *c = userdata;
+    ssize_t n = ks_unpack_read(c->u, c->buf, CPIO_BUF);
+    if (n < 0) {
+        c->error = (int)n;
+        sym_archive_set_error(a, EIO, "%s", strempty(ks_unpack_error(c->u)));
+        return -1;
+    }
+    *ret_buf = c->buf;
+    return n;
+}
 
 static int add_module_path(char ***names, const char *path)
 {
@@ -114,6 +140,11 @@ static int skip_plain_segments(int fd, off_t size, char ***names, off_t *ret_off
 
 int ks_initrd_list_modules_fd(int fd, char ***ret_names, char **ret_error)
 {
+    return ks_initrd_list_modules_fd_max(fd, KS_INITRD_DATA_MAX, ret_names, ret_error);
+}
+
+int ks_initrd_list_modules_fd_max(int fd, uint64_t data_max, char ***ret_names, char **ret_error)
+{
     _cleanup_strv_free_ char **names = NULL;
     struct archive *a;
     struct archive_entry *entry;
@@ -130,25 +161,35 @@ int ks_initrd_list_modules_fd(int fd, char ***ret_names, char **ret_error)
         return r;
     }
     if (off < st.st_size) {
-        const char *dlerr = NULL;
-        if (ks_dlopen_libarchive(&dlerr) < 0) {
+        _cleanup_unpack_ ks_unpack *u = NULL;
+        _cleanup_free_ unsigned char *buf = NULL;
+        _cleanup_free_ char *why = NULL;
+        cpio_source src;
+
+        r = ks_unpack_open(fd, (uint64_t)off, UINT64_MAX, INITRD_FILTERS, data_max, &u,
+                           &why);
+        if (r < 0) {
             if (ret_error)
-                *ret_error = strdup(dlerr);
-            return -EOPNOTSUPP;
+                *ret_error = ks_asprintf("cannot read the compressed part: %s",
+                                         why ? why : strerror(-r));
+            return r;
         }
-        if (lseek(fd, off, SEEK_SET) < 0)
-            return -errno;
+        buf = malloc(CPIO_BUF);
         a = sym_archive_read_new();
-        if (!a)
+        if (!buf || !a) {
+            if (a)
+                sym_archive_read_free(a);
             return -ENOMEM;
+        }
+        src = (cpio_source){.u = u, .buf = buf};
         sym_archive_read_support_format_cpio(a);
-        sym_archive_read_support_filter_all(a);
-        if (sym_archive_read_open_fd(a, fd, 1024 * 1024) != ARCHIVE_OK) {
+        sym_archive_read_support_filter_none(a);
+        if (sym_archive_read_open(a, &src, NULL, cpio_read_cb, NULL) != ARCHIVE_OK) {
             if (ret_error)
                 *ret_error = ks_asprintf("cannot read the compressed part: %s",
                                          strempty(sym_archive_error_string(a)));
             sym_archive_read_free(a);
-            return -EBADMSG;
+            return src.error < 0 ? src.error : -EBADMSG;
         }
         while ((ar = sym_archive_read_next_header(a, &entry)) == ARCHIVE_OK) {
             const char *p = sym_archive_entry_pathname(entry);
@@ -163,9 +204,10 @@ int ks_initrd_list_modules_fd(int fd, char ***ret_names, char **ret_error)
         if (ar != ARCHIVE_EOF) {
             if (ret_error)
                 *ret_error = ks_asprintf("cannot read the compressed part: %s",
-                                         strempty(sym_archive_error_string(a)));
+                                         src.error < 0 ? strempty(ks_unpack_error(u))
+                                                       : strempty(sym_archive_error_string(a)));
             sym_archive_read_free(a);
-            return -EBADMSG;
+            return src.error < 0 ? src.error : -EBADMSG;
         }
         sym_archive_read_free(a);
     } else if (!names && st.st_size > 0 && off == 0) {
@@ -181,7 +223,7 @@ int ks_initrd_list_modules_fd(int fd, char ***ret_names, char **ret_error)
 int ks_initrd_list_modules(const ks_root *root, const char *path, char ***ret_names,
                            char **ret_error)
 {
-    _cleanup_close_ int fd = ks_root_open_at(root, path, O_RDONLY, 0);
+    _cleanup_close_ int fd = ks_root_open_regular(root, path, 0);
     if (fd < 0)
         return fd;
     return ks_initrd_list_modules_fd(fd, ret_names, ret_error);

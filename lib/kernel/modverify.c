@@ -29,6 +29,7 @@ struct ks_modset {
     uint32_t *slots; /* open addressing: index + 1, 0 = empty */
     size_t nslots;
     /* Backend of an installed tree. */
+    const ks_root *root; /* outlives the set */
     int dirfd;
     char *dir; /* "/proc/self/fd/N": the tree inside the root, for libkmod */
     struct kmod_ctx *kmod;
@@ -226,6 +227,13 @@ int ks_modset_set_builtin_version(ks_modset *s, const char *name, const char *ve
     return 0;
 }
 
+unsigned ks_module_search_rank(const char *file)
+{
+    /* depmod's search order without a "search" line in depmod.d: "updates built-in", i.e.
+     * updates/ first, then everything else (depmod.c cfg_load, depmod_module_is_higher_priority). */
+    return ks_startswith(file, "updates/") ? 0 : 1;
+}
+
 int ks_modset_add_module(ks_modset *s, const char *name, const char *file)
 {
     modent *e;
@@ -233,14 +241,33 @@ int ks_modset_add_module(ks_modset *s, const char *name, const char *file)
     int r = get_entry(s, name, &e);
     if (r < 0)
         return r;
-    if (e->builtin || e->file)
-        return 0; /* first one wins, as in depmod's search order */
+    if (e->builtin)
+        return 0; /* modprobe takes modules.builtin's word */
+    if (e->file && !streq(e->file, file)) {
+        unsigned a = ks_module_search_rank(file), b = ks_module_search_rank(e->file);
+        /* A tie goes to the first name in byte order, not to readdir's or tar's order. */
+        if (a > b || (a == b && strcmp(file, e->file) > 0))
+            return 0;
+    }
+    /* A new file, a better one, or the same path again (dpkg keeps the last copy): what was
+     * read of the old one no longer counts. */
     f = strdup(file);
     if (!f)
         return -ENOMEM;
+    free(e->file);
     e->file = f;
     e->absent = false;
+    e->info_loaded = false;
+    e->depends = ks_strv_free(e->depends);
+    free(e->version);
+    e->version = NULL;
     return 0;
+}
+
+const char *ks_modset_get_file(const ks_modset *s, const char *name)
+{
+    const modent *e = lookup(s, name);
+    return e ? e->file : NULL;
 }
 
 int ks_modset_set_info(ks_modset *s, const char *name, const char *depends, const char *version)
@@ -304,6 +331,45 @@ size_t ks_modset_count(const ks_modset *s)
     return c;
 }
 
+/*
+ * What libkmod will open by path (/proc/self/fd/N/rel) must stay inside the root by the host's
+ * rules and be a regular file (a FIFO would block it forever). 0; -ENOENT when absent; else an
+ * error in s->error that names the file.
+ */
+static int tree_check(ks_modset *s, const char *rel)
+{
+    _cleanup_free_ char *link = NULL;
+    _cleanup_close_ int fd = -1;
+    struct stat st;
+    int r;
+
+    if (!s->root)
+        return 0;
+    r = ks_root_check_beneath(s->root, s->dirfd, rel, &link);
+    if (r == -EXDEV) {
+        free(s->error);
+        s->error = ks_asprintf("'/lib/modules/%s/%s' leads out of the root through the "
+                               "symbolic link '/%s'",
+                               s->release, rel, link ? link : rel);
+        return r;
+    }
+    if (r < 0)
+        return r;
+    fd = openat(s->dirfd, rel, O_PATH | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    if (fstat(fd, &st) < 0)
+        return -errno;
+    if (!S_ISREG(st.st_mode)) {
+        r = S_ISDIR(st.st_mode) ? -EISDIR : S_ISFIFO(st.st_mode) ? -ESPIPE
+                                          : S_ISSOCK(st.st_mode) ? -ENOTSOCK : -ENODEV;
+        free(s->error);
+        s->error = ks_asprintf("'/lib/modules/%s/%s' %s", s->release, rel, ks_strerror(r));
+        return r;
+    }
+    return 0;
+}
+
 /* libkmod lookup of one name in an indexed tree. */
 static int resolve_indexed(ks_modset *s, const char *name)
 {
@@ -327,12 +393,26 @@ static int resolve_indexed(ks_modset *s, const char *name)
             ks_module_name_normalize(n);
         if (n && streq(n, e->name) && path) {
             const char *rel = ks_startswith(path, s->dir);
-            struct stat st;
-            rel = rel ? rel + strspn(rel, "/") : path;
+            int k;
+            if (!rel || !*rel) {
+                /* An absolute path in modules.dep: outside the tree libkmod was given. */
+                free(s->error);
+                s->error = ks_asprintf("modules.dep of %s names '%s', outside the tree",
+                                       s->release, path);
+                sym_kmod_module_unref(m);
+                r = -EXDEV;
+                goto out;
+            }
+            rel += strspn(rel, "/");
             /* The index may name a file that is gone: only a file counts. */
-            if (fstatat(s->dirfd, rel, &st, 0) == 0 && S_ISREG(st.st_mode)) {
+            k = tree_check(s, rel);
+            if (k == 0) {
                 e->file = strdup(rel);
                 e->absent = !e->file;
+            } else if (k != -ENOENT) {
+                sym_kmod_module_unref(m);
+                r = k;
+                goto out;
             }
         }
         sym_kmod_module_unref(m);
@@ -356,6 +436,9 @@ static int load_tree_info(ks_modset *s, modent *e)
 
     if (!path)
         return -ENOMEM;
+    r = tree_check(s, e->file);
+    if (r < 0)
+        return r;
     r = sym_kmod_module_new_from_path(s->kmod, path, &m);
     if (r < 0)
         return r;
@@ -400,6 +483,8 @@ static int need(ks_modset *s, const char *raw, modent **ret)
     if (!e->info_loaded && s->kmod) {
         size_t idx = (size_t)(e - s->v);
         r = load_tree_info(s, e);
+        if (r < 0 && s->error)
+            return r; /* it said which file and why */
         if (r < 0) {
             free(s->error);
             s->error = ks_asprintf("cannot read the .modinfo of '/lib/modules/%s/%s': %s",
@@ -559,19 +644,36 @@ static int builtin_info_cb(void *userdata, const char *module, const char *key, 
     return 0;
 }
 
-static int read_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len)
+static int read_at(ks_modset *s, const char *path, size_t max, char **ret, size_t *ret_len)
 {
-    _cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
-    struct stat st;
+    _cleanup_close_ int fd = -1;
+    int r;
 
+    r = tree_check(s, path);
+    if (r < 0)
+        return r;
+    fd = openat(s->dirfd, path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0)
         return -errno;
-    if (fstat(fd, &st) < 0)
-        return -errno;
-    if (!S_ISREG(st.st_mode))
-        return -EBADF;
-    return ks_read_fd(fd, max, ret, ret_len);
+    r = ks_fd_ensure_regular(fd);
+    if (r < 0)
+        return r;
+    r = ks_read_fd(fd, max, ret, ret_len);
+    if (r < 0) {
+        free(s->error);
+        s->error = ks_asprintf("cannot read '/lib/modules/%s/%s': %s", s->release, path,
+                               ks_strerror(r));
+    }
+    return r;
 }
+
+/* The files libkmod reads by itself when it loads the indexes or judges a built-in module. */
+static const char *const kmod_files[] = {
+    "modules.dep.bin",      "modules.alias.bin",         "modules.symbols.bin",
+    "modules.builtin.bin",  "modules.builtin.alias.bin", "modules.builtin.modinfo",
+    "modules.softdep",      "modules.weakdep",           "modules.devname",
+    "modules.order",        "modules.dep",               "modules.alias",
+};
 
 /* Records every module file below dir (relative path prefix rel). */
 static int walk_tree(ks_modset *s, int dirfd, const char *rel, unsigned depth)
@@ -617,12 +719,29 @@ static int walk_tree(ks_modset *s, int dirfd, const char *rel, unsigned depth)
             r = ks_modset_add_module(s, name, p);
             if (r < 0)
                 return r;
+        } else if (type == DT_LNK && ks_module_name_from_path(de->d_name, &name) == 0) {
+            /* A linked module counts when it stays inside the root; one that leads out is an
+             * error, and a dangling one is no module. */
+            r = tree_check(s, p);
+            if (r == -ENOENT)
+                continue;
+            if (r < 0)
+                return r;
+            r = ks_modset_add_module(s, name, p);
+            if (r < 0)
+                return r;
         }
     }
     return 0;
 }
 
 int ks_modset_open_tree(const ks_root *root, const char *release, ks_modset **ret)
+{
+    return ks_modset_open_tree_full(root, release, ret, NULL);
+}
+
+int ks_modset_open_tree_full(const ks_root *root, const char *release, ks_modset **ret,
+                             char **ret_error)
 {
     _cleanup_modset_ ks_modset *s = NULL;
     _cleanup_free_ char *rel = NULL, *buf = NULL;
@@ -644,24 +763,25 @@ int ks_modset_open_tree(const ks_root *root, const char *release, ks_modset **re
     if (r < 0)
         return r;
     s->dirfd = r;
+    s->root = root;
     /* libkmod wants a path: this one stays inside the root whatever the symlinks say. */
     s->dir = ks_asprintf("/proc/self/fd/%d", s->dirfd);
     if (!s->dir)
         return -ENOMEM;
 
     /* Built-in modules from the text files every kernel package ships. */
-    r = read_at(s->dirfd, "modules.builtin", BUILTIN_FILE_MAX, &buf, &len);
+    r = read_at(s, "modules.builtin", BUILTIN_FILE_MAX, &buf, &len);
     if (r < 0 && r != -ENOENT)
-        return r;
+        goto fail;
     if (r >= 0) {
         r = ks_builtin_foreach(buf, len, add_builtin_cb, s);
         if (r < 0)
             return r;
         free(TAKE_PTR(buf));
     }
-    r = read_at(s->dirfd, "modules.builtin.modinfo", BUILTIN_FILE_MAX, &buf, &len);
+    r = read_at(s, "modules.builtin.modinfo", BUILTIN_FILE_MAX, &buf, &len);
     if (r < 0 && r != -ENOENT)
-        return r;
+        goto fail;
     if (r >= 0) {
         r = ks_builtin_modinfo_foreach(buf, len, builtin_info_cb, s);
         if (r < 0)
@@ -676,6 +796,11 @@ int ks_modset_open_tree(const ks_root *root, const char *release, ks_modset **re
     s->kmod = sym_kmod_new(s->dir, null_config);
     if (!s->kmod)
         return -ENOMEM;
+    for (size_t i = 0; i < ARRAY_SIZE(kmod_files); i++) {
+        r = tree_check(s, kmod_files[i]);
+        if (r < 0 && r != -ENOENT)
+            goto fail;
+    }
     s->indexed = fstatat(s->dirfd, "modules.dep.bin", &st, 0) == 0 && S_ISREG(st.st_mode);
     if (s->indexed) {
         r = sym_kmod_load_resources(s->kmod);
@@ -685,8 +810,12 @@ int ks_modset_open_tree(const ks_root *root, const char *release, ks_modset **re
     if (!s->indexed) {
         r = walk_tree(s, s->dirfd, "", 0);
         if (r < 0)
-            return r;
+            goto fail;
     }
     *ret = TAKE_PTR(s);
     return 0;
+fail:
+    if (ret_error && s->error)
+        *ret_error = TAKE_PTR(s->error);
+    return r;
 }

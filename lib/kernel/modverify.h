@@ -50,7 +50,15 @@ int ks_modset_set_release(ks_modset *s, const char *release);
 /* Builders. Names are normalized ('-' -> '_'). depends: comma separated, may be NULL or "". */
 int ks_modset_add_builtin(ks_modset *s, const char *name);
 int ks_modset_set_builtin_version(ks_modset *s, const char *name, const char *version);
+/* Records a module file. Of two files of one name, the one depmod's default search order
+ * prefers (updates/ first; then the first path in byte order) counts; the same path again
+ * replaces the earlier copy (dpkg unpacks the last one) and forgets its .modinfo.
+ * ks_modset_get_file() tells which file counts. */
 int ks_modset_add_module(ks_modset *s, const char *name, const char *file);
+/* Rank in depmod's default search order (lower first): "updates/..." 0, anything else 1. */
+unsigned ks_module_search_rank(const char *file);
+/* The file that counts for a module (normalized name), NULL when none. */
+const char *ks_modset_get_file(const ks_modset *s, const char *name);
 int ks_modset_set_info(ks_modset *s, const char *name, const char *depends, const char *version);
 /* Whether the module file is known but its .modinfo was not read yet. */
 bool ks_modset_needs_info(const ks_modset *s, const char *name);
@@ -75,6 +83,14 @@ int ks_modset_closure(ks_modset *s, const char *name, char ***ret_modules, char 
  * and .zst) are read directly. -ENOENT when the tree does not exist.
  */
 int ks_modset_open_tree(const ks_root *root, const char *release, ks_modset **ret);
+/*
+ * The same, with *ret_error (optional) saying which file was wrong. Every path libkmod or kswap
+ * reads in the tree must stay inside the root (an absolute or "../" symbolic link that leads
+ * out is -EXDEV, naming it) and be a regular file (-ESPIPE, -ENOTSOCK, -ENODEV, -EISDIR).
+ * root must outlive the set.
+ */
+int ks_modset_open_tree_full(const ks_root *root, const char *release, ks_modset **ret,
+                             char **ret_error);
 /* What went wrong in the last failed lookup ("cannot read the .modinfo of 'FILE'"), or NULL. */
 const char *ks_modset_error(const ks_modset *s);
 /* Whether ks_modset_open_tree used depmod's indexes. */

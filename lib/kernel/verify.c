@@ -298,7 +298,11 @@ int ks_verify_run(const ks_root *root, const ks_config *cfg, const ks_verify_opt
 
     if (opts->release) {
         res.source = KS_VERIFY_TREE;
-        r = ks_modset_open_tree(root, opts->release, &set);
+        r = ks_modset_open_tree_full(root, opts->release, &set, &why);
+        if (r < 0 && why) {
+            set_error(opts, "%s", why);
+            return r;
+        }
         if (r < 0) {
             set_error(opts,
                       r == -ENOENT ? "kernel %s is not installed (no '/lib/modules/%s')"

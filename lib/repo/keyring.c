@@ -382,15 +382,10 @@ int ks_keyring_export_binary_data(const void *data, size_t len, const char *pinn
 static int read_key_file(const char *path, char **ret, size_t *ret_len)
 {
     _cleanup_close_ int fd = -1;
-    struct stat st;
 
-    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    fd = ks_open_regular(path);
     if (fd < 0)
-        return -errno;
-    if (fstat(fd, &st) < 0)
-        return -errno;
-    if (!S_ISREG(st.st_mode))
-        return -EBADFD;
+        return fd;
     return ks_read_fd(fd, KEY_FILE_MAX, ret, ret_len);
 }
 

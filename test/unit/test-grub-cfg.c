@@ -231,11 +231,61 @@ static void test_garbage(void)
     free(big);
 }
 
+/* Long quoted words, plain and full of escapes: linear (4 MiB took minutes when each
+ * character cost a strlen() and a realloc()); alarm() turns a regression into a failure. */
+static void test_long_words(void)
+{
+    static const struct {
+        const char *name;
+        const char *unit; /* repeated inside "..." */
+        const char *expect_unit;
+    } cases[] = {
+        {"plain", "a", "a"},
+        {"escaped quotes", "\\\"", "\""},
+        {"escaped backslashes", "\\\\", "\\"},
+        {"single-quoted run", "b", "b"},
+    };
+    const size_t reps = 4u << 20;
+
+    alarm(60);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        size_t ul = strlen(cases[i].unit), el = strlen(cases[i].expect_unit), p = 0;
+        char *t = malloc(reps * ul + 32);
+        ks_grub_cfg *c = NULL;
+        ks_grub_error e = {0};
+        bool sq = i == 3;
+        CHECK(t != NULL);
+        if (!t)
+            return;
+        p += (size_t)sprintf(t, "set x=%c", sq ? '\'' : '"');
+        for (size_t k = 0; k < reps; k++, p += ul)
+            memcpy(t + p, cases[i].unit, ul);
+        p += (size_t)sprintf(t + p, "%c\n", sq ? '\'' : '"');
+        CHECK_MSG(ks_grub_cfg_parse(t, p, &c, &e) == 0, "%s", cases[i].name);
+        if (c) {
+            char **argv = NULL;
+            const ks_grub_node *n = c->script.n > 0 ? c->script.v[0] : NULL;
+            CHECK(n && n->n_words == 2);
+            if (n && n->n_words == 2 &&
+                ks_grub_words_expand(&n->words[1], 1, NULL, NULL, &argv) >= 0 && argv) {
+                CHECK_MSG(argv[0] && strlen(argv[0]) == strlen("x=") + reps * el, "%s: length",
+                          cases[i].name);
+                CHECK(argv[0] && strncmp(argv[0] + 2, cases[i].expect_unit, el) == 0);
+                ks_strv_free(argv);
+            }
+            ks_grub_cfg_free(c);
+        }
+        free(t);
+    }
+    alarm(0);
+}
+
 int main(void)
 {
     test_fixtures();
     test_words();
     test_errors();
     test_garbage();
+    test_long_words();
     TEST_DONE();
 }
