@@ -362,10 +362,26 @@ for name, files, cid, text in MUTATIONS:
 
 if scenario("bad-config"):
     r = fresh("badconf")
-    put(r, "etc/kswap/kswap.conf", CONF + "listen = tcp:http\n")
-    p, d = kswap(r, "--json", "accept", "--no-reboot")
-    check(p.returncode == 3 and by_id(d).get("config", {}).get("status") == "fail",
-          "a malformed checklist fails acceptance (never a silent pass)", p.stderr)
+    line = CONF.count("\n") + 1
+    before = grubenv(r)
+    for bad, why in (("listen = tcp:http", "'tcp:http' is not a valid item of listen"),
+                     ("service = xray.service", "unknown key 'service' in [accept]; did you mean 'services'?"),
+                     ("on_failure = rebot", "did you mean 'reboot'?"),
+                     ("auto_pin = nope", "auto_pin = nope is not a boolean")):
+        put(r, "etc/kswap/kswap.conf", CONF + bad + "\n")
+        where = f"/etc/kswap/kswap.conf:{line}: "
+        p, d = kswap(r, "--json", "plan")
+        f = {x["id"]: x for x in (d or {}).get("findings", [])}.get("config.invalid", {})
+        check(p.returncode == 2 and f.get("severity") == "block" and where in f.get("message", "")
+              and why in f.get("message", ""), f"{bad}: plan exits 2 with config.invalid at file:line",
+              (p.returncode, f, p.stderr))
+        for cmd in (["accept", "--no-reboot"], ["pin"], ["rollback"], ["verify", "--deb", deb],
+                    ["apply", "--deb", deb, "--yes"]):
+            p, _ = kswap(r, *cmd)
+            check(p.returncode == 1 and where in p.stderr and why in p.stderr,
+                  f"{bad}: {cmd[0]} exits 1 naming the file and line", (p.returncode, p.stderr))
+    check(grubenv(r) == before and get(r, "var/lib/kswap/trial") == NEW + "\n",
+          "with an invalid configuration nothing was pinned, disarmed or changed")
 
 if scenario("cli"):
     p, _ = kswap(armed, "accept", "--timeout", "x")

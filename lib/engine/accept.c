@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The verdict of kswap accept and its actions: pin, disarm, the one reboot, motd, hooks. */
 #include <ctype.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -49,13 +50,14 @@ static void set_error(acc *a, const char *fmt, ...)
         free(msg);
 }
 
-static int cfg_int(const acc *a, const char *key, int def)
+/* An [accept] number: the configuration was checked when it was read, the table has the
+ * range and the default. */
+static unsigned cfg_uint(const acc *a, const char *key)
 {
-    int v = def;
+    uint64_t v = 0;
 
-    if (a->o->config && ks_config_get_int(a->o->config, "accept", key, def, &v) < 0)
-        v = def;
-    return v > 0 ? v : def;
+    (void)ks_config_get_u64(a->o->config, "accept", key, &v);
+    return v > UINT_MAX / 1000u ? UINT_MAX / 1000u : (unsigned)v;
 }
 
 void ks_accept_result_done(ks_accept_result *r)
@@ -276,13 +278,13 @@ static int judge_checks(acc *a)
     const ks_config *cfg = a->o->config;
     _cleanup_free_ char *cfg_err = NULL, *on_failure = NULL;
     int timeout_s =
-        a->o->timeout_s >= 0 ? a->o->timeout_s : cfg_int(a, "timeout", KS_ACCEPT_DEFAULT_TIMEOUT_S);
+        a->o->timeout_s >= 0 ? a->o->timeout_s : (int)cfg_uint(a, "timeout");
     ks_check_ctx ctx = {
         .root = a->root,
         .root_abs = a->root_abs,
         .kernel = a->r->kernel,
-        .program_timeout_ms = (unsigned)cfg_int(a, "program_timeout", 30) * 1000u,
-        .script_timeout_ms = (unsigned)cfg_int(a, "script_timeout", 60) * 1000u,
+        .program_timeout_ms = cfg_uint(a, "program_timeout") * 1000u,
+        .script_timeout_ms = cfg_uint(a, "script_timeout") * 1000u,
     };
     int k, passed;
 
@@ -317,7 +319,7 @@ static int judge_checks(acc *a)
         passed = ks_checks_run(&a->r->checks, &ctx,
                                &(ks_runner_opts){
                                    .timeout_ms = (unsigned)timeout_s * 1000u,
-                                   .interval_ms = (unsigned)cfg_int(a, "interval", 5) * 1000u,
+                                   .interval_ms = cfg_uint(a, "interval") * 1000u,
                                    .progress = a->o->check_progress,
                                    .userdata = a->o->userdata,
                                });
