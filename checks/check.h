@@ -42,6 +42,7 @@ struct ks_check {
     char *id;  /* "service:xray.service", "listen:tcp:443", "script:required/10-x", ... */
     char *arg; /* the configured item: "xray.service", "tcp:443", a script's path */
     bool required;
+    bool from_snapshot; /* an item of what ran before the trial (checks/snapshot.h) */
     ks_check_fn run;
     ks_check_status status; /* the last result */
     char *detail;

@@ -123,6 +123,9 @@ subprocess.run(["bash", os.path.join(fakes, "make-kernel-deb.sh"), NEW, deb, "--
                 "--compress", "zst"], check=True, capture_output=True)
 armed = os.path.join(work, "armed")
 shutil.copytree(base_root, armed, symlinks=True)
+# What runs on the old kernel is what the trial boot must bring back: the snapshot is taken
+# when apply arms the trial, so the healthy state is there before apply.
+healthy(armed)
 p, _ = kswap(armed, "--json", "apply", "--deb", deb, "--yes")
 check(p.returncode == 0, "apply --deb arms the trial", p.stderr)
 check(get(armed, "var/lib/kswap/trial") == NEW + "\n", "apply creates the trial flag with the release")
@@ -382,6 +385,100 @@ if scenario("bad-config"):
                   f"{bad}: {cmd[0]} exits 1 naming the file and line", (p.returncode, p.stderr))
     check(grubenv(r) == before and get(r, "var/lib/kswap/trial") == NEW + "\n",
           "with an invalid configuration nothing was pinned, disarmed or changed")
+
+# An empty kswap.conf: the checklist is the snapshot of what ran on the old kernel.
+WG_DUMP = ("wg0\tPRIV\tPUB0\t51820\toff\n"
+           "wg0\tPEERKEY1=\t(none)\t192.0.2.7:51820\t10.9.0.2/32\tNOW\t100\t200\t25\n"
+           "wg0\tPEERKEY2=\t(none)\t(none)\t10.9.0.3/32\tAGO\t0\t0\toff\n")
+CHAINS = ('{"nftables": [{"metainfo": {"version": "1.0.9", "json_schema_version": 1}},'
+          ' {"chain": {"family": "inet", "table": "filter", "name": "input", "handle": 1,'
+          ' "type": "filter", "hook": "input", "prio": 0, "policy": "drop"}}]}\n')
+ROUTE = ("Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n"
+         "eth0\t00000000\t0100000A\t0003\t0\t0\t100\t00000000\t0\t0\t0\n"
+         "eth0\t0000000A\t00000000\t0001\t0\t0\t100\t00FFFFFF\t0\t0\t0\n")
+
+
+def healthy_plain(root):
+    healthy(root)
+    put(root, "etc/kswap/kswap.conf", "")
+    for f in ("etc/kswap/checks.d/required/10-ok", "etc/kswap/checks.d/wanted/20-warn"):
+        os.remove(os.path.join(root, f))
+    put(root, "run/fake-wg/dump", WG_DUMP)
+    put(root, "run/fake-nft/chains.json", CHAINS)
+    put(root, "proc/net/route", ROUTE)
+    put(root, "sys/class/net/eth0/operstate", "up\n")
+    put(root, "sys/class/net/eth0/flags", "0x1003\n")
+    put(root, "run/fake-units/ssh.service", "active\n")
+
+
+if any(scenario(n) for n in ("snapshot", "snapshot-each")):
+    plain = os.path.join(work, "plain")
+    shutil.copytree(base_root, plain, symlinks=True)
+    healthy_plain(plain)
+    p, _ = kswap(plain, "--json", "apply", "--deb", deb, "--yes")
+    check(p.returncode == 0 and "what runs now" in p.stderr, "empty kswap.conf: apply snapshots what runs",
+          p.stderr)
+    j = json.loads(get(plain, "var/lib/kswap/state.json"))
+    items = (j.get("running") or {}).get("items", [])
+    for want in ("service:xray.service", "service:ssh.service", "listen:tcp:443", "listen:udp:51820",
+                 "interface:wg0", "interface:eth0", "route:default:eth0", "wireguard:wg0",
+                 "wg-peer:wg0:PEERKEY1=", "qdisc:eth0:cake", "nft-table:inet:filter",
+                 "nft-chain:inet:filter:input", "module:wireguard"):
+        check(want in items, f"the snapshot in the journal has {want}", items)
+    check("wg-peer:wg0:PEERKEY2=" not in items, "a peer without a recent handshake is not in the snapshot")
+    check(j["running"].get("established") == 2, "the snapshot counts established connections",
+          j["running"].get("established"))
+
+    def fresh_plain(name):
+        r = os.path.join(work, name)
+        shutil.copytree(plain, r, symlinks=True)
+        boot_into(r, NEW)
+        return r
+
+    if scenario("snapshot"):
+        r = fresh_plain("plain-ok")
+        p, d = kswap(r, "--json", "accept")
+        ids = by_id(d)
+        check(p.returncode == 0 and d["outcome"] == "trial-ok" and d["pinned"],
+              "empty kswap.conf, everything back: trial-ok and pinned", p.stderr)
+        check(len(ids) > 10 and all(c["status"] == "pass" for c in ids.values()),
+              "empty kswap.conf gives a real checklist, all passing", len(ids))
+        diff = d.get("diff") or {}
+        check("service:xray.service" in diff.get("back", []) and diff.get("missing") == [],
+              "the diff: what came back, nothing missing", diff)
+        p, _ = kswap(fresh_plain("plain-human"), "accept", "--no-pin")
+        check("came back, 0 did not" in p.stdout, "accept prints the diff", p.stdout)
+        # One item gone is a health-failed trial, with its id named.
+        for name, change, cid in (
+                ("service", lambda r: put(r, "run/fake-units/xray.service", "inactive\n"), "service:xray.service"),
+                ("port", lambda r: put(r, "proc/net/udp", UDP.splitlines(True)[0]), "listen:udp:51820"),
+                ("qdisc", lambda r: put(r, "run/fake-tc/eth0.json", '[{"kind":"fq_codel","handle":"0:","root":true}]'),
+                 "qdisc:eth0:cake"),
+                ("wireguard", lambda r: put(r, "run/fake-wg/dump", ""), "wireguard:wg0"),
+                ("chain", lambda r: os.remove(os.path.join(r, "run/fake-nft/chains.json")),
+                 "nft-chain:inet:filter:input"),
+                ("route", lambda r: put(r, "proc/net/route", ROUTE.splitlines(True)[0]), "route:default:eth0")):
+            r = fresh_plain("plain-" + name)
+            change(r)
+            p, d = kswap(r, "--json", "accept", "--no-reboot", "--timeout", "2")
+            bad = [i for i, c in by_id(d).items() if c["required"] and c["status"] != "pass"]
+            check(p.returncode == 3 and d["outcome"] == "health-failed" and cid in bad and
+                  cid in (d.get("diff") or {}).get("missing", []) and any(b in (d.get("summary") or "") for b in bad),
+                  f"empty kswap.conf, {name} does not come back: health-failed naming {cid}",
+                  (p.returncode, bad, d.get("summary")))
+        # [accept] ignore takes an item off the list.
+        r = fresh_plain("plain-ignore")
+        put(r, "run/fake-units/xray.service", "inactive\n")
+        put(r, "etc/kswap/kswap.conf", "[accept]\nignore = service:xray*\n")
+        p, d = kswap(r, "--json", "accept", "--no-pin", "--timeout", "2")
+        check(p.returncode == 0 and "service:xray.service" not in by_id(d),
+              "[accept] ignore = service:xray* takes the service off the checklist", p.stderr)
+        # Something new is reported, not required.
+        r = fresh_plain("plain-new")
+        put(r, "run/fake-units/extra.service", "active\n")
+        p, d = kswap(r, "--json", "accept", "--no-pin")
+        check(p.returncode == 0 and "service:extra.service" in (d.get("diff") or {}).get("new", []),
+              "a service that did not run before is reported as new", d.get("diff"))
 
 if scenario("cli"):
     p, _ = kswap(armed, "accept", "--timeout", "x")

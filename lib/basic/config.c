@@ -135,6 +135,11 @@ static bool item_hostport(const char *v)
     return !memchr(v, ':', (size_t)(colon - v));
 }
 
+static bool item_any(const char *v)
+{
+    return v[0] != '\0';
+}
+
 static const char *const on_failure_values[] = {"reboot", "stay", NULL};
 
 #define LIST(s, k, fn, d)                                                                         \
@@ -165,6 +170,7 @@ static const ks_config_key keys[] = {
     LIST("accept", "qdisc", item_qdisc, NULL),
     LIST("accept", "nft_tables", item_nft, NULL),
     UINT("accept", "established_min", 0, 1000000000, 0),
+    LIST("accept", "ignore", item_any, NULL),
     UINT("accept", "timeout", 1, 86400, 300),
     UINT("accept", "interval", 1, 3600, 5),
     UINT("accept", "script_timeout", 1, 86400, 60),

@@ -10,6 +10,7 @@
 #include "lib/engine/bootctl.h"
 #include "lib/host/kernels.h"
 #include "lib/engine/lock.h"
+#include "lib/engine/run-snapshot.h"
 #include "lib/basic/spawn.h"
 #include "lib/engine/trial.h"
 #include "lib/basic/util.h"
@@ -70,6 +71,8 @@ void ks_accept_result_done(ks_accept_result *r)
     free(r->previous_boot);
     ks_checklist_done(&r->checks);
     ks_journal_free(r->journal);
+    ks_strv_free(r->new_items);
+    ks_strv_free(r->not_snapshotted);
     *r = (ks_accept_result){0};
 }
 
@@ -273,6 +276,88 @@ static int judge_fell_back(acc *a)
     return 0;
 }
 
+/* The items of the snapshot taken on the old kernel, after the configured checks. */
+static int add_snapshot_checks(acc *a, const ks_check_ctx *ctx)
+{
+    const ks_run_snapshot *s = ks_journal_running(a->j);
+    _cleanup_strv_free_ char **ignore = NULL;
+    int k;
+
+    (void)ctx;
+    if (!s) {
+        progress(a, "no snapshot of what ran on the old kernel (armed by an older kswap): only "
+                    "the configured checks run");
+        return 0;
+    }
+    a->r->have_snapshot = true;
+    a->r->established_before = s->established;
+    for (char **p = s->skipped; p && *p; p++)
+        if (ks_strv_extend(&a->r->not_snapshotted, *p) < 0)
+            return -ENOMEM;
+    k = ks_config_get_strv(a->o->config, "accept", "ignore", NULL, &ignore);
+    if (k < 0)
+        return k;
+    return ks_checklist_add_snapshot(&a->r->checks, s, ignore);
+}
+
+/* What runs now that did not before (reported only), and the established count now. */
+static int diff_new(acc *a, const ks_check_ctx *ctx)
+{
+    const ks_run_snapshot *before = ks_journal_running(a->j);
+    _cleanup_strv_free_ char **ignore = NULL;
+    ks_run_snapshot now = {0};
+    int k;
+
+    if (!before)
+        return 0;
+    k = ks_run_snapshot_take(ctx, &now);
+    if (k == -ENOMEM)
+        return k;
+    if (k < 0)
+        return 0;
+    a->r->established_now = now.established;
+    k = ks_config_get_strv(a->o->config, "accept", "ignore", NULL, &ignore);
+    for (char **p = now.items; k >= 0 && p && *p; p++)
+        if (!ks_strv_contains(before->items, *p) && !ks_snapshot_ignored(*p, ignore))
+            k = ks_strv_extend(&a->r->new_items, *p);
+    ks_run_snapshot_done(&now);
+    return k < 0 ? k : 0;
+}
+
+static json_object *strv_json(char *const *v)
+{
+    json_object *a = json_object_new_array();
+
+    for (; a && v && *v; v++)
+        json_object_array_add(a, json_object_new_string(*v));
+    return a;
+}
+
+json_object *ks_accept_diff_json(const ks_checklist *l, bool have_snapshot, char *const *new_items,
+                                 char *const *not_snapshotted, unsigned before, unsigned now)
+{
+    json_object *o, *back, *missing, *est;
+
+    if (!have_snapshot)
+        return NULL;
+    o = json_object_new_object();
+    back = json_object_new_array();
+    missing = json_object_new_array();
+    for (size_t i = 0; i < l->n; i++)
+        if (l->v[i].from_snapshot)
+            json_object_array_add(l->v[i].status == KS_CHECK_PASS ? back : missing,
+                                  json_object_new_string(l->v[i].id));
+    json_object_object_add(o, "back", back);
+    json_object_object_add(o, "missing", missing);
+    json_object_object_add(o, "new", strv_json(new_items));
+    json_object_object_add(o, "not_snapshotted", strv_json(not_snapshotted));
+    est = json_object_new_object();
+    json_object_object_add(est, "before", json_object_new_int64(before));
+    json_object_object_add(est, "now", json_object_new_int64(now));
+    json_object_object_add(o, "established", est);
+    return o;
+}
+
 static int judge_checks(acc *a)
 {
     const ks_config *cfg = a->o->config;
@@ -314,6 +399,9 @@ static int judge_checks(acc *a)
             return k;
         passed = 0;
     } else {
+        k = add_snapshot_checks(a, &ctx);
+        if (k < 0)
+            return k;
         progress(a, "running %zu checks on %s for up to %d s", a->r->checks.n - 2, a->r->kernel,
                  timeout_s);
         passed = ks_checks_run(&a->r->checks, &ctx,
@@ -325,6 +413,9 @@ static int judge_checks(acc *a)
                                });
         if (passed < 0)
             return passed;
+        k = diff_new(a, &ctx);
+        if (k < 0)
+            return k;
     }
 
     if (passed) {
