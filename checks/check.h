@@ -43,6 +43,7 @@ struct ks_check {
     char *arg; /* the configured item: "xray.service", "tcp:443", a script's path */
     bool required;
     bool from_snapshot; /* an item of what ran before the trial (checks/snapshot.h) */
+    bool final;         /* the last failure cannot heal by waiting (set by the check) */
     ks_check_fn run;
     ks_check_status status; /* the last result */
     char *detail;
@@ -108,7 +109,9 @@ typedef struct ks_runner_opts {
 
 /*
  * Runs every check of l that has not passed, round after round, until all required checks
- * passed (returns 1) or the deadline passed (returns 0). Checks that passed are not run again.
+ * passed (returns 1), a required check failed finally (chk->final: a failed unit, a module the
+ * running kernel does not have; returns 0 at once) or the deadline passed (returns 0). Checks
+ * that passed are not run again.
  * Returns negative errno only for -ENOMEM.
  */
 int ks_checks_run(ks_checklist *l, const ks_check_ctx *c, const ks_runner_opts *o);

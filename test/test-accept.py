@@ -466,6 +466,33 @@ if any(scenario(n) for n in ("snapshot", "snapshot-each")):
                   cid in (d.get("diff") or {}).get("missing", []) and any(b in (d.get("summary") or "") for b in bad),
                   f"empty kswap.conf, {name} does not come back: health-failed naming {cid}",
                   (p.returncode, bad, d.get("summary")))
+        # A failure that waiting cannot heal ends the wait at once (timeout 120 s here).
+        for name, change, cid in (
+                ("failed-unit", lambda r: put(r, "run/fake-units/xray.service", "failed\n"), "service:xray.service"),
+                ("gone-module", lambda r: put(r, "proc/modules", "wireguard 114688 0 - Live 0x0\n"
+                                              "bogus_mod 1 0 - Live 0x0\n"), None)):
+            r = fresh_plain("plain-final-" + name)
+            if name == "gone-module":
+                # bogus_mod ran on the old kernel; the trial kernel has no such module.
+                j = json.loads(get(r, "var/lib/kswap/state.json"))
+                j["running"]["items"].append("module:bogus_mod")
+                put(r, "var/lib/kswap/state.json", json.dumps(j))
+                put(r, "proc/modules", "wireguard 114688 0 - Live 0x0\nsch_cake 45056 1 - Live 0x0\n")
+                cid = "module:bogus_mod"
+            else:
+                change(r)
+            t0 = time.monotonic()
+            p, d = kswap(r, "--json", "accept", "--no-reboot", "--timeout", "120")
+            took = time.monotonic() - t0
+            c = by_id(d).get(cid, {})
+            check(p.returncode == 3 and d["outcome"] == "health-failed" and took < 30 and c.get("attempts") == 1,
+                  f"{name}: health-failed at once ({took:.1f} s of a 120 s timeout, {c.get('attempts')} attempt)",
+                  (p.returncode, c, p.stderr[-500:]))
+        r = fresh_plain("plain-activating")
+        put(r, "run/fake-units/xray.service", "activating\nactivating\nactive\n")
+        p, d = kswap(r, "--json", "accept", "--no-pin", "--timeout", "20")
+        check(p.returncode == 0 and by_id(d)["service:xray.service"]["attempts"] == 3,
+              "an activating unit is waited for (it may still turn)", p.stderr[-500:])
         # [accept] ignore takes an item off the list.
         r = fresh_plain("plain-ignore")
         put(r, "run/fake-units/xray.service", "inactive\n")
