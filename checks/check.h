@@ -75,6 +75,17 @@ int ks_check_set(ks_check *chk, ks_check_status status, const char *detail);
 int ks_checklist_from_config(const ks_root *root, const ks_config *cfg, ks_checklist *l,
                              char **ret_error);
 
+/*
+ * The reachability floor (checks/floor.c), always required: "floor:default-route" (the
+ * interface of a default route is up with an address) and "floor:management" (a TCP socket
+ * listens on [accept] management, default 22).
+ */
+int ks_checklist_add_floor(ks_checklist *l, const ks_config *cfg);
+int ks_check_default_route(const ks_check_ctx *c, ks_check *chk);
+int ks_check_management(const ks_check_ctx *c, ks_check *chk);
+/* "default:IF" and "default6:IF" of proc/net/route and ipv6_route (checks/snapshot.c). */
+int ks_default_routes(const ks_root *root, char ***ret);
+
 /* The built-in checks (checks/check-*.c). */
 int ks_check_service(const ks_check_ctx *c, ks_check *chk);
 int ks_check_interface(const ks_check_ctx *c, ks_check *chk);

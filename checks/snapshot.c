@@ -211,7 +211,7 @@ static int take_interfaces(const ks_check_ctx *c, ks_run_snapshot *s)
 }
 
 /* The interfaces of default routes: proc/net/route (Destination and Mask 0) and ipv6_route. */
-static int default_routes(const ks_root *root, char ***ret)
+int ks_default_routes(const ks_root *root, char ***ret)
 {
     _cleanup_free_ char *t4 = NULL, *t6 = NULL;
     _cleanup_strv_free_ char **out = NULL;
@@ -256,7 +256,7 @@ static int default_routes(const ks_root *root, char ***ret)
 static int take_routes(const ks_check_ctx *c, ks_run_snapshot *s)
 {
     _cleanup_strv_free_ char **r = NULL;
-    int k = default_routes(c->root, &r);
+    int k = ks_default_routes(c->root, &r);
 
     if (k < 0)
         return k == -ENOMEM ? k : skip(s, "routes (proc/net/route)", k);
@@ -628,7 +628,7 @@ static int set_detail(ks_check *chk, char *d, int verdict)
 int ks_check_route(const ks_check_ctx *c, ks_check *chk)
 {
     _cleanup_strv_free_ char **r = NULL;
-    int k = default_routes(c->root, &r);
+    int k = ks_default_routes(c->root, &r);
 
     if (k < 0)
         return k;

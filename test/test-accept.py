@@ -36,6 +36,7 @@ script_timeout = 2
 """
 TCP = ("  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
        "   0: 00000000:01BB 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1 1 0 100 0 0 10 0\n"
+       "   3: 00000000:0016 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 6 1 0 100 0 0 10 0\n"
        "   1: 0200000A:01BB 0300000A:D431 01 00000000:00000000 00:00000000 00000000     0        0 2 1 0 20 4 30 10 -1\n"
        "   2: 0200000A:01BB 0400000A:D432 01 00000000:00000000 00:00000000 00000000     0        0 3 1 0 20 4 30 10 -1\n")
 TCP6 = ("  sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
@@ -43,6 +44,10 @@ TCP6 = ("  sl  local_address                         remote_address             
 UDP = ("   sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode ref pointer drops\n"
        "  100: 00000000:CA6C 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 5 2 0 0\n")
 UDP6 = ("   sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode ref pointer drops\n")
+
+ROUTE = ("Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n"
+         "eth0\t00000000\t0100000A\t0003\t0\t0\t100\t00000000\t0\t0\t0\n"
+         "eth0\t0000000A\t00000000\t0001\t0\t0\t100\t00FFFFFF\t0\t0\t0\n")
 
 
 def kswap(root, *args, timeout=120):
@@ -91,6 +96,9 @@ def healthy(root):
     put(root, "proc/net/udp", UDP)
     put(root, "proc/net/udp6", UDP6)
     put(root, "proc/sys/net/ipv6/bindv6only", "0\n")
+    put(root, "proc/net/route", ROUTE)
+    put(root, "sys/class/net/eth0/operstate", "up\n")
+    put(root, "sys/class/net/eth0/flags", "0x1003\n")
     put(root, "proc/sys/net/ipv4/tcp_congestion_control", "bbr\n")
     put(root, "proc/sys/net/core/default_qdisc", "fq\n")
     put(root, "proc/modules", "wireguard 114688 0 - Live 0x0\nsch_cake 45056 1 - Live 0x0\n")
@@ -278,12 +286,12 @@ if scenario("retries"):
 
 if scenario("health-failed"):
     r = fresh("unhealthy")
-    put(r, "run/fake-units/xray.service", "failed\n")
-    p, d = kswap(r, "--json", "accept", "--timeout", "2")
+    put(r, "run/fake-units/xray.service", "inactive\n")
+    p, d = kswap(r, "--json", "accept", "--timeout", "8")
     x = by_id(d).get("service:xray.service", {})
     check(p.returncode == 3 and d and d["outcome"] == "health-failed", "service never active: health-failed, exit 3",
           p.stderr + p.stdout)
-    check(x.get("status") == "fail" and x.get("attempts", 0) >= 2 and "failed" in x.get("detail", ""),
+    check(x.get("status") == "fail" and x.get("attempts", 0) >= 2 and "inactive" in x.get("detail", ""),
           "the service's last result and attempts are kept", x)
     check(d and d["reboot"] and reboots(r) == 1, "one reboot requested", p.stderr)
     e = grubenv(r)
@@ -344,7 +352,7 @@ MUTATIONS = [
     ("qdisc", {"run/fake-tc/eth0.json": '[{"kind":"fq_codel","handle":"0:","root":true}]'},
      "qdisc:eth0:cake", "fq_codel"),
     ("nft", {"run/fake-nft/tables.json": None}, "nft-table:inet:filter", "missing"),
-    ("established", {"proc/net/tcp": "".join(TCP.splitlines(True)[:2])}, "established", "0 established"),
+    ("established", {"proc/net/tcp": "".join(TCP.splitlines(True)[:3])}, "established", "0 established"),
     ("script", {"etc/kswap/checks.d/required/10-ok": "#!/bin/sh\necho broken >&2\nexit 2\n"},
      "script:required/10-ok", "exit 2: broken"),
 ]
@@ -393,9 +401,6 @@ WG_DUMP = ("wg0\tPRIV\tPUB0\t51820\toff\n"
 CHAINS = ('{"nftables": [{"metainfo": {"version": "1.0.9", "json_schema_version": 1}},'
           ' {"chain": {"family": "inet", "table": "filter", "name": "input", "handle": 1,'
           ' "type": "filter", "hook": "input", "prio": 0, "policy": "drop"}}]}\n')
-ROUTE = ("Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n"
-         "eth0\t00000000\t0100000A\t0003\t0\t0\t100\t00000000\t0\t0\t0\n"
-         "eth0\t0000000A\t00000000\t0001\t0\t0\t100\t00FFFFFF\t0\t0\t0\n")
 
 
 def healthy_plain(root):
@@ -405,9 +410,6 @@ def healthy_plain(root):
         os.remove(os.path.join(root, f))
     put(root, "run/fake-wg/dump", WG_DUMP)
     put(root, "run/fake-nft/chains.json", CHAINS)
-    put(root, "proc/net/route", ROUTE)
-    put(root, "sys/class/net/eth0/operstate", "up\n")
-    put(root, "sys/class/net/eth0/flags", "0x1003\n")
     put(root, "run/fake-units/ssh.service", "active\n")
 
 
@@ -457,13 +459,17 @@ if any(scenario(n) for n in ("snapshot", "snapshot-each")):
                 ("wireguard", lambda r: put(r, "run/fake-wg/dump", ""), "wireguard:wg0"),
                 ("chain", lambda r: os.remove(os.path.join(r, "run/fake-nft/chains.json")),
                  "nft-chain:inet:filter:input"),
-                ("route", lambda r: put(r, "proc/net/route", ROUTE.splitlines(True)[0]), "route:default:eth0")):
+                ("route", lambda r: put(r, "proc/net/route", ROUTE.splitlines(True)[0]), "route:default:eth0"),
+                ("address", lambda r: put(r, "proc/net/route", "".join(ROUTE.splitlines(True)[:2])),
+                 "floor:default-route"),
+                ("sshd", lambda r: put(r, "proc/net/tcp", "".join(TCP.splitlines(True)[:2])), "floor:management")):
             r = fresh_plain("plain-" + name)
             change(r)
             p, d = kswap(r, "--json", "accept", "--no-reboot", "--timeout", "2")
             bad = [i for i, c in by_id(d).items() if c["required"] and c["status"] != "pass"]
-            check(p.returncode == 3 and d["outcome"] == "health-failed" and cid in bad and
-                  cid in (d.get("diff") or {}).get("missing", []) and any(b in (d.get("summary") or "") for b in bad),
+            check(p.returncode == 3 and d["outcome"] == "health-failed" and
+                  any(b == cid or b.startswith(cid + ":") for b in bad) and
+                  (cid.startswith("floor:") or cid in (d.get("diff") or {}).get("missing", [])) and any(b in (d.get("summary") or "") for b in bad),
                   f"empty kswap.conf, {name} does not come back: health-failed naming {cid}",
                   (p.returncode, bad, d.get("summary")))
         # A failure that waiting cannot heal ends the wait at once (timeout 120 s here).

@@ -171,6 +171,7 @@ static const ks_config_key keys[] = {
     LIST("accept", "nft_tables", item_nft, NULL),
     UINT("accept", "established_min", 0, 1000000000, 0),
     LIST("accept", "ignore", item_any, NULL),
+    UINT("accept", "management", 1, 65535, 22),
     UINT("accept", "timeout", 1, 86400, 300),
     UINT("accept", "interval", 1, 3600, 5),
     UINT("accept", "script_timeout", 1, 86400, 60),

@@ -399,7 +399,9 @@ static int judge_checks(acc *a)
             return k;
         passed = 0;
     } else {
-        k = add_snapshot_checks(a, &ctx);
+        k = ks_checklist_add_floor(&a->r->checks, cfg);
+        if (k >= 0)
+            k = add_snapshot_checks(a, &ctx);
         if (k < 0)
             return k;
         progress(a, "running %zu checks on %s for up to %d s", a->r->checks.n - 2, a->r->kernel,
