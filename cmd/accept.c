@@ -3,6 +3,7 @@
 #include <getopt.h>
 
 #include "lib/engine/accept.h"
+#include "cmd/check-output.h"
 #include "cmd/forecast.h"
 #include "cmd/swap-output.h"
 
@@ -28,7 +29,7 @@ static void check_progress(void *userdata, const ks_check *chk)
             chk->attempts, strempty(chk->detail));
 }
 
-static json_object *json_checks(const ks_checklist *l)
+json_object *ks_json_checks(const ks_checklist *l)
 {
     json_object *arr = json_object_new_array();
 
@@ -65,7 +66,7 @@ static json_object *json_accept(const ks_accept_result *r, const ks_boot *b,
                                : NULL);
     json_object_object_add(o, "old_kernel", ks_json_string_or_null(r->old_kernel));
     json_object_object_add(o, "summary", ks_json_string_or_null(r->summary));
-    json_object_object_add(o, "checks", json_checks(&r->checks));
+    json_object_object_add(o, "checks", ks_json_checks(&r->checks));
     json_object_object_add(o, "diff",
                            ks_accept_diff_json(&r->checks, r->have_snapshot, r->new_items,
                                                r->not_snapshotted, r->established_before,

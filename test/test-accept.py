@@ -386,7 +386,7 @@ if scenario("bad-config"):
         check(p.returncode == 2 and f.get("severity") == "block" and where in f.get("message", "")
               and why in f.get("message", ""), f"{bad}: plan exits 2 with config.invalid at file:line",
               (p.returncode, f, p.stderr))
-        for cmd in (["accept", "--no-reboot"], ["pin"], ["rollback"], ["verify", "--deb", deb],
+        for cmd in (["accept", "--no-reboot"], ["check"], ["pin"], ["rollback"], ["verify", "--deb", deb],
                     ["apply", "--deb", deb, "--yes"]):
             p, _ = kswap(r, *cmd)
             check(p.returncode == 1 and where in p.stderr and why in p.stderr,
@@ -413,7 +413,7 @@ def healthy_plain(root):
     put(root, "run/fake-units/ssh.service", "active\n")
 
 
-if any(scenario(n) for n in ("snapshot", "snapshot-each")):
+if any(scenario(n) for n in ("snapshot", "check")):
     plain = os.path.join(work, "plain")
     shutil.copytree(base_root, plain, symlinks=True)
     healthy_plain(plain)
@@ -436,6 +436,28 @@ if any(scenario(n) for n in ("snapshot", "snapshot-each")):
         shutil.copytree(plain, r, symlinks=True)
         boot_into(r, NEW)
         return r
+
+    if scenario("check"):
+        r = os.path.join(work, "plain-check")
+        shutil.copytree(plain, r, symlinks=True)
+        before = get(r, "var/lib/kswap/state.json"), grubenv(r)
+        p, d = kswap(r, "--json", "check")
+        ids = by_id(d)
+        check(p.returncode == 0 and d["passed"] and d["kernel"] == OLD and len(ids) > 10 and
+              "floor:default-route" in ids and "service:xray.service" in ids,
+              "kswap check on the old kernel: the whole checklist passes, exit 0", (p.returncode, p.stderr[-300:]))
+        check((get(r, "var/lib/kswap/state.json"), grubenv(r)) == before, "kswap check changes nothing")
+        p, _ = kswap(r, "check")
+        check(p.returncode == 0 and "every required check passes" in p.stdout, "kswap check prints the table",
+              p.stdout)
+        put(r, "proc/net/tcp", "".join(TCP.splitlines(True)[:2]))
+        p, d = kswap(r, "--json", "check")
+        check(p.returncode == 3 and by_id(d)["floor:management:22"]["status"] == "fail",
+              "kswap check: no sshd listening fails the floor, exit 3", p.stderr[-300:])
+        put(r, "etc/kswap/kswap.conf", "[accept]\nlisten = tcp:8443\n")
+        p, d = kswap(r, "--json", "check")
+        check(p.returncode == 3 and by_id(d)["listen:tcp:8443"]["status"] == "fail",
+              "kswap check: a configured check that fails on the old kernel, exit 3", p.stderr[-300:])
 
     if scenario("snapshot"):
         r = fresh_plain("plain-ok")

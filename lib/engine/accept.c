@@ -714,3 +714,66 @@ int ks_accept_run_hooks(const ks_root *root, const char *which, const char *json
         *ret_failures = TAKE_PTR(failures);
     return 0;
 }
+
+void ks_check_now_result_done(ks_check_now_result *r)
+{
+    free(r->kernel);
+    ks_checklist_done(&r->checks);
+    ks_strv_free(r->not_snapshotted);
+    free(r->error);
+    *r = (ks_check_now_result){0};
+}
+
+int ks_check_now(const ks_root *root, const ks_config *cfg, ks_check_now_result *ret)
+{
+    _cleanup_free_ char *abs = NULL, *cfg_err = NULL;
+    _cleanup_strv_free_ char **ignore = NULL;
+    ks_check_now_result r = {0};
+    ks_run_snapshot now = {0};
+    ks_check_ctx ctx;
+    int k;
+
+    k = ks_running_kernel(root, &r.kernel);
+    if (k < 0) {
+        r.error = ks_asprintf("cannot read the running kernel: %s", strerror(-k));
+        goto fail;
+    }
+    k = ks_check_ctx_for_root(root, cfg, r.kernel, &ctx, &abs);
+    if (k < 0) {
+        r.error = ks_asprintf("cannot resolve the root: %s", strerror(-k));
+        goto fail;
+    }
+    k = ks_checklist_from_config(root, cfg, &r.checks, &cfg_err);
+    if (k < 0) {
+        r.error = ks_asprintf("cannot read the checklist: %s", cfg_err ? cfg_err : strerror(-k));
+        goto fail;
+    }
+    k = ks_checklist_add_floor(&r.checks, cfg);
+    if (k >= 0)
+        k = ks_run_snapshot_take(&ctx, &now);
+    if (k >= 0)
+        k = ks_config_get_strv(cfg, "accept", "ignore", NULL, &ignore);
+    if (k >= 0)
+        k = ks_checklist_add_snapshot(&r.checks, &now, ignore);
+    if (k < 0) {
+        r.error = ks_asprintf("cannot take the snapshot of what runs: %s", strerror(-k));
+        goto fail;
+    }
+    r.n_items = (unsigned)ks_strv_length(now.items);
+    r.established = now.established;
+    r.not_snapshotted = TAKE_PTR(now.skipped);
+    ks_run_snapshot_done(&now);
+    k = ks_checks_run(&r.checks, &ctx, &(ks_runner_opts){.timeout_ms = 0});
+    if (k < 0) {
+        r.error = strdup(strerror(-k));
+        goto fail;
+    }
+    r.passed = k > 0;
+    *ret = r;
+    return 0;
+fail:
+    ks_run_snapshot_done(&now);
+    *ret = (ks_check_now_result){.error = TAKE_PTR(r.error)};
+    ks_check_now_result_done(&r);
+    return k < 0 ? k : -EIO;
+}

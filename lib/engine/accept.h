@@ -81,3 +81,20 @@ int ks_accept_run_hooks(const ks_root *root, const char *which, const char *json
 
 /* The one-line status (motd) for a judged journal; NULL when there is nothing to say. */
 char *ks_accept_motd_line(const ks_journal *j, const char *running);
+
+/*
+ * kswap check: the whole checklist of accept now, on the running kernel, one round, judging
+ * nothing and changing nothing: the configured checks, the reachability floor, and the items
+ * of a snapshot of what runs now (each must be checkable on this node).
+ */
+typedef struct ks_check_now_result {
+    char *kernel;
+    ks_checklist checks;
+    unsigned n_items, established;
+    char **not_snapshotted;
+    bool passed; /* every required check passed */
+    char *error;
+} ks_check_now_result;
+
+int ks_check_now(const ks_root *root, const ks_config *cfg, ks_check_now_result *ret);
+void ks_check_now_result_done(ks_check_now_result *r);
