@@ -26,6 +26,10 @@ const char *const ks_snapshot_builtin_ignore[] = {
     "service:systemd-timedated.service",
     "service:polkit.service",
     "service:udisks2.service",
+    /* Socket-activated on Ubuntu 24.04 (runs while someone is logged in); the reachability
+     * floor requires its port instead. */
+    "service:ssh.service",
+    "service:sshd.service",
     /* Interfaces made per container or VM start. */
     "interface:veth*",
     "interface:vnet*",
@@ -73,7 +77,9 @@ static int add_item(ks_run_snapshot *s, const char *fmt, ...)
 
 static int skip(ks_run_snapshot *s, const char *what, int err)
 {
-    const char *why = err == -ENOENT  ? "the program is not installed"
+    /* Programs are named "wireguard", "qdisc", ...; files "interfaces (sys/class/net)". */
+    bool file = strchr(what, '(') != NULL;
+    const char *why = err == -ENOENT  ? (file ? "not found" : "the program is not installed")
                       : err == -EPERM ? "under --root only a program outside /usr, /bin and /sbin "
                                         "may answer (the system's would describe this machine)"
                                       : strerror(-err);
