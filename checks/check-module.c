@@ -46,6 +46,29 @@ static bool in_builtin(const char *text, size_t len, const char *name)
     return false;
 }
 
+/* Whether modules.dep lists NAME.ko (any compression): the kernel can load it later. */
+static bool in_modules_dep(const char *text, size_t len, const char *name)
+{
+    const char *line;
+    size_t pos = 0, n, nl = strlen(name);
+
+    while (ks_next_line(text, len, &pos, &line, &n)) {
+        const char *colon = memchr(line, ':', n), *slash, *base;
+        if (!colon)
+            continue;
+        slash = memrchr(line, '/', (size_t)(colon - line));
+        base = slash ? slash + 1 : line;
+        if ((size_t)(colon - base) >= nl + 3 && memcmp(base + nl, ".ko", 3) == 0) {
+            bool same = true;
+            for (size_t i = 0; same && i < nl; i++)
+                same = (base[i] == '-' ? '_' : base[i]) == name[i];
+            if (same)
+                return true;
+        }
+    }
+    return false;
+}
+
 int ks_check_module(const ks_check_ctx *c, ks_check *chk)
 {
     _cleanup_free_ char *name = strdup(chk->arg), *text = NULL, *sys = NULL, *builtin = NULL;
@@ -75,9 +98,23 @@ int ks_check_module(const ks_check_ctx *c, ks_check *chk)
             in_builtin(text, len, name))
             how = "built in";
     }
+    if (!how && c->kernel) {
+        /* Not in the running kernel's modules.dep either: nothing can load it, ever. */
+        _cleanup_free_ char *dep = ks_asprintf("lib/modules/%s/modules.dep", c->kernel);
+        free(text);
+        text = NULL;
+        if (!dep)
+            return -ENOMEM;
+        if (ks_root_read_file(c->root, dep, 64u << 20, &text, &len) >= 0 &&
+            !in_modules_dep(text, len, name))
+            chk->final = true;
+    }
     free(chk->detail);
     chk->detail =
         how ? ks_asprintf("%s is %s", name, how)
+        : chk->final
+            ? ks_asprintf("%s is neither loaded nor built into %s, and %s has no such module",
+                          name, strempty(c->kernel), strempty(c->kernel))
             : ks_asprintf("%s is neither loaded nor built into %s", name, strempty(c->kernel));
     return chk->detail ? how != NULL : -ENOMEM;
 }

@@ -22,7 +22,12 @@ int ks_check_service(const ks_check_ctx *c, ks_check *chk)
     active = ks_spawn_succeeded(&res);
     if (res.timed_out)
         detail = ks_asprintf("systemctl is-active %s did not answer in time", chk->arg);
-    else
+    else if (last && streq(last, "failed")) {
+        /* systemd restarts a unit with Restart= while it is "activating (auto-restart)";
+         * "failed" means it gave up, and nothing will bring the unit back by waiting. */
+        chk->final = true;
+        detail = ks_asprintf("%s is failed (systemd will not restart it)", chk->arg);
+    } else
         detail = ks_asprintf("%s is %s", chk->arg, last && *last ? last : "unknown");
     ks_spawn_result_done(&res);
     if (!detail)

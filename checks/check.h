@@ -42,6 +42,8 @@ struct ks_check {
     char *id;  /* "service:xray.service", "listen:tcp:443", "script:required/10-x", ... */
     char *arg; /* the configured item: "xray.service", "tcp:443", a script's path */
     bool required;
+    bool from_snapshot; /* an item of what ran before the trial (checks/snapshot.h) */
+    bool final;         /* the last failure cannot heal by waiting (set by the check) */
     ks_check_fn run;
     ks_check_status status; /* the last result */
     char *detail;
@@ -72,6 +74,17 @@ int ks_check_set(ks_check *chk, ks_check_status status, const char *detail);
  */
 int ks_checklist_from_config(const ks_root *root, const ks_config *cfg, ks_checklist *l,
                              char **ret_error);
+
+/*
+ * The reachability floor (checks/floor.c), always required: "floor:default-route" (the
+ * interface of a default route is up with an address) and "floor:management" (a TCP socket
+ * listens on [accept] management, default 22).
+ */
+int ks_checklist_add_floor(ks_checklist *l, const ks_config *cfg);
+int ks_check_default_route(const ks_check_ctx *c, ks_check *chk);
+int ks_check_management(const ks_check_ctx *c, ks_check *chk);
+/* "default:IF" and "default6:IF" of proc/net/route and ipv6_route (checks/snapshot.c). */
+int ks_default_routes(const ks_root *root, char ***ret);
 
 /* The built-in checks (checks/check-*.c). */
 int ks_check_service(const ks_check_ctx *c, ks_check *chk);
@@ -107,7 +120,9 @@ typedef struct ks_runner_opts {
 
 /*
  * Runs every check of l that has not passed, round after round, until all required checks
- * passed (returns 1) or the deadline passed (returns 0). Checks that passed are not run again.
+ * passed (returns 1), a required check failed finally (chk->final: a failed unit, a module the
+ * running kernel does not have; returns 0 at once) or the deadline passed (returns 0). Checks
+ * that passed are not run again.
  * Returns negative errno only for -ENOMEM.
  */
 int ks_checks_run(ks_checklist *l, const ks_check_ctx *c, const ks_runner_opts *o);

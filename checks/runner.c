@@ -28,6 +28,7 @@ static int run_one(const ks_check_ctx *c, ks_check *chk)
     int k;
 
     chk->attempts++;
+    chk->final = false;
     k = chk->run ? chk->run(c, chk) : -ENOSYS;
     if (k == -ENOMEM)
         return k;
@@ -40,7 +41,17 @@ static int run_one(const ks_check_ctx *c, ks_check *chk)
         chk->detail = TAKE_PTR(d);
     }
     chk->status = k > 0 ? KS_CHECK_PASS : KS_CHECK_FAIL;
+    if (k > 0)
+        chk->final = false;
     return 0;
+}
+
+static bool required_failed_finally(const ks_checklist *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (l->v[i].required && l->v[i].status == KS_CHECK_FAIL && l->v[i].final)
+            return true;
+    return false;
 }
 
 static bool required_passed(const ks_checklist *l)
@@ -72,6 +83,9 @@ int ks_checks_run(ks_checklist *l, const ks_check_ctx *c, const ks_runner_opts *
         }
         if (required_passed(l))
             return 1;
+        /* Waiting cannot heal it: the verdict now, and the way back starts at once. */
+        if (required_failed_finally(l))
+            return 0;
         left = deadline - now(o->userdata);
         if (left <= 0)
             return 0;

@@ -3,6 +3,7 @@
 #include <getopt.h>
 
 #include "lib/engine/accept.h"
+#include "cmd/check-output.h"
 #include "cmd/forecast.h"
 #include "cmd/swap-output.h"
 
@@ -28,7 +29,7 @@ static void check_progress(void *userdata, const ks_check *chk)
             chk->attempts, strempty(chk->detail));
 }
 
-static json_object *json_checks(const ks_checklist *l)
+json_object *ks_json_checks(const ks_checklist *l)
 {
     json_object *arr = json_object_new_array();
 
@@ -65,7 +66,11 @@ static json_object *json_accept(const ks_accept_result *r, const ks_boot *b,
                                : NULL);
     json_object_object_add(o, "old_kernel", ks_json_string_or_null(r->old_kernel));
     json_object_object_add(o, "summary", ks_json_string_or_null(r->summary));
-    json_object_object_add(o, "checks", json_checks(&r->checks));
+    json_object_object_add(o, "checks", ks_json_checks(&r->checks));
+    json_object_object_add(o, "diff",
+                           ks_accept_diff_json(&r->checks, r->have_snapshot, r->new_items,
+                                               r->not_snapshotted, r->established_before,
+                                               r->established_now));
     json_object_object_add(o, "pinned", json_object_new_boolean(r->pinned));
     json_object_object_add(o, "reboot", json_object_new_boolean(r->reboot_claimed));
     json_object_object_add(o, "error", ks_json_string_or_null(r->error));
@@ -75,6 +80,26 @@ static json_object *json_accept(const ks_accept_result *r, const ks_boot *b,
                    : NULL);
     json_object_object_add(o, "grub", have_forecast ? ks_json_grub(b, f) : NULL);
     return o;
+}
+
+/* What ran on the old kernel and came back, what did not, what is new. */
+static void print_diff(const ks_accept_result *r)
+{
+    size_t back = 0, missing = 0;
+
+    for (size_t i = 0; i < r->checks.n; i++)
+        if (r->checks.v[i].from_snapshot)
+            r->checks.v[i].status == KS_CHECK_PASS ? back++ : missing++;
+    printf("what ran on the old kernel: %zu came back, %zu did not\n", back, missing);
+    for (size_t i = 0; i < r->checks.n; i++)
+        if (r->checks.v[i].from_snapshot && r->checks.v[i].status != KS_CHECK_PASS)
+            printf("  - %s\n", r->checks.v[i].id);
+    for (char **p = r->new_items; p && *p; p++)
+        printf("  + %s (new)\n", *p);
+    for (char **p = r->not_snapshotted; p && *p; p++)
+        printf("  not snapshotted: %s\n", *p);
+    printf("established connections: %u before, %u now (reported, not required)\n",
+           r->established_before, r->established_now);
 }
 
 static void print_human(const ks_ctx *ctx, const ks_accept_result *r, const ks_boot *b,
@@ -93,6 +118,8 @@ static void print_human(const ks_ctx *ctx, const ks_accept_result *r, const ks_b
             printf(" (%u attempts)", c->attempts);
         printf(": %s\n", strempty(c->detail));
     }
+    if (r->have_snapshot)
+        print_diff(r);
     if (r->summary)
         printf("%s\n", r->summary);
     if (r->previous_boot)

@@ -13,6 +13,7 @@ static const ks_cmd *const commands[] = {
     &ks_cmd_pin,
     &ks_cmd_rollback,
     &ks_cmd_accept,
+    &ks_cmd_check,
     &ks_cmd_status,
 };
 

@@ -178,12 +178,20 @@ static int run_plan(ks_ctx *ctx, int argc, char **argv)
         return ks_usage_error(&ks_cmd_plan, "give --kernel or --deb, not both");
 
     k = ks_config_load(ctx->root, ctx->config_path, &cfg, &cfg_err);
-    if (k < 0) {
+    if (k < 0 && k != -EBADMSG) {
         ks_error("cannot read the configuration: %s", cfg_err ? cfg_err : strerror(-k));
         return KS_EXIT_ERROR;
     }
+    /* A configuration that cannot be read as written blocks; the rest is assessed with the
+     * defaults, so that one typo does not hide every other finding. */
     opts.config = cfg;
     k = ks_plan_run(ctx->root, &opts, &p);
+    if (k >= 0 && !cfg &&
+        ks_findings_add(&p.findings, "config.invalid", KS_SEV_BLOCK,
+                        "fix the configuration; every other command refuses it too",
+                        "the configuration is invalid: %s",
+                        cfg_err ? cfg_err : "cannot parse") < 0)
+        k = -ENOMEM;
     if (k < 0) {
         if (p.error_detail)
             ks_error("cannot assess '%s': %s", ks_root_path(ctx->root), p.error_detail);

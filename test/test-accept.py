@@ -36,6 +36,7 @@ script_timeout = 2
 """
 TCP = ("  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
        "   0: 00000000:01BB 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1 1 0 100 0 0 10 0\n"
+       "   3: 00000000:0016 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 6 1 0 100 0 0 10 0\n"
        "   1: 0200000A:01BB 0300000A:D431 01 00000000:00000000 00:00000000 00000000     0        0 2 1 0 20 4 30 10 -1\n"
        "   2: 0200000A:01BB 0400000A:D432 01 00000000:00000000 00:00000000 00000000     0        0 3 1 0 20 4 30 10 -1\n")
 TCP6 = ("  sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
@@ -43,6 +44,10 @@ TCP6 = ("  sl  local_address                         remote_address             
 UDP = ("   sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode ref pointer drops\n"
        "  100: 00000000:CA6C 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 5 2 0 0\n")
 UDP6 = ("   sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode ref pointer drops\n")
+
+ROUTE = ("Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n"
+         "eth0\t00000000\t0100000A\t0003\t0\t0\t100\t00000000\t0\t0\t0\n"
+         "eth0\t0000000A\t00000000\t0001\t0\t0\t100\t00FFFFFF\t0\t0\t0\n")
 
 
 def kswap(root, *args, timeout=120):
@@ -91,6 +96,9 @@ def healthy(root):
     put(root, "proc/net/udp", UDP)
     put(root, "proc/net/udp6", UDP6)
     put(root, "proc/sys/net/ipv6/bindv6only", "0\n")
+    put(root, "proc/net/route", ROUTE)
+    put(root, "sys/class/net/eth0/operstate", "up\n")
+    put(root, "sys/class/net/eth0/flags", "0x1003\n")
     put(root, "proc/sys/net/ipv4/tcp_congestion_control", "bbr\n")
     put(root, "proc/sys/net/core/default_qdisc", "fq\n")
     put(root, "proc/modules", "wireguard 114688 0 - Live 0x0\nsch_cake 45056 1 - Live 0x0\n")
@@ -123,6 +131,9 @@ subprocess.run(["bash", os.path.join(fakes, "make-kernel-deb.sh"), NEW, deb, "--
                 "--compress", "zst"], check=True, capture_output=True)
 armed = os.path.join(work, "armed")
 shutil.copytree(base_root, armed, symlinks=True)
+# What runs on the old kernel is what the trial boot must bring back: the snapshot is taken
+# when apply arms the trial, so the healthy state is there before apply.
+healthy(armed)
 p, _ = kswap(armed, "--json", "apply", "--deb", deb, "--yes")
 check(p.returncode == 0, "apply --deb arms the trial", p.stderr)
 check(get(armed, "var/lib/kswap/trial") == NEW + "\n", "apply creates the trial flag with the release")
@@ -275,12 +286,12 @@ if scenario("retries"):
 
 if scenario("health-failed"):
     r = fresh("unhealthy")
-    put(r, "run/fake-units/xray.service", "failed\n")
-    p, d = kswap(r, "--json", "accept", "--timeout", "2")
+    put(r, "run/fake-units/xray.service", "inactive\n")
+    p, d = kswap(r, "--json", "accept", "--timeout", "8")
     x = by_id(d).get("service:xray.service", {})
     check(p.returncode == 3 and d and d["outcome"] == "health-failed", "service never active: health-failed, exit 3",
           p.stderr + p.stdout)
-    check(x.get("status") == "fail" and x.get("attempts", 0) >= 2 and "failed" in x.get("detail", ""),
+    check(x.get("status") == "fail" and x.get("attempts", 0) >= 2 and "inactive" in x.get("detail", ""),
           "the service's last result and attempts are kept", x)
     check(d and d["reboot"] and reboots(r) == 1, "one reboot requested", p.stderr)
     e = grubenv(r)
@@ -341,7 +352,7 @@ MUTATIONS = [
     ("qdisc", {"run/fake-tc/eth0.json": '[{"kind":"fq_codel","handle":"0:","root":true}]'},
      "qdisc:eth0:cake", "fq_codel"),
     ("nft", {"run/fake-nft/tables.json": None}, "nft-table:inet:filter", "missing"),
-    ("established", {"proc/net/tcp": "".join(TCP.splitlines(True)[:2])}, "established", "0 established"),
+    ("established", {"proc/net/tcp": "".join(TCP.splitlines(True)[:3])}, "established", "0 established"),
     ("script", {"etc/kswap/checks.d/required/10-ok": "#!/bin/sh\necho broken >&2\nexit 2\n"},
      "script:required/10-ok", "exit 2: broken"),
 ]
@@ -362,10 +373,167 @@ for name, files, cid, text in MUTATIONS:
 
 if scenario("bad-config"):
     r = fresh("badconf")
-    put(r, "etc/kswap/kswap.conf", CONF + "listen = tcp:http\n")
-    p, d = kswap(r, "--json", "accept", "--no-reboot")
-    check(p.returncode == 3 and by_id(d).get("config", {}).get("status") == "fail",
-          "a malformed checklist fails acceptance (never a silent pass)", p.stderr)
+    line = CONF.count("\n") + 1
+    before = grubenv(r)
+    for bad, why in (("listen = tcp:http", "'tcp:http' is not a valid item of listen"),
+                     ("service = xray.service", "unknown key 'service' in [accept]; did you mean 'services'?"),
+                     ("on_failure = rebot", "did you mean 'reboot'?"),
+                     ("auto_pin = nope", "auto_pin = nope is not a boolean")):
+        put(r, "etc/kswap/kswap.conf", CONF + bad + "\n")
+        where = f"/etc/kswap/kswap.conf:{line}: "
+        p, d = kswap(r, "--json", "plan")
+        f = {x["id"]: x for x in (d or {}).get("findings", [])}.get("config.invalid", {})
+        check(p.returncode == 2 and f.get("severity") == "block" and where in f.get("message", "")
+              and why in f.get("message", ""), f"{bad}: plan exits 2 with config.invalid at file:line",
+              (p.returncode, f, p.stderr))
+        for cmd in (["accept", "--no-reboot"], ["check"], ["pin"], ["rollback"], ["verify", "--deb", deb],
+                    ["apply", "--deb", deb, "--yes"]):
+            p, _ = kswap(r, *cmd)
+            check(p.returncode == 1 and where in p.stderr and why in p.stderr,
+                  f"{bad}: {cmd[0]} exits 1 naming the file and line", (p.returncode, p.stderr))
+    check(grubenv(r) == before and get(r, "var/lib/kswap/trial") == NEW + "\n",
+          "with an invalid configuration nothing was pinned, disarmed or changed")
+
+# An empty kswap.conf: the checklist is the snapshot of what ran on the old kernel.
+WG_DUMP = ("wg0\tPRIV\tPUB0\t51820\toff\n"
+           "wg0\tPEERKEY1=\t(none)\t192.0.2.7:51820\t10.9.0.2/32\tNOW\t100\t200\t25\n"
+           "wg0\tPEERKEY2=\t(none)\t(none)\t10.9.0.3/32\tAGO\t0\t0\toff\n")
+CHAINS = ('{"nftables": [{"metainfo": {"version": "1.0.9", "json_schema_version": 1}},'
+          ' {"chain": {"family": "inet", "table": "filter", "name": "input", "handle": 1,'
+          ' "type": "filter", "hook": "input", "prio": 0, "policy": "drop"}}]}\n')
+
+
+def healthy_plain(root):
+    healthy(root)
+    put(root, "etc/kswap/kswap.conf", "")
+    for f in ("etc/kswap/checks.d/required/10-ok", "etc/kswap/checks.d/wanted/20-warn"):
+        os.remove(os.path.join(root, f))
+    put(root, "run/fake-wg/dump", WG_DUMP)
+    put(root, "run/fake-nft/chains.json", CHAINS)
+    put(root, "run/fake-units/ssh.service", "active\n")
+
+
+if any(scenario(n) for n in ("snapshot", "check")):
+    plain = os.path.join(work, "plain")
+    shutil.copytree(base_root, plain, symlinks=True)
+    healthy_plain(plain)
+    p, _ = kswap(plain, "--json", "apply", "--deb", deb, "--yes")
+    check(p.returncode == 0 and "what runs now" in p.stderr, "empty kswap.conf: apply snapshots what runs",
+          p.stderr)
+    j = json.loads(get(plain, "var/lib/kswap/state.json"))
+    items = (j.get("running") or {}).get("items", [])
+    for want in ("service:xray.service", "service:ssh.service", "listen:tcp:443", "listen:udp:51820",
+                 "interface:wg0", "interface:eth0", "route:default:eth0", "wireguard:wg0",
+                 "wg-peer:wg0:PEERKEY1=", "qdisc:eth0:cake", "nft-table:inet:filter",
+                 "nft-chain:inet:filter:input", "module:wireguard"):
+        check(want in items, f"the snapshot in the journal has {want}", items)
+    check("wg-peer:wg0:PEERKEY2=" not in items, "a peer without a recent handshake is not in the snapshot")
+    check(j["running"].get("established") == 2, "the snapshot counts established connections",
+          j["running"].get("established"))
+
+    def fresh_plain(name):
+        r = os.path.join(work, name)
+        shutil.copytree(plain, r, symlinks=True)
+        boot_into(r, NEW)
+        return r
+
+    if scenario("check"):
+        r = os.path.join(work, "plain-check")
+        shutil.copytree(plain, r, symlinks=True)
+        before = get(r, "var/lib/kswap/state.json"), grubenv(r)
+        p, d = kswap(r, "--json", "check")
+        ids = by_id(d)
+        check(p.returncode == 0 and d["passed"] and d["kernel"] == OLD and len(ids) > 10 and
+              "floor:default-route" in ids and "service:xray.service" in ids,
+              "kswap check on the old kernel: the whole checklist passes, exit 0", (p.returncode, p.stderr[-300:]))
+        check((get(r, "var/lib/kswap/state.json"), grubenv(r)) == before, "kswap check changes nothing")
+        p, _ = kswap(r, "check")
+        check(p.returncode == 0 and "every required check passes" in p.stdout, "kswap check prints the table",
+              p.stdout)
+        put(r, "proc/net/tcp", "".join(TCP.splitlines(True)[:2]))
+        p, d = kswap(r, "--json", "check")
+        check(p.returncode == 3 and by_id(d)["floor:management:22"]["status"] == "fail",
+              "kswap check: no sshd listening fails the floor, exit 3", p.stderr[-300:])
+        put(r, "etc/kswap/kswap.conf", "[accept]\nlisten = tcp:8443\n")
+        p, d = kswap(r, "--json", "check")
+        check(p.returncode == 3 and by_id(d)["listen:tcp:8443"]["status"] == "fail",
+              "kswap check: a configured check that fails on the old kernel, exit 3", p.stderr[-300:])
+
+    if scenario("snapshot"):
+        r = fresh_plain("plain-ok")
+        p, d = kswap(r, "--json", "accept")
+        ids = by_id(d)
+        check(p.returncode == 0 and d["outcome"] == "trial-ok" and d["pinned"],
+              "empty kswap.conf, everything back: trial-ok and pinned", p.stderr)
+        check(len(ids) > 10 and all(c["status"] == "pass" for c in ids.values()),
+              "empty kswap.conf gives a real checklist, all passing", len(ids))
+        diff = d.get("diff") or {}
+        check("service:xray.service" in diff.get("back", []) and diff.get("missing") == [],
+              "the diff: what came back, nothing missing", diff)
+        p, _ = kswap(fresh_plain("plain-human"), "accept", "--no-pin")
+        check("came back, 0 did not" in p.stdout, "accept prints the diff", p.stdout)
+        # One item gone is a health-failed trial, with its id named.
+        for name, change, cid in (
+                ("service", lambda r: put(r, "run/fake-units/xray.service", "inactive\n"), "service:xray.service"),
+                ("port", lambda r: put(r, "proc/net/udp", UDP.splitlines(True)[0]), "listen:udp:51820"),
+                ("qdisc", lambda r: put(r, "run/fake-tc/eth0.json", '[{"kind":"fq_codel","handle":"0:","root":true}]'),
+                 "qdisc:eth0:cake"),
+                ("wireguard", lambda r: put(r, "run/fake-wg/dump", ""), "wireguard:wg0"),
+                ("chain", lambda r: os.remove(os.path.join(r, "run/fake-nft/chains.json")),
+                 "nft-chain:inet:filter:input"),
+                ("route", lambda r: put(r, "proc/net/route", ROUTE.splitlines(True)[0]), "route:default:eth0"),
+                ("address", lambda r: put(r, "proc/net/route", "".join(ROUTE.splitlines(True)[:2])),
+                 "floor:default-route"),
+                ("sshd", lambda r: put(r, "proc/net/tcp", "".join(TCP.splitlines(True)[:2])), "floor:management")):
+            r = fresh_plain("plain-" + name)
+            change(r)
+            p, d = kswap(r, "--json", "accept", "--no-reboot", "--timeout", "2")
+            bad = [i for i, c in by_id(d).items() if c["required"] and c["status"] != "pass"]
+            check(p.returncode == 3 and d["outcome"] == "health-failed" and
+                  any(b == cid or b.startswith(cid + ":") for b in bad) and
+                  (cid.startswith("floor:") or cid in (d.get("diff") or {}).get("missing", [])) and any(b in (d.get("summary") or "") for b in bad),
+                  f"empty kswap.conf, {name} does not come back: health-failed naming {cid}",
+                  (p.returncode, bad, d.get("summary")))
+        # A failure that waiting cannot heal ends the wait at once (timeout 120 s here).
+        for name, change, cid in (
+                ("failed-unit", lambda r: put(r, "run/fake-units/xray.service", "failed\n"), "service:xray.service"),
+                ("gone-module", lambda r: put(r, "proc/modules", "wireguard 114688 0 - Live 0x0\n"
+                                              "bogus_mod 1 0 - Live 0x0\n"), None)):
+            r = fresh_plain("plain-final-" + name)
+            if name == "gone-module":
+                # bogus_mod ran on the old kernel; the trial kernel has no such module.
+                j = json.loads(get(r, "var/lib/kswap/state.json"))
+                j["running"]["items"].append("module:bogus_mod")
+                put(r, "var/lib/kswap/state.json", json.dumps(j))
+                put(r, "proc/modules", "wireguard 114688 0 - Live 0x0\nsch_cake 45056 1 - Live 0x0\n")
+                cid = "module:bogus_mod"
+            else:
+                change(r)
+            t0 = time.monotonic()
+            p, d = kswap(r, "--json", "accept", "--no-reboot", "--timeout", "120")
+            took = time.monotonic() - t0
+            c = by_id(d).get(cid, {})
+            check(p.returncode == 3 and d["outcome"] == "health-failed" and took < 30 and c.get("attempts") == 1,
+                  f"{name}: health-failed at once ({took:.1f} s of a 120 s timeout, {c.get('attempts')} attempt)",
+                  (p.returncode, c, p.stderr[-500:]))
+        r = fresh_plain("plain-activating")
+        put(r, "run/fake-units/xray.service", "activating\nactivating\nactive\n")
+        p, d = kswap(r, "--json", "accept", "--no-pin", "--timeout", "20")
+        check(p.returncode == 0 and by_id(d)["service:xray.service"]["attempts"] == 3,
+              "an activating unit is waited for (it may still turn)", p.stderr[-500:])
+        # [accept] ignore takes an item off the list.
+        r = fresh_plain("plain-ignore")
+        put(r, "run/fake-units/xray.service", "inactive\n")
+        put(r, "etc/kswap/kswap.conf", "[accept]\nignore = service:xray*\n")
+        p, d = kswap(r, "--json", "accept", "--no-pin", "--timeout", "2")
+        check(p.returncode == 0 and "service:xray.service" not in by_id(d),
+              "[accept] ignore = service:xray* takes the service off the checklist", p.stderr)
+        # Something new is reported, not required.
+        r = fresh_plain("plain-new")
+        put(r, "run/fake-units/extra.service", "active\n")
+        p, d = kswap(r, "--json", "accept", "--no-pin")
+        check(p.returncode == 0 and "service:extra.service" in (d.get("diff") or {}).get("new", []),
+              "a service that did not run before is reported as new", d.get("diff"))
 
 if scenario("cli"):
     p, _ = kswap(armed, "accept", "--timeout", "x")

@@ -38,7 +38,7 @@ expect() {
 }
 
 cd "$work" || exit 1
-expect "accept apply pin plan rollback status verify" kswap ""
+expect "accept apply check pin plan rollback status verify" kswap ""
 expect "pin plan" kswap p
 expect "--root" kswap --ro
 expect "status" kswap --json st

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""docs/kswap.conf.5.scd documents every key the code reads: the [section] key pairs of
-ks_config_get_*() calls, the [apply] timeouts (timeout_ms), the [accept] settings (cfg_int)
+"""docs/kswap.conf.5.scd documents every key the code reads: the key table of
+lib/basic/config.c (with its numeric defaults), the [section] key pairs of ks_config_get_*() calls
+(each must be in the table), the [apply] timeouts (timeout_ms), the [accept] settings (cfg_int)
 and checklist items (checks/checklist.c), and every key of checks/kswap.conf.example; numeric
 defaults in the code match the page's "Default *N*". Usage: test-conf-doc.py"""
 import glob
@@ -39,6 +40,17 @@ for f in sorted(glob.glob(os.path.join(src, "lib", "*", "*.c")) + glob.glob(os.p
     code += open(f).read()
 
 keys = {}  # (section, key) -> default from the code, or None
+# The table of lib/basic/config.c: the only keys a configuration may hold.
+table_src = open(os.path.join(src, "lib", "basic", "config.c")).read()
+table = {}
+for s_, k, d in re.findall(r'UINT\("(\w+)", "(\w+)", \d+, \d+, (\d+)\)', table_src):
+    table[(s_, k)] = None if d == "0" else d
+for s_, k in re.findall(r'LIST\("(\w+)", "(\w+)"', table_src):
+    table[(s_, k)] = None
+for s_, k in re.findall(r'\.section = "(\w+)",\s*\.key = "(\w+)"', table_src):
+    table[(s_, k)] = None
+check(len(table) >= 24, f"found {len(table)} keys in the table of lib/basic/config.c")
+keys.update(table)
 for s, k in re.findall(r'ks_config_get_\w+\(\s*[^,]+,\s*"(\w+)",\s*"(\w+)"', code):
     keys.setdefault((s, k), None)
 for k, d in re.findall(r'timeout_ms\(\s*&?\w+,\s*"(\w+)",\s*(\d+)', code):
@@ -54,6 +66,8 @@ keys[("apply", "lock_timeout")] = str(int(defines["KS_LOCK_TIMEOUT_MS_DEFAULT"])
 keys[("verify", "bbr_version")] = defines["KS_VERIFY_DEFAULT_BBR_VERSION"]
 
 check(len(keys) >= 20, f"found {len(keys)} keys in the code")
+for sk in sorted(set(keys) - set(table)):
+    check(False, f"[{sk[0]}] {sk[1]} is read by the code but not in the table (a strict load refuses it)")
 for (s, k), d in sorted(keys.items()):
     e = entry(s, k)
     check(e is not None, f"[{s}] {k} is documented")

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <ctype.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <ini.h>
 #include <strings.h>
 #include <sys/stat.h>
@@ -51,17 +54,9 @@ static int add_value(ks_config *c, const char *section, const char *key, const c
 {
     _cleanup_free_ char *v = strdup(value);
     entry *e = find(c, section, key);
-    char *hash;
 
     if (!v)
         return -ENOMEM;
-    /* libinih keeps " # comment" in the value; nothing kswap reads contains " #". */
-    hash = strstr(v, " #");
-    if (!hash)
-        hash = strstr(v, "\t#");
-    if (hash)
-        *hash = '\0';
-    ks_strstrip(v);
     if (!e) {
         if (c->n == c->cap) {
             size_t cap = c->cap ? c->cap * 2 : 8;
@@ -88,27 +83,392 @@ static int add_value(ks_config *c, const char *section, const char *key, const c
     return ks_strv_push(&e->values, TAKE_PTR(v));
 }
 
+/*
+ * The one table of every key kswap reads: docs/kswap.conf.5.scd documents it and
+ * test/test-conf-doc.py compares the two. A value that does not fit its type is an error at
+ * load time naming the file and line, so no command acts on a misread configuration.
+ */
+static bool item_listen(const char *v)
+{
+    unsigned long long n;
+    const char *colon = strchr(v, ':');
+
+    return colon && ks_safe_atou64(colon + 1, &n) >= 0 && n > 0 && n < 65536 &&
+           (ks_startswith(v, "tcp:") || ks_startswith(v, "tcp6:") || ks_startswith(v, "udp:") ||
+            ks_startswith(v, "udp6:"));
+}
+
+static bool item_sysctl(const char *v)
+{
+    const char *eq = strchr(v, '=');
+    return eq && eq != v && eq[1] && v[0] != '-';
+}
+
+static bool item_qdisc(const char *v)
+{
+    const char *colon = strrchr(v, ':');
+    return colon && colon != v && colon[1] && !strchr(v, '/');
+}
+
+static bool item_nft(const char *v)
+{
+    size_t n = strlen(v);
+    return n && v[0] != ':' && v[n - 1] != ':';
+}
+
+static bool item_name(const char *v)
+{
+    /* An interface, a module, a unit: a plain name, never a path. */
+    return v[0] != '-' && !strchr(v, '/') && !streq(v, ".") && !streq(v, "..");
+}
+
+static bool item_hostport(const char *v)
+{
+    const char *colon = strrchr(v, ':');
+    unsigned long long n;
+
+    if (!colon || colon == v || ks_safe_atou64(colon + 1, &n) < 0 || n == 0 || n > 65535)
+        return false;
+    /* [v6]:port or host:port; a bare IPv6 address needs brackets. */
+    if (v[0] == '[')
+        return colon[-1] == ']' && colon - v > 2;
+    return !memchr(v, ':', (size_t)(colon - v));
+}
+
+static bool item_any(const char *v)
+{
+    return v[0] != '\0';
+}
+
+static const char *const on_failure_values[] = {"reboot", "stay", NULL};
+
+#define LIST(s, k, fn, d)                                                                         \
+    {                                                                                             \
+        .section = s, .key = k, .type = KS_CT_LIST, .item_ok = fn, .def = d                     \
+    }
+#define UINT(s, k, lo, hi, d)                                                                     \
+    {                                                                                             \
+        .section = s, .key = k, .type = KS_CT_UINT, .min = lo, .max = hi, .def = #d              \
+    }
+
+static const ks_config_key keys[] = {
+    LIST("verify", "modules", item_name, KS_VERIFY_DEFAULT_MODULES),
+    UINT("verify", "bbr_version", 1, 255, 3),
+    {.section = "repository", .key = "key", .type = KS_CT_STRING},
+    {.section = "repository", .key = "fingerprint", .type = KS_CT_STRING},
+    {.section = "apply", .key = "add_panic", .type = KS_CT_BOOL, .def = "yes"},
+    UINT("apply", "apt_timeout", 1, 86400, 1800),
+    UINT("apply", "update_grub_timeout", 1, 86400, 300),
+    UINT("apply", "systemctl_timeout", 1, 86400, 60),
+    UINT("apply", "lock_timeout", 1, 86400, 10),
+    LIST("accept", "services", item_name, NULL),
+    LIST("accept", "interfaces", item_name, NULL),
+    LIST("accept", "listen", item_listen, NULL),
+    LIST("accept", "sysctl", item_sysctl, NULL),
+    LIST("accept", "modules", item_name, NULL),
+    UINT("accept", "bbr_version", 1, 255, 0),
+    LIST("accept", "qdisc", item_qdisc, NULL),
+    LIST("accept", "nft_tables", item_nft, NULL),
+    UINT("accept", "established_min", 0, 1000000000, 0),
+    LIST("accept", "ignore", item_any, NULL),
+    UINT("accept", "management", 1, 65535, 22),
+    UINT("accept", "timeout", 1, 86400, 300),
+    UINT("accept", "interval", 1, 3600, 5),
+    UINT("accept", "script_timeout", 1, 86400, 60),
+    UINT("accept", "program_timeout", 1, 86400, 30),
+    UINT("accept", "hook_timeout", 1, 86400, 30),
+    {.section = "accept", .key = "auto_pin", .type = KS_CT_BOOL, .def = "yes"},
+    {.section = "accept",
+     .key = "on_failure",
+     .type = KS_CT_ENUM,
+     .enum_values = on_failure_values,
+     .def = "reboot"},
+};
+
+const ks_config_key *ks_config_keys(size_t *ret_n)
+{
+    *ret_n = ARRAY_SIZE(keys);
+    return keys;
+}
+
+const ks_config_key *ks_config_key_find(const char *section, const char *key)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
+        if (strcasecmp(keys[i].section, section) == 0 && strcasecmp(keys[i].key, key) == 0)
+            return &keys[i];
+    return NULL;
+}
+
+static bool section_known(const char *section)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
+        if (strcasecmp(keys[i].section, section) == 0)
+            return true;
+    return false;
+}
+
+/* Levenshtein distance, case-insensitive, for "did you mean"; short names only. */
+static size_t distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b), d[64];
+
+    if (la > 62 || lb > 62)
+        return SIZE_MAX;
+    for (size_t j = 0; j <= lb; j++)
+        d[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t prev = d[0];
+        d[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t cur = d[j];
+            size_t cost = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
+            size_t best = prev + cost;
+            if (d[j] + 1 < best)
+                best = d[j] + 1;
+            if (d[j - 1] + 1 < best)
+                best = d[j - 1] + 1;
+            d[j] = best;
+            prev = cur;
+        }
+    }
+    return d[lb];
+}
+
+/* The nearest known key of section (or the nearest section when key is NULL), or NULL. */
+static const char *nearest(const char *section, const char *key)
+{
+    const char *best = NULL;
+    size_t best_d = SIZE_MAX;
+
+    for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+        const char *cand = key ? keys[i].key : keys[i].section;
+        size_t d;
+
+        if (key && strcasecmp(keys[i].section, section) != 0)
+            continue;
+        d = distance(key ? key : section, cand);
+        if (d < best_d) {
+            best_d = d;
+            best = cand;
+        }
+    }
+    /* A guess only when it is close: at most a third of the name, and at least one edit. */
+    if (best && best_d <= 1 + strlen(best) / 3)
+        return best;
+    return NULL;
+}
+
+int ks_config_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *ret)
+{
+    unsigned long long v;
+
+    /* Decimal digits only: no sign, no blanks, no 0x, no suffix; 64-bit overflow is ERANGE. */
+    if (!s || !*s)
+        return -EINVAL;
+    for (const char *p = s; *p; p++)
+        if (*p < '0' || *p > '9')
+            return -EINVAL;
+    if (ks_safe_atou64(s, &v) < 0)
+        return -ERANGE;
+    if (v < min || v > max)
+        return -ERANGE;
+    *ret = v;
+    return 0;
+}
+
+int ks_config_parse_bool(const char *s, bool *ret)
+{
+    static const char *const yes[] = {"1", "yes", "true", "on"}, *const no[] = {"0", "no", "false",
+                                                                                "off"};
+    for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
+        if (strcasecmp(s, yes[i]) == 0) {
+            *ret = true;
+            return 0;
+        }
+        if (strcasecmp(s, no[i]) == 0) {
+            *ret = false;
+            return 0;
+        }
+    }
+    return -EINVAL;
+}
+
+/* NULL when value fits k, else why not (allocated). */
+static char *value_problem(const ks_config_key *k, const char *value)
+{
+    _cleanup_strv_free_ char **words = NULL;
+    uint64_t u;
+    bool b;
+    int r;
+
+    switch (k->type) {
+    case KS_CT_STRING:
+        return NULL;
+    case KS_CT_LIST:
+        if (ks_strv_split(value, " \t,", &words) < 0)
+            return NULL;
+        for (char **w = words; w && *w; w++)
+            if (k->item_ok && !k->item_ok(*w))
+                return ks_asprintf("'%s' is not a valid item of %s%s", *w, k->key,
+                                   k->item_ok == item_listen    ? " (PROTO:PORT, PROTO tcp, tcp6, "
+                                                                  "udp or udp6, PORT 1-65535)"
+                                   : k->item_ok == item_sysctl ? " (KEY=VALUE)"
+                                   : k->item_ok == item_qdisc  ? " (IF:KIND)"
+                                   : k->item_ok == item_name   ? " (a name, not a path)"
+                                                               : "");
+        return NULL;
+    case KS_CT_UINT:
+        r = ks_config_parse_u64(value, k->min, k->max, &u);
+        if (r == -ERANGE)
+            return ks_asprintf("%s = %s is out of range (%" PRIu64 " to %" PRIu64 ")", k->key,
+                               value, k->min, k->max);
+        if (r < 0)
+            return ks_asprintf("%s = %s is not a number (decimal digits, %" PRIu64 " to %" PRIu64
+                               ")",
+                               k->key, value, k->min, k->max);
+        return NULL;
+    case KS_CT_BOOL:
+        if (ks_config_parse_bool(value, &b) < 0)
+            return ks_asprintf("%s = %s is not a boolean (yes/no, true/false, on/off, 1/0)",
+                               k->key, value);
+        return NULL;
+    case KS_CT_ENUM:
+        for (const char *const *e = k->enum_values; *e; e++)
+            if (streq(value, *e))
+                return NULL;
+        {
+            const char *best = NULL;
+            size_t bd = SIZE_MAX;
+            for (const char *const *e = k->enum_values; *e; e++) {
+                size_t d = distance(value, *e);
+                if (d < bd) {
+                    bd = d;
+                    best = *e;
+                }
+            }
+            _cleanup_free_ char *list = NULL;
+            bool close = best && bd <= 1 + strlen(best) / 3;
+            for (const char *const *e = k->enum_values; *e; e++) {
+                char *nl = ks_asprintf("%s%s%s", list ? list : "", list ? ", " : "", *e);
+                if (!nl)
+                    return NULL;
+                free(list);
+                list = nl;
+            }
+            return ks_asprintf("%s = %s is not one of %s%s%s%s", k->key, value, strempty(list),
+                               close ? "; did you mean '" : "", close ? best : "",
+                               close ? "'?" : "");
+        }
+    case KS_CT_HOSTPORT:
+        if (!item_hostport(value))
+            return ks_asprintf("%s = %s is not HOST:PORT (PORT 1-65535, [ADDR]:PORT for IPv6)",
+                               k->key, value);
+        return NULL;
+    }
+    return NULL;
+}
+
 typedef struct parse_state {
     ks_config *c;
+    const char *origin;
+    const char *text;
+    size_t pos, len;
+    unsigned lineno;
     int error;
+    char *message;
 } parse_state;
+
+/* libinih's reader: one line at a time, so that the handler knows its line. */
+static char *reader(char *str, int num, void *stream)
+{
+    parse_state *s = stream;
+    size_t n = 0;
+
+    if (s->pos >= s->len || num < 2)
+        return NULL;
+    while (s->pos < s->len && n < (size_t)num - 1) {
+        char ch = s->text[s->pos++];
+        str[n++] = ch;
+        if (ch == '\n')
+            break;
+    }
+    str[n] = '\0';
+    s->lineno++;
+    return str;
+}
+
+static int fail(parse_state *s, int error, char *message)
+{
+    if (!message)
+        error = -ENOMEM;
+    s->error = error;
+    free(s->message);
+    s->message = message;
+    return 0;
+}
+
+static char *unknown_section(const parse_state *s, const char *section)
+{
+    const char *near = nearest(section, NULL);
+    return ks_asprintf("%s:%u: unknown section [%s]%s%s%s", s->origin, s->lineno, section,
+                       near ? "; did you mean [" : "", near ? near : "", near ? "]?" : "");
+}
 
 static int handler(void *user, const char *section, const char *name, const char *value)
 {
     parse_state *s = user;
+    const ks_config_key *k;
+    _cleanup_free_ char *v = NULL;
+    char *hash, *why;
     int r;
 
+    if (s->error < 0)
+        return 0;
     if (!name) /* a section header alone (INI_CALL_HANDLER_ON_NEW_SECTION) */
-        return 1;
-    if (!*section) {
-        s->error = -EBADMSG;
-        return 0;
+        return section && *section && !section_known(section)
+                   ? fail(s, -EBADMSG, unknown_section(s, section))
+                   : 1;
+    if (!*section)
+        return fail(s, -EBADMSG,
+                    ks_asprintf("%s:%u: key '%s' outside a [section]", s->origin, s->lineno, name));
+    if (!section_known(section))
+        return fail(s, -EBADMSG, unknown_section(s, section));
+    k = ks_config_key_find(section, name);
+    if (!k) {
+        const char *near = nearest(section, name), *other = NULL;
+        for (size_t i = 0; !near && i < ARRAY_SIZE(keys); i++)
+            if (strcasecmp(keys[i].key, name) == 0)
+                other = keys[i].section;
+        if (other)
+            return fail(s, -EBADMSG,
+                        ks_asprintf("%s:%u: unknown key '%s' in [%s]; it belongs in [%s]",
+                                    s->origin, s->lineno, name, section, other));
+        return fail(s, -EBADMSG,
+                    ks_asprintf("%s:%u: unknown key '%s' in [%s]%s%s%s", s->origin, s->lineno,
+                                name, section, near ? "; did you mean '" : "", near ? near : "",
+                                near ? "'?" : ""));
     }
-    r = add_value(s->c, section, name, value ? value : "");
-    if (r < 0) {
-        s->error = r;
-        return 0;
+    v = strdup(value ? value : "");
+    if (!v)
+        return fail(s, -ENOMEM, NULL);
+    /* libinih keeps " # comment" in the value; nothing kswap reads contains " #". */
+    hash = strstr(v, " #");
+    if (!hash)
+        hash = strstr(v, "\t#");
+    if (hash)
+        *hash = '\0';
+    ks_strstrip(v);
+    if (*v) {
+        why = value_problem(k, v);
+        if (why) {
+            char *m = ks_asprintf("%s:%u: [%s] %s", s->origin, s->lineno, k->section, why);
+            free(why);
+            return fail(s, -EBADMSG, m);
+        }
     }
+    r = add_value(s->c, k->section, k->key, v);
+    if (r < 0)
+        return fail(s, r, ks_asprintf("%s:%u: %s", s->origin, s->lineno, strerror(-r)));
     return 1;
 }
 
@@ -116,7 +476,7 @@ int ks_config_parse(ks_config *c, const char *text, const char *origin, char **r
 {
     size_t pos = 0, len = strlen(text), llen;
     const char *line;
-    parse_state s = {.c = c};
+    parse_state s = {.c = c, .origin = origin, .text = text, .len = len};
     unsigned lineno = 0;
     int r;
 
@@ -128,11 +488,36 @@ int ks_config_parse(ks_config *c, const char *text, const char *origin, char **r
                                          INI_LINE_MAX - 2);
             return -EBADMSG;
         }
+        /* Section headers here: libinih tells the handler about keys only. */
+        while (llen && (*line == ' ' || *line == '\t')) {
+            line++;
+            llen--;
+        }
+        if (llen && *line == '[') {
+            const char *close = memchr(line, ']', llen);
+            _cleanup_free_ char *name = close ? strndup(line + 1, (size_t)(close - line - 1)) : NULL;
+            if (name && *name && !section_known(name)) {
+                s.lineno = lineno;
+                (void)fail(&s, -EBADMSG, unknown_section(&s, name));
+                if (ret_error)
+                    *ret_error = TAKE_PTR(s.message);
+                free(s.message);
+                return s.error;
+            }
+        }
     }
-    r = ini_parse_string(text, handler, &s);
-    if (s.error == -ENOMEM || r == -2)
+    r = ini_parse_stream(reader, &s, handler, &s);
+    if (s.error == -ENOMEM || r == -2) {
+        free(s.message);
         return -ENOMEM;
-    if (r != 0 || s.error < 0) {
+    }
+    if (s.error < 0) {
+        if (ret_error)
+            *ret_error = TAKE_PTR(s.message);
+        free(s.message);
+        return s.error;
+    }
+    if (r != 0) {
         if (ret_error)
             *ret_error = r > 0 ? ks_asprintf("%s:%d: cannot parse line (a key outside a "
                                              "[section], or no '=')",
@@ -287,41 +672,39 @@ int ks_config_get_strv(const ks_config *c, const char *section, const char *key,
 int ks_config_get_int(const ks_config *c, const char *section, const char *key, int def, int *ret)
 {
     const char *s = ks_config_get_string(c, section, key, NULL);
-    int v, r;
+    uint64_t v;
 
     if (!s) {
         *ret = def;
         return 0;
     }
-    r = ks_safe_atoi(s, &v);
-    if (r < 0)
+    if (ks_config_parse_u64(s, 0, INT_MAX, &v) < 0)
         return -EINVAL;
-    *ret = v;
+    *ret = (int)v;
     return 0;
+}
+
+int ks_config_get_u64(const ks_config *c, const char *section, const char *key, uint64_t *ret)
+{
+    const ks_config_key *k = ks_config_key_find(section, key);
+    const char *s;
+
+    if (!k || k->type != KS_CT_UINT)
+        return -ENOKEY;
+    s = ks_config_get_string(c, section, key, k->def);
+    return ks_config_parse_u64(s, k->min, k->max, ret) < 0 ? -EINVAL : 0;
 }
 
 int ks_config_get_bool(const ks_config *c, const char *section, const char *key, bool def,
                        bool *ret)
 {
-    static const char *const yes[] = {"1", "yes", "true", "on"}, *const no[] = {"0", "no", "false",
-                                                                                "off"};
     const char *s = ks_config_get_string(c, section, key, NULL);
 
     if (!s) {
         *ret = def;
         return 0;
     }
-    for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
-        if (strcasecmp(s, yes[i]) == 0) {
-            *ret = true;
-            return 0;
-        }
-        if (strcasecmp(s, no[i]) == 0) {
-            *ret = false;
-            return 0;
-        }
-    }
-    return -EINVAL;
+    return ks_config_parse_bool(s, ret);
 }
 
 int ks_config_verify_modules(const ks_config *c, char ***ret)

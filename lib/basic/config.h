@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "lib/basic/root.h"
 
 /*
@@ -9,6 +12,10 @@
  * list getter are split on white space and commas. Read with libinih: comments start a line
  * with ';' or '#', or follow a value after " ;" (and, unlike libinih, after " #" too); lines
  * longer than libinih's 200 bytes are refused instead of being split.
+ *
+ * Strict: an unknown section, an unknown key or a value that does not fit the key's type is an
+ * error (-EBADMSG, "FILE:LINE: why; did you mean 'KEY'?"), so that nothing acts on a misread
+ * configuration. Every key is in one table (ks_config_keys(), documented in kswap.conf(5)).
  */
 typedef struct ks_config ks_config;
 
@@ -16,6 +23,30 @@ typedef struct ks_config ks_config;
 #define KS_CONFIG_DROPIN_DIR "/etc/kswap/kswap.conf.d"
 #define KS_VERIFY_DEFAULT_MODULES "nf_tables nf_conntrack wireguard sch_cake sch_fq tcp_bbr"
 #define KS_VERIFY_DEFAULT_BBR_VERSION 3
+
+typedef enum ks_config_type {
+    KS_CT_STRING,   /* one value, any text (the last one counts) */
+    KS_CT_LIST,     /* words of every value, each checked by item_ok */
+    KS_CT_UINT,     /* decimal, min..max in 64 bits */
+    KS_CT_BOOL,     /* yes/no, true/false, on/off, 1/0 */
+    KS_CT_ENUM,     /* one of enum_values */
+    KS_CT_HOSTPORT, /* HOST:PORT or [ADDR]:PORT, PORT 1-65535 */
+} ks_config_type;
+
+typedef struct ks_config_key {
+    const char *section, *key;
+    ks_config_type type;
+    uint64_t min, max;                /* KS_CT_UINT */
+    const char *def;                  /* the default as text; NULL: none */
+    bool (*item_ok)(const char *word); /* KS_CT_LIST */
+    const char *const *enum_values; /* KS_CT_ENUM, NULL-terminated */
+} ks_config_key;
+
+const ks_config_key *ks_config_keys(size_t *ret_n);
+const ks_config_key *ks_config_key_find(const char *section, const char *key);
+/* Decimal digits only, min <= v <= max: -EINVAL malformed, -ERANGE out of range (64 bits). */
+int ks_config_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *ret);
+int ks_config_parse_bool(const char *s, bool *ret);
 
 ks_config *ks_config_new(void);
 ks_config *ks_config_free(ks_config *c);
@@ -42,8 +73,12 @@ const char *ks_config_get_string(const ks_config *c, const char *section, const 
 /* Words of every value (split on white space and commas); def (split) when unset. */
 int ks_config_get_strv(const ks_config *c, const char *section, const char *key, const char *def,
                        char ***ret);
-/* The last value as an integer; def when unset; -EINVAL when it is not one. */
+/* The last value as an integer 0..INT_MAX; def when unset; -EINVAL when it is not one. */
 int ks_config_get_int(const ks_config *c, const char *section, const char *key, int def, int *ret);
+/* A KS_CT_UINT key: the last value, or the table's default; -ENOKEY for another key. */
+int ks_config_get_u64(const ks_config *c, const char *section, const char *key, uint64_t *ret);
+/* A KS_CT_UINT key: the last value, or the table's default; -ENOKEY for another key. */
+int ks_config_get_u64(const ks_config *c, const char *section, const char *key, uint64_t *ret);
 /* yes/no, true/false, on/off, 1/0; def when unset; -EINVAL otherwise. */
 int ks_config_get_bool(const ks_config *c, const char *section, const char *key, bool def,
                        bool *ret);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The verdict of kswap accept and its actions: pin, disarm, the one reboot, motd, hooks. */
 #include <ctype.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -10,6 +11,7 @@
 #include "lib/host/boot-identity.h"
 #include "lib/host/kernels.h"
 #include "lib/engine/lock.h"
+#include "lib/engine/run-snapshot.h"
 #include "lib/basic/spawn.h"
 #include "lib/engine/trial.h"
 #include "lib/basic/util.h"
@@ -44,13 +46,14 @@ static void set_error(acc *a, const char *fmt, ...)
     va_end(ap);
 }
 
-static int cfg_int(const acc *a, const char *key, int def)
+/* An [accept] number: the configuration was checked when it was read, the table has the
+ * range and the default. */
+static unsigned cfg_uint(const acc *a, const char *key)
 {
-    int v = def;
+    uint64_t v = 0;
 
-    if (a->o->config && ks_config_get_int(a->o->config, "accept", key, def, &v) < 0)
-        v = def;
-    return v > 0 ? v : def;
+    (void)ks_config_get_u64(a->o->config, "accept", key, &v);
+    return v > UINT_MAX / 1000u ? UINT_MAX / 1000u : (unsigned)v;
 }
 
 void ks_accept_result_done(ks_accept_result *r)
@@ -63,6 +66,8 @@ void ks_accept_result_done(ks_accept_result *r)
     free(r->previous_boot);
     ks_checklist_done(&r->checks);
     ks_journal_free(r->journal);
+    ks_strv_free(r->new_items);
+    ks_strv_free(r->not_snapshotted);
     *r = (ks_accept_result){0};
 }
 
@@ -266,18 +271,100 @@ static int judge_fell_back(acc *a)
     return 0;
 }
 
+/* The items of the snapshot taken on the old kernel, after the configured checks. */
+static int add_snapshot_checks(acc *a, const ks_check_ctx *ctx)
+{
+    const ks_run_snapshot *s = ks_journal_running(a->j);
+    _cleanup_strv_free_ char **ignore = NULL;
+    int k;
+
+    (void)ctx;
+    if (!s) {
+        progress(a, "no snapshot of what ran on the old kernel (armed by an older kswap): only "
+                    "the configured checks run");
+        return 0;
+    }
+    a->r->have_snapshot = true;
+    a->r->established_before = s->established;
+    for (char **p = s->skipped; p && *p; p++)
+        if (ks_strv_extend(&a->r->not_snapshotted, *p) < 0)
+            return -ENOMEM;
+    k = ks_config_get_strv(a->o->config, "accept", "ignore", NULL, &ignore);
+    if (k < 0)
+        return k;
+    return ks_checklist_add_snapshot(&a->r->checks, s, ignore);
+}
+
+/* What runs now that did not before (reported only), and the established count now. */
+static int diff_new(acc *a, const ks_check_ctx *ctx)
+{
+    const ks_run_snapshot *before = ks_journal_running(a->j);
+    _cleanup_strv_free_ char **ignore = NULL;
+    ks_run_snapshot now = {0};
+    int k;
+
+    if (!before)
+        return 0;
+    k = ks_run_snapshot_take(ctx, &now);
+    if (k == -ENOMEM)
+        return k;
+    if (k < 0)
+        return 0;
+    a->r->established_now = now.established;
+    k = ks_config_get_strv(a->o->config, "accept", "ignore", NULL, &ignore);
+    for (char **p = now.items; k >= 0 && p && *p; p++)
+        if (!ks_strv_contains(before->items, *p) && !ks_snapshot_ignored(*p, ignore))
+            k = ks_strv_extend(&a->r->new_items, *p);
+    ks_run_snapshot_done(&now);
+    return k < 0 ? k : 0;
+}
+
+static json_object *strv_json(char *const *v)
+{
+    json_object *a = json_object_new_array();
+
+    for (; a && v && *v; v++)
+        json_object_array_add(a, json_object_new_string(*v));
+    return a;
+}
+
+json_object *ks_accept_diff_json(const ks_checklist *l, bool have_snapshot, char *const *new_items,
+                                 char *const *not_snapshotted, unsigned before, unsigned now)
+{
+    json_object *o, *back, *missing, *est;
+
+    if (!have_snapshot)
+        return NULL;
+    o = json_object_new_object();
+    back = json_object_new_array();
+    missing = json_object_new_array();
+    for (size_t i = 0; i < l->n; i++)
+        if (l->v[i].from_snapshot)
+            json_object_array_add(l->v[i].status == KS_CHECK_PASS ? back : missing,
+                                  json_object_new_string(l->v[i].id));
+    json_object_object_add(o, "back", back);
+    json_object_object_add(o, "missing", missing);
+    json_object_object_add(o, "new", strv_json(new_items));
+    json_object_object_add(o, "not_snapshotted", strv_json(not_snapshotted));
+    est = json_object_new_object();
+    json_object_object_add(est, "before", json_object_new_int64(before));
+    json_object_object_add(est, "now", json_object_new_int64(now));
+    json_object_object_add(o, "established", est);
+    return o;
+}
+
 static int judge_checks(acc *a)
 {
     const ks_config *cfg = a->o->config;
     _cleanup_free_ char *cfg_err = NULL, *on_failure = NULL;
     int timeout_s =
-        a->o->timeout_s >= 0 ? a->o->timeout_s : cfg_int(a, "timeout", KS_ACCEPT_DEFAULT_TIMEOUT_S);
+        a->o->timeout_s >= 0 ? a->o->timeout_s : (int)cfg_uint(a, "timeout");
     ks_check_ctx ctx = {
         .root = a->root,
         .root_abs = a->root_abs,
         .kernel = a->r->kernel,
-        .program_timeout_ms = (unsigned)cfg_int(a, "program_timeout", 30) * 1000u,
-        .script_timeout_ms = (unsigned)cfg_int(a, "script_timeout", 60) * 1000u,
+        .program_timeout_ms = cfg_uint(a, "program_timeout") * 1000u,
+        .script_timeout_ms = cfg_uint(a, "script_timeout") * 1000u,
     };
     int k, passed;
 
@@ -307,17 +394,25 @@ static int judge_checks(acc *a)
             return k;
         passed = 0;
     } else {
+        k = ks_checklist_add_floor(&a->r->checks, cfg);
+        if (k >= 0)
+            k = add_snapshot_checks(a, &ctx);
+        if (k < 0)
+            return k;
         progress(a, "running %zu checks on %s for up to %d s", a->r->checks.n - 2, a->r->kernel,
                  timeout_s);
         passed = ks_checks_run(&a->r->checks, &ctx,
                                &(ks_runner_opts){
                                    .timeout_ms = (unsigned)timeout_s * 1000u,
-                                   .interval_ms = (unsigned)cfg_int(a, "interval", 5) * 1000u,
+                                   .interval_ms = cfg_uint(a, "interval") * 1000u,
                                    .progress = a->o->check_progress,
                                    .userdata = a->o->userdata,
                                });
         if (passed < 0)
             return passed;
+        k = diff_new(a, &ctx);
+        if (k < 0)
+            return k;
     }
 
     if (passed) {
@@ -618,4 +713,67 @@ int ks_accept_run_hooks(const ks_root *root, const char *which, const char *json
     if (ret_failures)
         *ret_failures = TAKE_PTR(failures);
     return 0;
+}
+
+void ks_check_now_result_done(ks_check_now_result *r)
+{
+    free(r->kernel);
+    ks_checklist_done(&r->checks);
+    ks_strv_free(r->not_snapshotted);
+    free(r->error);
+    *r = (ks_check_now_result){0};
+}
+
+int ks_check_now(const ks_root *root, const ks_config *cfg, ks_check_now_result *ret)
+{
+    _cleanup_free_ char *abs = NULL, *cfg_err = NULL;
+    _cleanup_strv_free_ char **ignore = NULL;
+    ks_check_now_result r = {0};
+    ks_run_snapshot now = {0};
+    ks_check_ctx ctx;
+    int k;
+
+    k = ks_running_kernel(root, &r.kernel);
+    if (k < 0) {
+        r.error = ks_asprintf("cannot read the running kernel: %s", strerror(-k));
+        goto fail;
+    }
+    k = ks_check_ctx_for_root(root, cfg, r.kernel, &ctx, &abs);
+    if (k < 0) {
+        r.error = ks_asprintf("cannot resolve the root: %s", strerror(-k));
+        goto fail;
+    }
+    k = ks_checklist_from_config(root, cfg, &r.checks, &cfg_err);
+    if (k < 0) {
+        r.error = ks_asprintf("cannot read the checklist: %s", cfg_err ? cfg_err : strerror(-k));
+        goto fail;
+    }
+    k = ks_checklist_add_floor(&r.checks, cfg);
+    if (k >= 0)
+        k = ks_run_snapshot_take(&ctx, &now);
+    if (k >= 0)
+        k = ks_config_get_strv(cfg, "accept", "ignore", NULL, &ignore);
+    if (k >= 0)
+        k = ks_checklist_add_snapshot(&r.checks, &now, ignore);
+    if (k < 0) {
+        r.error = ks_asprintf("cannot take the snapshot of what runs: %s", strerror(-k));
+        goto fail;
+    }
+    r.n_items = (unsigned)ks_strv_length(now.items);
+    r.established = now.established;
+    r.not_snapshotted = TAKE_PTR(now.skipped);
+    ks_run_snapshot_done(&now);
+    k = ks_checks_run(&r.checks, &ctx, &(ks_runner_opts){.timeout_ms = 0});
+    if (k < 0) {
+        r.error = strdup(strerror(-k));
+        goto fail;
+    }
+    r.passed = k > 0;
+    *ret = r;
+    return 0;
+fail:
+    ks_run_snapshot_done(&now);
+    *ret = (ks_check_now_result){.error = TAKE_PTR(r.error)};
+    ks_check_now_result_done(&r);
+    return k < 0 ? k : -EIO;
 }

@@ -50,7 +50,19 @@ typedef struct ks_accept_result {
      * boot; -1 unknown (no persistent journal, no journalctl) */
     int trial_boot_logged;
     ks_journal *journal; /* the journal as it ended */
+    /* The snapshot of what ran on the old kernel (checks with from_snapshot are its items):
+     * whether there was one, what is running now that was not then, what was not snapshotted,
+     * the established connections then and now (reported, never required). */
+    bool have_snapshot;
+    char **new_items;
+    char **not_snapshotted;
+    unsigned established_before, established_now;
 } ks_accept_result;
+
+/* The diff of a checklist with snapshot items, as JSON: {"back", "missing", "new",
+ * "not_snapshotted", "established": {"before", "now"}}; NULL without a snapshot. */
+json_object *ks_accept_diff_json(const ks_checklist *l, bool have_snapshot, char *const *new_items,
+                                 char *const *not_snapshotted, unsigned before, unsigned now);
 
 /* Judges and acts. Negative errno when nothing could be judged (*ret->error says why). */
 int ks_accept(const ks_root *root, const ks_accept_opts *o, ks_accept_result *ret);
@@ -69,3 +81,20 @@ int ks_accept_run_hooks(const ks_root *root, const char *which, const char *json
 
 /* The one-line status (motd) for a judged journal; NULL when there is nothing to say. */
 char *ks_accept_motd_line(const ks_journal *j, const char *running);
+
+/*
+ * kswap check: the whole checklist of accept now, on the running kernel, one round, judging
+ * nothing and changing nothing: the configured checks, the reachability floor, and the items
+ * of a snapshot of what runs now (each must be checkable on this node).
+ */
+typedef struct ks_check_now_result {
+    char *kernel;
+    ks_checklist checks;
+    unsigned n_items, established;
+    char **not_snapshotted;
+    bool passed; /* every required check passed */
+    char *error;
+} ks_check_now_result;
+
+int ks_check_now(const ks_root *root, const ks_config *cfg, ks_check_now_result *ret);
+void ks_check_now_result_done(ks_check_now_result *r);

@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 
+#include "checks/snapshot.h"
 #include "lib/basic/base64.h"
 #include "lib/basic/fileio.h"
 #include "lib/basic/json-util.h"
@@ -33,6 +34,7 @@ struct ks_journal {
 
     bool has_snapshot;
     ks_snapshot snapshot;
+    ks_run_snapshot *running; /* what ran when the trial was armed (checks/snapshot.h) */
 
     ks_journal_step *steps;
     size_t n_steps;
@@ -158,6 +160,9 @@ static void journal_clear(ks_journal *j)
     free(j->guard_boot_id);
     free(j->guard_at);
     ks_snapshot_done(&j->snapshot);
+    if (j->running)
+        ks_run_snapshot_done(j->running);
+    free(j->running);
     for (size_t i = 0; i < j->n_steps; i++)
         step_done(&j->steps[i]);
     free(j->steps);
@@ -243,6 +248,11 @@ json_object *ks_journal_to_json(const ks_journal *j)
     }
     ks_jb_add(&b, o, "reboot_guard", guard);
     ks_jb_add(&b, o, "snapshot", j->has_snapshot ? snapshot_to_json(&b, &j->snapshot) : NULL);
+    if (j->running) {
+        json_object *r = ks_run_snapshot_to_json(j->running);
+        b.failed = b.failed || !r;
+        ks_jb_add(&b, o, "running", r);
+    }
     for (size_t i = 0; i < j->n_steps; i++) {
         const ks_journal_step *s = &j->steps[i];
         json_object *x = ks_jb_object(&b);
@@ -622,6 +632,19 @@ static int parse_object(parser *p, ks_journal *j, json_object *o)
         k = parse_snapshot(p, v, &j->snapshot);
         if (k < 0)
             return k;
+    }
+    if ((k = get_container(p, o, "", "running", json_type_object, &v)) < 0)
+        return k;
+    if (v) {
+        j->running = calloc(1, sizeof(*j->running));
+        if (!j->running)
+            return -ENOMEM;
+        k = ks_run_snapshot_from_json(v, j->running);
+        if (k < 0) {
+            free(j->running);
+            j->running = NULL;
+            return k == -ENOMEM ? k : perr(p, -EBADMSG, "'running' is not a snapshot of what runs");
+        }
     }
     if ((k = get_container(p, o, "", "steps", json_type_array, &a)) < 0 ||
         (k = parse_steps(p, j, a)) < 0)
@@ -1102,6 +1125,19 @@ int ks_journal_take_snapshot(ks_journal *j, const char *grubenv_path, const char
     j->snapshot = s;
     j->has_snapshot = true;
     return 0;
+}
+
+const ks_run_snapshot *ks_journal_running(const ks_journal *j)
+{
+    return j->running;
+}
+
+void ks_journal_set_running(ks_journal *j, ks_run_snapshot *s)
+{
+    if (j->running)
+        ks_run_snapshot_done(j->running);
+    free(j->running);
+    j->running = s;
 }
 
 const ks_snapshot *ks_journal_snapshot(const ks_journal *j)

@@ -213,3 +213,8 @@ int ks_journal_forget_change(ks_journal *j, ks_change_kind kind, const char *nam
 int ks_journal_take_snapshot(ks_journal *j, const char *grubenv_path, const char *dropin_path,
                              char *const *sysctls);
 const ks_snapshot *ks_journal_snapshot(const ks_journal *j); /* NULL: none taken */
+/* What ran when the trial was armed ("running" in the JSON); NULL: none. set takes s
+ * (allocated, or NULL to drop it). */
+struct ks_run_snapshot;
+const struct ks_run_snapshot *ks_journal_running(const ks_journal *j);
+void ks_journal_set_running(ks_journal *j, struct ks_run_snapshot *s);

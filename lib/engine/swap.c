@@ -14,6 +14,7 @@
 #include "lib/repo/keyring.h"
 #include "lib/engine/lock.h"
 #include "lib/basic/spawn.h"
+#include "lib/engine/run-snapshot.h"
 #include "lib/engine/swap.h"
 #include "lib/engine/trial.h"
 #include "lib/kernel/verify.h"
@@ -665,6 +666,14 @@ static int step_arm(run *x, const char *old, const char *new)
     if (ks_read_boot_id(x->root, &boot_id) < 0 || ks_read_btime(x->root, &btime) < 0) {
         boot_id = boot_id ? boot_id : strdup("unknown");
         btime = 0;
+    }
+    {
+        /* What runs now, on the old kernel: the checklist of accept after the trial boot. */
+        _cleanup_free_ char *summary = NULL;
+        if (ks_record_running(x->root, x->c->config, old, x->j, &summary) < 0)
+            progress(x, "arm", "cannot take the snapshot of what runs: accept checks only the configured list");
+        else if (summary)
+            progress(x, "arm", "%s", summary);
     }
     k = ks_journal_set_armed(x->j, boot_id, btime);
     if (k >= 0)

@@ -219,6 +219,15 @@ new_case() { # name description cases-lines...
 
 gen_ubuntu_kvm() {
   ubuntu_kvm "$here/ubuntu-24.04-kvm/root"
+  # What the reachability floor of kswap accept and check needs: a default route via eth0 with
+  # a connected route (its address), eth0 up, sshd listening on 22.
+  local r=$here/ubuntu-24.04-kvm/root
+  printf 'Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\neth0\t00000000\t0100000A\t0003\t0\t0\t100\t00000000\t0\t0\t0\neth0\t0000000A\t00000000\t0001\t0\t0\t100\t00FFFFFF\t0\t0\t0\n' |
+    w "$r/proc/net/route"
+  printf '  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n   0: 00000000:0016 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 6 1 0 100 0 0 10 0\n' |
+    w "$r/proc/net/tcp"
+  line "$r/sys/class/net/eth0/flags" 0x1003
+  line "$r/sys/class/net/eth0/operstate" up
   new_case ubuntu-24.04-kvm \
     "The bundled example node: stock Ubuntu 24.04 cloud image on a KVM VPS (x86-64-v3, BIOS, ext4 /dev/vda1), GRUB_DEFAULT=0 and no panic= (two warnings that apply fixes)." \
     "plan.txt 0 plan" "plan.json 0 plan --json" "plan-main.json 0 --json plan --branch main"

@@ -4,13 +4,18 @@
 #include "lib/basic/util.h"
 #include "test.h"
 
-/* Each fake check passes from its Nth attempt on (0: never; -1: cannot evaluate). */
+/* Each fake check passes from its Nth attempt on (0: never; -1: cannot evaluate; -2: fails
+ * finally, a failure waiting cannot heal). */
 static int fake_check(const ks_check_ctx *c, ks_check *chk)
 {
     int pass_at = atoi(chk->arg);
 
     free(chk->detail);
     chk->detail = ks_asprintf("attempt %u", chk->attempts);
+    if (pass_at == -2) {
+        chk->final = true;
+        return 0;
+    }
     if (pass_at < 0)
         return -EIO;
     return pass_at > 0 && chk->attempts >= (unsigned)pass_at;
@@ -46,6 +51,22 @@ static const struct scenario {
     ks_check_status status[MAX_CHECKS];
     unsigned sleeps;
 } scenarios[] = {
+    {"a final failure ends the wait at once",
+     {{"3", true}, {"-2", true}},
+     10000,
+     1000,
+     0,
+     {1, 1},
+     {KS_CHECK_FAIL, KS_CHECK_FAIL},
+     0},
+    {"a final failure of a wanted check does not",
+     {{"3", true}, {"-2", false}},
+     10000,
+     1000,
+     1,
+     {3, 3},
+     {KS_CHECK_PASS, KS_CHECK_FAIL},
+     2},
     {"all pass at once",
      {{"1", true}, {"1", true}},
      10000,

@@ -11,6 +11,64 @@ static void sh(const char *cmd)
     CHECK_MSG(system(cmd) == 0, "%s", cmd);
 }
 
+static const struct {
+    const char *text, *error; /* error NULL: parses */
+} cases[] = {
+    {"[accept]\nservices = a.service b.service\n", NULL},
+    {"[Accept]\nServices = a.service\n", NULL},
+    {"[accept]\nservice = xray.service\n",
+     "k.conf:2: unknown key 'service' in [accept]; did you mean 'services'?"},
+    {"[accept]\n\n# c\nlsten = tcp:443\n",
+     "k.conf:4: unknown key 'lsten' in [accept]; did you mean 'listen'?"},
+    {"[accept]\nzzzzzzzz = 1\n", "k.conf:2: unknown key 'zzzzzzzz' in [accept]"},
+    {"[accept]\nbbr = 3\n", "k.conf:2: unknown key 'bbr' in [accept]"},
+    {"[accept]\nadd_panic = yes\n",
+     "k.conf:2: unknown key 'add_panic' in [accept]; it belongs in [apply]"},
+    {"[acept]\nservices = x\n", "k.conf:1: unknown section [acept]; did you mean [accept]?"},
+    {"[network]\n", "k.conf:1: unknown section [network]"},
+    {"[accept]\non_failure = rebot\n",
+     "k.conf:2: [accept] on_failure = rebot is not one of reboot, stay; did you mean 'reboot'?"},
+    {"[accept]\non_failure = stay\n", NULL},
+    {"[accept]\non_failure = nothing\n",
+     "k.conf:2: [accept] on_failure = nothing is not one of reboot, stay"},
+    {"[accept]\nauto_pin = nope\n",
+     "k.conf:2: [accept] auto_pin = nope is not a boolean (yes/no, true/false, on/off, 1/0)"},
+    {"[accept]\nauto_pin = OFF\n", NULL},
+    {"[accept]\nlisten = tcp:443 tcp:99999\n",
+     "k.conf:2: [accept] 'tcp:99999' is not a valid item of listen (PROTO:PORT, PROTO tcp, tcp6, "
+     "udp or udp6, PORT 1-65535)"},
+    {"[accept]\nlisten = sctp:80\n",
+     "k.conf:2: [accept] 'sctp:80' is not a valid item of listen (PROTO:PORT, PROTO tcp, tcp6, "
+     "udp or udp6, PORT 1-65535)"},
+    {"[accept]\nlisten = tcp:0\n",
+     "k.conf:2: [accept] 'tcp:0' is not a valid item of listen (PROTO:PORT, PROTO tcp, tcp6, udp "
+     "or udp6, PORT 1-65535)"},
+    {"[accept]\nlisten = udp6:65535, tcp:1\n", NULL},
+    {"[accept]\nsysctl = novalue\n",
+     "k.conf:2: [accept] 'novalue' is not a valid item of sysctl (KEY=VALUE)"},
+    {"[accept]\nqdisc = eth0\n", "k.conf:2: [accept] 'eth0' is not a valid item of qdisc (IF:KIND)"},
+    {"[accept]\ninterfaces = ../etc\n",
+     "k.conf:2: [accept] '../etc' is not a valid item of interfaces (a name, not a path)"},
+    {"[apply]\nupdate_grub_timeout = 115964117\n",
+     "k.conf:2: [apply] update_grub_timeout = 115964117 is out of range (1 to 86400)"},
+    {"[apply]\napt_timeout = 536870912\n",
+     "k.conf:2: [apply] apt_timeout = 536870912 is out of range (1 to 86400)"},
+    {"[apply]\napt_timeout = 99999999999999999999999\n",
+     "k.conf:2: [apply] apt_timeout = 99999999999999999999999 is out of range (1 to 86400)"},
+    {"[apply]\napt_timeout = -5\n",
+     "k.conf:2: [apply] apt_timeout = -5 is not a number (decimal digits, 1 to 86400)"},
+    {"[apply]\napt_timeout = 0\n",
+     "k.conf:2: [apply] apt_timeout = 0 is out of range (1 to 86400)"},
+    {"[apply]\napt_timeout = 10s\n",
+     "k.conf:2: [apply] apt_timeout = 10s is not a number (decimal digits, 1 to 86400)"},
+    {"[apply]\napt_timeout = 3600 ; an hour\n", NULL},
+    {"[apply]\napt_timeout =\n", NULL},
+    {"[accept]\nservices = a\n  b.service\n  c..service\n", NULL},
+    {"[accept]\nservices = a\n  ../x\n",
+     "k.conf:3: [accept] '../x' is not a valid item of services (a name, not a path)"},
+    {"services = a\n", "k.conf:1: key 'services' outside a [section]"},
+};
+
 int main(void)
 {
     _cleanup_root_ ks_root *root = NULL;
@@ -33,7 +91,7 @@ int main(void)
     c = ks_config_new();
     CHECK(ks_config_parse(c,
                           "# comment\n[verify]\nmodules = nf_tables, wireguard # net\n"
-                          "modules = tcp_bbr ; inline\nbbr_version = 2\n[accept]\nflag = yes\n",
+                          "modules = tcp_bbr ; inline\nbbr_version = 2\n[accept]\nauto_Pin = no\n",
                           "t", &err) == 0);
     CHECK(ks_config_verify_modules(c, &mods) == 0);
     CHECK_INTEQ(ks_strv_length(mods), 3);
@@ -43,19 +101,64 @@ int main(void)
     mods = ks_strv_free(mods);
     CHECK(ks_config_verify_bbr_version(c, &v) == 0);
     CHECK_INTEQ(v, 2);
-    CHECK(ks_config_get_bool(c, "ACCEPT", "Flag", false, &b) == 0 && b);
-    CHECK(ks_config_get_bool(c, "accept", "none", true, &b) == 0 && b);
+    CHECK(ks_config_get_bool(c, "ACCEPT", "auto_pin", true, &b) == 0 && !b);
+    CHECK(ks_config_get_bool(c, "apply", "add_panic", true, &b) == 0 && b);
     CHECK_STREQ(ks_config_get_string(c, "accept", "missing", "d"), "d");
     CHECK_INTEQ(ks_strv_length(ks_config_get_values(c, "verify", "modules")), 2);
 
-    /* An empty value resets; a bad integer is refused. */
-    CHECK(ks_config_parse(c, "[verify]\nmodules =\nmodules = sch_fq\nbbr_version = x\n", "u",
-                          &err) == 0);
+    /* An empty value resets; a bad integer is refused at parse time, with its line. */
+    CHECK(ks_config_parse(c, "[verify]\nmodules =\nmodules = sch_fq\n", "u", &err) == 0);
     CHECK(ks_config_verify_modules(c, &mods) == 0);
     CHECK_INTEQ(ks_strv_length(mods), 1);
     mods = ks_strv_free(mods);
-    CHECK(ks_config_verify_bbr_version(c, &v) == -EINVAL);
+    CHECK(ks_config_parse(c, "[verify]\nbbr_version = x\n", "u", &err) == -EBADMSG);
+    CHECK(err && ks_startswith(err, "u:2: [verify] bbr_version = x is not a number"));
+    free(TAKE_PTR(err));
     c = ks_config_free(c);
+
+    /* Table-driven: each text either parses, or fails with exactly this message. */
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        c = ks_config_new();
+        int k = ks_config_parse(c, cases[i].text, "k.conf", &err);
+        CHECK_MSG(cases[i].error ? k == -EBADMSG : k == 0, "case %zu: %d", i, k);
+        if (cases[i].error)
+            CHECK_MSG(err && streq(err, cases[i].error), "case %zu: '%s'", i, strempty(err));
+        free(TAKE_PTR(err));
+        c = ks_config_free(c);
+    }
+
+    /* Every key of the table has a default that fits its own type. */
+    {
+        size_t n;
+        const ks_config_key *keys = ks_config_keys(&n);
+        CHECK(n >= 24);
+        for (size_t i = 0; i < n; i++) {
+            uint64_t u;
+            if (keys[i].type == KS_CT_UINT && keys[i].def && !streq(keys[i].def, "0"))
+                CHECK_MSG(ks_config_parse_u64(keys[i].def, keys[i].min, keys[i].max, &u) == 0,
+                          "[%s] %s default %s", keys[i].section, keys[i].key, keys[i].def);
+            if (keys[i].type == KS_CT_UINT)
+                CHECK(ks_config_get_u64(NULL, keys[i].section, keys[i].key, &u) == 0 ||
+                      streq(keys[i].def, "0"));
+            CHECK(ks_config_key_find(keys[i].section, keys[i].key) == &keys[i]);
+        }
+        CHECK(ks_config_get_u64(NULL, "accept", "services", &(uint64_t){0}) == -ENOKEY);
+    }
+    {
+        uint64_t u = 0;
+        c = ks_config_new();
+        CHECK(ks_config_parse(c, "[apply]\nupdate_grub_timeout = 86400\n", "m", &err) == 0);
+        CHECK(ks_config_get_u64(c, "apply", "update_grub_timeout", &u) == 0 && u == 86400);
+        CHECK(ks_config_get_u64(c, "apply", "apt_timeout", &u) == 0 && u == 1800);
+        c = ks_config_free(c);
+        CHECK(ks_config_parse_u64("18446744073709551615", 0, UINT64_MAX, &u) == 0 &&
+              u == UINT64_MAX);
+        CHECK(ks_config_parse_u64("18446744073709551616", 0, UINT64_MAX, &u) == -ERANGE);
+        CHECK(ks_config_parse_u64("+5", 0, 9, &u) == -EINVAL);
+        CHECK(ks_config_parse_u64(" 5", 0, 9, &u) == -EINVAL);
+        CHECK(ks_config_parse_u64("0x5", 0, 9, &u) == -EINVAL);
+        CHECK(ks_config_parse_u64("", 0, 9, &u) == -EINVAL);
+    }
 
     /* Errors carry file and line. */
     c = ks_config_new();

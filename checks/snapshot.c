@@ -1,0 +1,731 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The snapshot of what runs, and the checks of its items that have no [accept] key. */
+#include <fnmatch.h>
+#include <net/if.h>
+#include <time.h>
+
+#include "checks/procnet.h"
+#include "checks/snapshot.h"
+#include "lib/basic/spawn.h"
+#include "lib/basic/util.h"
+
+#define WG_HANDSHAKE_RECENT_S 180 /* WireGuard renews a session every 2 minutes */
+#define OUTPUT_MAX (4 * 1024 * 1024)
+
+const char *const ks_snapshot_builtin_ignore[] = {
+    /* Per login, per boot, bus-activated services that exit when idle, and kswap itself. */
+    "service:user@*.service",
+    "service:user-runtime-dir@*.service",
+    "service:run-*.service",
+    "service:kswap-accept.service",
+    "service:apt-daily*.service",
+    "service:packagekit.service",
+    "service:fwupd.service",
+    "service:systemd-hostnamed.service",
+    "service:systemd-localed.service",
+    "service:systemd-timedated.service",
+    "service:polkit.service",
+    "service:udisks2.service",
+    /* Socket-activated on Ubuntu 24.04 (runs while someone is logged in); the reachability
+     * floor requires its port instead. */
+    "service:ssh.service",
+    "service:sshd.service",
+    /* Interfaces made per container or VM start. */
+    "interface:veth*",
+    "interface:vnet*",
+    "interface:tap*",
+    NULL,
+};
+
+bool ks_snapshot_ignored(const char *id, char *const *extra)
+{
+    for (const char *const *p = ks_snapshot_builtin_ignore; *p; p++)
+        if (fnmatch(*p, id, 0) == 0)
+            return true;
+    for (char *const *p = extra; p && *p; p++)
+        if (fnmatch(*p, id, 0) == 0)
+            return true;
+    return false;
+}
+
+void ks_run_snapshot_done(ks_run_snapshot *s)
+{
+    free(s->kernel);
+    ks_strv_free(s->items);
+    ks_strv_free(s->skipped);
+    *s = (ks_run_snapshot){0};
+}
+
+static int add_item(ks_run_snapshot *s, const char *fmt, ...) _printf_(2, 3);
+static int add_item(ks_run_snapshot *s, const char *fmt, ...)
+{
+    char *v = NULL;
+    va_list ap;
+    int k;
+
+    va_start(ap, fmt);
+    k = ks_vasprintf_r(&v, fmt, ap);
+    va_end(ap);
+    if (k < 0)
+        return k;
+    if (ks_strv_contains(s->items, v)) {
+        free(v);
+        return 0;
+    }
+    return ks_strv_push(&s->items, v);
+}
+
+static int skip(ks_run_snapshot *s, const char *what, int err)
+{
+    /* Programs are named "wireguard", "qdisc", ...; files "interfaces (sys/class/net)". */
+    bool file = strchr(what, '(') != NULL;
+    const char *why = err == -ENOENT  ? (file ? "not found" : "the program is not installed")
+                      : err == -EPERM ? "under --root only a program outside /usr, /bin and /sbin "
+                                        "may answer (the system's would describe this machine)"
+                                      : strerror(-err);
+    char *v = ks_asprintf("%s: %s", what, why);
+    return v ? ks_strv_push(&s->skipped, v) : -ENOMEM;
+}
+
+/* Runs a program; 1 with its output, 0 when it could not run or failed (recorded in skipped). */
+static int program(const ks_check_ctx *c, ks_run_snapshot *s, const char *what, char **argv,
+                   char **ret_output)
+{
+    ks_spawn_result res = {0};
+    int k = ks_check_spawn(c, argv, c->program_timeout_ms ? c->program_timeout_ms : 30000, &res);
+
+    if (k < 0)
+        return k == -ENOMEM ? k : skip(s, what, k);
+    if (!ks_spawn_succeeded(&res)) {
+        _cleanup_free_ char *last = ks_spawn_last_line(&res);
+        char *v = ks_asprintf("%s: %s %s: %s", what, argv[0],
+                              res.timed_out ? "did not answer in time" : "failed",
+                              last && *last ? last : "(no output)");
+        ks_spawn_result_done(&res);
+        return v ? ks_strv_push(&s->skipped, v) : -ENOMEM;
+    }
+    *ret_output = strndup(res.output ? res.output : "", res.output_len);
+    ks_spawn_result_done(&res);
+    return *ret_output ? 1 : -ENOMEM;
+}
+
+/* `systemctl list-units --type=service --state=active`: "NAME loaded active running ...". */
+static int take_services(const ks_check_ctx *c, ks_run_snapshot *s)
+{
+    char *argv[] = {(char *)"systemctl", (char *)"list-units", (char *)"--type=service",
+                    (char *)"--state=active", (char *)"--plain", (char *)"--no-legend",
+                    (char *)"--no-pager", NULL};
+    _cleanup_free_ char *out = NULL;
+    const char *line;
+    size_t pos = 0, n;
+    int k = program(c, s, "services", argv, &out);
+
+    if (k <= 0)
+        return k;
+    while (ks_next_line(out, strlen(out), &pos, &line, &n)) {
+        size_t w;
+        while (n && (*line == ' ' || *line == '*' || *line == '\t')) {
+            line++;
+            n--;
+        }
+        w = strcspn(line, " \t");
+        if (w > n)
+            w = n;
+        if (w > 8 && strncmp(line + w - 8, ".service", 8) == 0 && line[0] != '-')
+            if ((k = add_item(s, "service:%.*s", (int)w, line)) < 0)
+                return k;
+    }
+    return 0;
+}
+
+static void local_port_range(const ks_check_ctx *c, unsigned *lo, unsigned *hi)
+{
+    _cleanup_free_ char *line = NULL;
+
+    *lo = 32768;
+    *hi = 60999;
+    if (ks_root_read_line(c->root, "proc/sys/net/ipv4/ip_local_port_range", &line) >= 0)
+        (void)sscanf(line, "%u %u", lo, hi);
+}
+
+/* Listening TCP and bound UDP sockets outside the ephemeral port range; established count. */
+static int take_sockets(const ks_check_ctx *c, ks_run_snapshot *s)
+{
+    unsigned lo, hi;
+    int k;
+
+    local_port_range(c, &lo, &hi);
+    for (ks_sock_proto p = 0; p < _KS_SOCK_PROTO_MAX; p++) {
+        bool tcp = p == KS_SOCK_TCP || p == KS_SOCK_TCP6;
+        ks_socks socks = {0};
+
+        k = ks_procnet_read(c->root, p, &socks);
+        if (k == -ENOENT)
+            continue;
+        if (k < 0) {
+            if (k == -ENOMEM)
+                return k;
+            _cleanup_free_ char *what =
+                ks_asprintf("listen (%s)", ks_sock_proto_to_string(p));
+            k = what ? skip(s, what, k) : -ENOMEM;
+            if (k < 0)
+                return k;
+            continue;
+        }
+        for (size_t i = 0; i < socks.n; i++) {
+            const ks_sock *x = &socks.v[i];
+            if (tcp && x->state == KS_TCP_ESTABLISHED)
+                s->established++;
+            if (x->state != (tcp ? KS_TCP_LISTEN : KS_TCP_CLOSE) || x->local_port == 0)
+                continue;
+            /* A port the kernel picked (the ephemeral range) differs per boot, unless the
+             * socket is on the wildcard address: servers such as WireGuard (51820) are. */
+            if (x->local_port >= lo && x->local_port <= hi && !ks_sock_is_wildcard(x, !(p == KS_SOCK_TCP || p == KS_SOCK_UDP)))
+                continue;
+            k = add_item(s, "listen:%s:%u", ks_sock_proto_to_string(p), x->local_port);
+            if (k < 0) {
+                ks_socks_done(&socks);
+                return k;
+            }
+        }
+        ks_socks_done(&socks);
+    }
+    return 0;
+}
+
+/* sys/class/net/IF with IFF_UP in flags. */
+static int take_interfaces(const ks_check_ctx *c, ks_run_snapshot *s)
+{
+    _cleanup_strv_free_ char **names = NULL;
+    int k = ks_root_list_dir(c->root, "sys/class/net", &names);
+
+    if (k < 0)
+        return k == -ENOMEM ? k : skip(s, "interfaces (sys/class/net)", k);
+    for (char **n = names; *n; n++) {
+        _cleanup_free_ char *p = ks_asprintf("sys/class/net/%s/flags", *n), *flags = NULL;
+        unsigned long fl;
+
+        if (!p)
+            return -ENOMEM;
+        if ((*n)[0] == '.' || ks_root_read_line(c->root, p, &flags) < 0)
+            continue;
+        fl = strtoul(flags, NULL, 16);
+        if ((fl & IFF_UP) && (k = add_item(s, "interface:%s", *n)) < 0)
+            return k;
+    }
+    return 0;
+}
+
+/* The interfaces of default routes: proc/net/route (Destination and Mask 0) and ipv6_route. */
+int ks_default_routes(const ks_root *root, char ***ret)
+{
+    _cleanup_free_ char *t4 = NULL, *t6 = NULL;
+    _cleanup_strv_free_ char **out = NULL;
+    const char *line;
+    size_t len, pos = 0, n;
+    int k;
+
+    k = ks_root_read_file(root, "proc/net/route", 1024 * 1024, &t4, &len);
+    if (k < 0 && k != -ENOENT)
+        return k;
+    while (t4 && ks_next_line(t4, len, &pos, &line, &n)) {
+        char ifn[IFNAMSIZ + 1], dst[9], gw[9], mask[9];
+        unsigned flags;
+        _cleanup_free_ char *l = strndup(line, n);
+        if (!l)
+            return -ENOMEM;
+        if (sscanf(l, "%16s %8s %8s %x %*s %*s %*s %8s", ifn, dst, gw, &flags, mask) == 5 &&
+            streq(dst, "00000000") && streq(mask, "00000000") && (flags & 0x1) &&
+            (k = ks_strv_push(&out, ks_asprintf("default:%s", ifn))) < 0)
+            return k;
+    }
+    pos = 0;
+    k = ks_root_read_file(root, "proc/net/ipv6_route", 1024 * 1024, &t6, &len);
+    if (k < 0 && k != -ENOENT)
+        return k;
+    while (t6 && ks_next_line(t6, len, &pos, &line, &n)) {
+        char dst[33], plen[3], ifn[IFNAMSIZ + 1];
+        unsigned flags;
+        _cleanup_free_ char *l = strndup(line, n);
+        if (!l)
+            return -ENOMEM;
+        /* RTF_REJECT (0x200): the kernel's unreachable entries on lo. */
+        if (sscanf(l, "%32s %2s %*s %*s %*s %*s %*s %*s %x %16s", dst, plen, &flags, ifn) == 4 &&
+            streq(plen, "00") && strspn(dst, "0") == 32 && !(flags & 0x200) && !streq(ifn, "lo") &&
+            (k = ks_strv_push(&out, ks_asprintf("default6:%s", ifn))) < 0)
+            return k;
+    }
+    *ret = TAKE_PTR(out);
+    return 0;
+}
+
+static int take_routes(const ks_check_ctx *c, ks_run_snapshot *s)
+{
+    _cleanup_strv_free_ char **r = NULL;
+    int k = ks_default_routes(c->root, &r);
+
+    if (k < 0)
+        return k == -ENOMEM ? k : skip(s, "routes (proc/net/route)", k);
+    for (char **p = r; p && *p; p++)
+        if ((k = add_item(s, "route:%s", *p)) < 0)
+            return k;
+    return 0;
+}
+
+/*
+ * `wg show all dump`: an interface line has 5 fields (IF, private key, public key, port,
+ * fwmark); a peer line 9 (IF, public key, preshared key, endpoint, allowed ips, latest
+ * handshake, rx, tx, keepalive).
+ */
+typedef int (*wg_fn)(void *userdata, const char *ifname, const char *peer, long long handshake);
+
+static int wg_dump_parse(const char *out, wg_fn fn, void *userdata)
+{
+    const char *line;
+    size_t pos = 0, n;
+    int k;
+
+    while (ks_next_line(out, strlen(out), &pos, &line, &n)) {
+        _cleanup_free_ char *l = strndup(line, n);
+        _cleanup_strv_free_ char **f = NULL;
+        if (!l)
+            return -ENOMEM;
+        if ((k = ks_strv_split(l, "\t", &f)) < 0)
+            return k;
+        if (ks_strv_length(f) == 5)
+            k = fn(userdata, f[0], NULL, 0);
+        else if (ks_strv_length(f) == 9)
+            k = fn(userdata, f[0], f[1], strtoll(f[5], NULL, 10));
+        else
+            continue;
+        if (k < 0)
+            return k;
+    }
+    return 0;
+}
+
+static int wg_dump(const ks_check_ctx *c, char **ret, int *ret_err)
+{
+    char *argv[] = {(char *)"wg", (char *)"show", (char *)"all", (char *)"dump", NULL};
+    ks_spawn_result res = {0};
+    int k = ks_check_spawn(c, argv, c->program_timeout_ms ? c->program_timeout_ms : 30000, &res);
+
+    *ret_err = k;
+    if (k < 0)
+        return k;
+    if (!ks_spawn_succeeded(&res)) {
+        ks_spawn_result_done(&res);
+        *ret_err = -EIO;
+        return -EIO;
+    }
+    *ret = strndup(res.output ? res.output : "", res.output_len);
+    ks_spawn_result_done(&res);
+    return *ret ? 0 : -ENOMEM;
+}
+
+static int wg_take_one(void *userdata, const char *ifname, const char *peer, long long hs)
+{
+    ks_run_snapshot *s = userdata;
+
+    if (!peer)
+        return add_item(s, "wireguard:%s", ifname);
+    if (hs > 0 && (long long)time(NULL) - hs <= WG_HANDSHAKE_RECENT_S)
+        return add_item(s, "wg-peer:%s:%s", ifname, peer);
+    return 0;
+}
+
+static int take_wireguard(const ks_check_ctx *c, ks_run_snapshot *s)
+{
+    _cleanup_free_ char *out = NULL;
+    char *argv[] = {(char *)"wg", (char *)"show", (char *)"all", (char *)"dump", NULL};
+    int k = program(c, s, "wireguard", argv, &out);
+
+    return k <= 0 ? k : wg_dump_parse(out, wg_take_one, s);
+}
+
+static const char *str_member(json_object *o, const char *key)
+{
+    json_object *v;
+
+    if (!json_object_object_get_ex(o, key, &v) || json_object_get_type(v) != json_type_string)
+        return NULL;
+    return json_object_get_string(v);
+}
+
+/* `tc -j qdisc show`: [{"kind", "handle", "dev", "root": true, ...}, ...] */
+static int take_qdiscs(const ks_check_ctx *c, ks_run_snapshot *s)
+{
+    char *argv[] = {(char *)"tc", (char *)"-j", (char *)"qdisc", (char *)"show", NULL};
+    _cleanup_free_ char *out = NULL;
+    json_object *doc;
+    int k = program(c, s, "qdisc", argv, &out);
+
+    if (k <= 0)
+        return k;
+    doc = json_tokener_parse(out);
+    if (!doc || json_object_get_type(doc) != json_type_array) {
+        json_object_put(doc);
+        return skip(s, "qdisc", -EBADMSG);
+    }
+    for (size_t i = 0; i < json_object_array_length(doc); i++) {
+        json_object *q = json_object_array_get_idx(doc, i), *root;
+        const char *dev = str_member(q, "dev"), *kind = str_member(q, "kind");
+        if (dev && kind && json_object_object_get_ex(q, "root", &root) &&
+            json_object_get_boolean(root) && !strchr(dev, '/') &&
+            (k = add_item(s, "qdisc:%s:%s", dev, kind)) < 0)
+            break;
+    }
+    json_object_put(doc);
+    return k < 0 ? k : 0;
+}
+
+/* `nft -j list tables` and `nft -j list chains`. */
+static int nft_list(const ks_check_ctx *c, ks_run_snapshot *s, const char *what, json_object **ret)
+{
+    char *argv[] = {(char *)"nft", (char *)"-j", (char *)"list", (char *)what, NULL};
+    _cleanup_free_ char *out = NULL, *label = ks_asprintf("nftables %s", what);
+    json_object *doc, *arr;
+    int k;
+
+    *ret = NULL;
+    if (!label)
+        return -ENOMEM;
+    if (s)
+        k = program(c, s, label, argv, &out);
+    else {
+        ks_spawn_result res = {0};
+        k = ks_check_spawn(c, argv, c->program_timeout_ms ? c->program_timeout_ms : 30000, &res);
+        if (k < 0)
+            return k;
+        k = ks_spawn_succeeded(&res) ? 1 : -EIO;
+        if (k > 0 && !(out = strndup(res.output ? res.output : "", res.output_len)))
+            k = -ENOMEM;
+        ks_spawn_result_done(&res);
+        if (k < 0)
+            return k;
+    }
+    if (k <= 0)
+        return k;
+    doc = *out ? json_tokener_parse(out) : json_object_new_object();
+    if (!doc || json_object_get_type(doc) != json_type_object) {
+        json_object_put(doc);
+        return s ? skip(s, label, -EBADMSG) : -EBADMSG;
+    }
+    if (!json_object_object_get_ex(doc, "nftables", &arr) ||
+        json_object_get_type(arr) != json_type_array) {
+        json_object_put(doc);
+        *ret = json_object_new_array();
+        return *ret ? 1 : -ENOMEM;
+    }
+    *ret = json_object_get(arr);
+    json_object_put(doc);
+    return 1;
+}
+
+static int take_nft(const ks_check_ctx *c, ks_run_snapshot *s)
+{
+    json_object *arr = NULL;
+    int k = nft_list(c, s, "tables", &arr);
+
+    for (size_t i = 0; k > 0 && i < json_object_array_length(arr); i++) {
+        json_object *t;
+        const char *fam, *name;
+        if (!json_object_object_get_ex(json_object_array_get_idx(arr, i), "table", &t))
+            continue;
+        fam = str_member(t, "family");
+        name = str_member(t, "name");
+        if (fam && name && (k = add_item(s, "nft-table:%s:%s", fam, name)) >= 0)
+            k = 1;
+    }
+    json_object_put(arr);
+    if (k < 0)
+        return k;
+    arr = NULL;
+    k = nft_list(c, s, "chains", &arr);
+    for (size_t i = 0; k > 0 && i < json_object_array_length(arr); i++) {
+        json_object *t;
+        const char *fam, *table, *name;
+        if (!json_object_object_get_ex(json_object_array_get_idx(arr, i), "chain", &t))
+            continue;
+        fam = str_member(t, "family");
+        table = str_member(t, "table");
+        name = str_member(t, "name");
+        if (fam && table && name &&
+            (k = add_item(s, "nft-chain:%s:%s:%s", fam, table, name)) >= 0)
+            k = 1;
+    }
+    json_object_put(arr);
+    return k < 0 ? k : 0;
+}
+
+static int take_modules(const ks_check_ctx *c, ks_run_snapshot *s)
+{
+    _cleanup_free_ char *text = NULL;
+    const char *line;
+    size_t len, pos = 0, n;
+    int k = ks_root_read_file(c->root, "proc/modules", 4 * 1024 * 1024, &text, &len);
+
+    if (k < 0)
+        return k == -ENOMEM ? k : skip(s, "modules (proc/modules)", k);
+    while (ks_next_line(text, len, &pos, &line, &n)) {
+        size_t w = strcspn(line, " ");
+        if (w && w < n && (k = add_item(s, "module:%.*s", (int)w, line)) < 0)
+            return k;
+    }
+    return 0;
+}
+
+int ks_run_snapshot_take(const ks_check_ctx *c, ks_run_snapshot *ret)
+{
+    static int (*const takers[])(const ks_check_ctx *, ks_run_snapshot *) = {
+        take_services, take_sockets,  take_interfaces, take_routes,
+        take_wireguard, take_qdiscs, take_nft,        take_modules,
+    };
+    ks_run_snapshot s = {0};
+    int k;
+
+    if (c->kernel && !(s.kernel = strdup(c->kernel)))
+        return -ENOMEM;
+    for (size_t i = 0; i < ARRAY_SIZE(takers); i++) {
+        k = takers[i](c, &s);
+        if (k < 0) {
+            ks_run_snapshot_done(&s);
+            return k;
+        }
+    }
+    if (!s.items && !(s.items = calloc(1, sizeof(char *)))) {
+        ks_run_snapshot_done(&s);
+        return -ENOMEM;
+    }
+    ks_strv_sort(s.items);
+    *ret = s;
+    return 0;
+}
+
+static json_object *strv_json(char *const *v)
+{
+    json_object *a = json_object_new_array();
+
+    for (; a && v && *v; v++)
+        if (json_object_array_add(a, json_object_new_string(*v)) < 0) {
+            json_object_put(a);
+            return NULL;
+        }
+    return a;
+}
+
+json_object *ks_run_snapshot_to_json(const ks_run_snapshot *s)
+{
+    json_object *o = json_object_new_object();
+
+    if (!o)
+        return NULL;
+    if (json_object_object_add(o, "kernel", s->kernel ? json_object_new_string(s->kernel) : NULL) <
+            0 ||
+        json_object_object_add(o, "items", strv_json(s->items)) < 0 ||
+        json_object_object_add(o, "skipped", strv_json(s->skipped)) < 0 ||
+        json_object_object_add(o, "established", json_object_new_int64(s->established)) < 0) {
+        json_object_put(o);
+        return NULL;
+    }
+    return o;
+}
+
+static int strv_from_json(json_object *a, char ***ret)
+{
+    _cleanup_strv_free_ char **out = calloc(1, sizeof(char *));
+    int k;
+
+    if (!out)
+        return -ENOMEM;
+    if (!a) {
+        *ret = TAKE_PTR(out);
+        return 0;
+    }
+    if (json_object_get_type(a) != json_type_array)
+        return -EBADMSG;
+    for (size_t i = 0; i < json_object_array_length(a); i++) {
+        json_object *v = json_object_array_get_idx(a, i);
+        if (json_object_get_type(v) != json_type_string)
+            return -EBADMSG;
+        if ((k = ks_strv_extend(&out, json_object_get_string(v))) < 0)
+            return k;
+    }
+    *ret = TAKE_PTR(out);
+    return 0;
+}
+
+int ks_run_snapshot_from_json(json_object *o, ks_run_snapshot *ret)
+{
+    ks_run_snapshot s = {0};
+    json_object *v;
+    int k;
+
+    if (!o || json_object_get_type(o) != json_type_object)
+        return -EBADMSG;
+    if (json_object_object_get_ex(o, "kernel", &v) && v &&
+        (json_object_get_type(v) != json_type_string ||
+         !(s.kernel = strdup(json_object_get_string(v)))))
+        return json_object_get_type(v) != json_type_string ? -EBADMSG : -ENOMEM;
+    json_object_object_get_ex(o, "items", &v);
+    k = strv_from_json(json_object_object_get_ex(o, "items", &v) ? v : NULL, &s.items);
+    if (k >= 0)
+        k = strv_from_json(json_object_object_get_ex(o, "skipped", &v) ? v : NULL, &s.skipped);
+    if (k >= 0 && json_object_object_get_ex(o, "established", &v) && v) {
+        int64_t n = json_object_get_int64(v);
+        if (json_object_get_type(v) != json_type_int || n < 0 || n > UINT32_MAX)
+            k = -EBADMSG;
+        else
+            s.established = (unsigned)n;
+    }
+    if (k < 0) {
+        ks_run_snapshot_done(&s);
+        return k;
+    }
+    *ret = s;
+    return 0;
+}
+
+int ks_checklist_add_snapshot(ks_checklist *l, const ks_run_snapshot *s, char *const *ignore)
+{
+    static const struct {
+        const char *prefix;
+        ks_check_fn fn;
+    } kinds[] = {
+        {"service:", ks_check_service},    {"listen:", ks_check_listen},
+        {"interface:", ks_check_interface}, {"route:", ks_check_route},
+        {"wireguard:", ks_check_wireguard}, {"wg-peer:", ks_check_wg_peer},
+        {"qdisc:", ks_check_qdisc},        {"nft-table:", ks_check_nft_table},
+        {"nft-chain:", ks_check_nft_chain}, {"module:", ks_check_module},
+    };
+    int k;
+
+    for (char **p = s->items; p && *p; p++) {
+        if (ks_checklist_find(l, *p) || ks_snapshot_ignored(*p, ignore))
+            continue;
+        for (size_t i = 0; i < ARRAY_SIZE(kinds); i++) {
+            size_t pl = strlen(kinds[i].prefix);
+            if (strncmp(*p, kinds[i].prefix, pl) != 0 || !(*p)[pl])
+                continue;
+            _cleanup_free_ char *kind = strndup(*p, pl - 1);
+            if (!kind)
+                return -ENOMEM;
+            k = ks_checklist_add(l, kind, *p + pl, true, kinds[i].fn);
+            if (k < 0)
+                return k;
+            l->v[l->n - 1].from_snapshot = true;
+            break;
+        }
+    }
+    return 0;
+}
+
+/* ---- the checks of items without an [accept] key ---- */
+
+static int set_detail(ks_check *chk, char *d, int verdict)
+{
+    if (!d)
+        return -ENOMEM;
+    free(chk->detail);
+    chk->detail = d;
+    return verdict;
+}
+
+int ks_check_route(const ks_check_ctx *c, ks_check *chk)
+{
+    _cleanup_strv_free_ char **r = NULL;
+    int k = ks_default_routes(c->root, &r);
+
+    if (k < 0)
+        return k;
+    return set_detail(chk,
+                      ks_asprintf("%s route via %s %s", ks_startswith(chk->arg, "default6:") ? "IPv6 default" : "default",
+                                  strchr(chk->arg, ':') + 1,
+                                  ks_strv_contains(r, chk->arg) ? "present" : "missing"),
+                      ks_strv_contains(r, chk->arg));
+}
+
+typedef struct wg_find {
+    const char *ifname, *peer;
+    bool found, recent;
+} wg_find;
+
+static int wg_find_one(void *userdata, const char *ifname, const char *peer, long long hs)
+{
+    wg_find *f = userdata;
+
+    if (!streq(ifname, f->ifname) || (f->peer ? !peer || !streq(peer, f->peer) : peer != NULL))
+        return 0;
+    f->found = true;
+    f->recent = hs > 0 && (long long)time(NULL) - hs <= WG_HANDSHAKE_RECENT_S;
+    return 0;
+}
+
+int ks_check_wireguard(const ks_check_ctx *c, ks_check *chk)
+{
+    _cleanup_free_ char *out = NULL;
+    wg_find f = {.ifname = chk->arg};
+    int err, k = wg_dump(c, &out, &err);
+
+    if (k < 0)
+        return k;
+    if ((k = wg_dump_parse(out, wg_find_one, &f)) < 0)
+        return k;
+    return set_detail(chk,
+                      ks_asprintf("WireGuard interface %s %s", chk->arg,
+                                  f.found ? "configured" : "missing from wg show"),
+                      f.found);
+}
+
+int ks_check_wg_peer(const ks_check_ctx *c, ks_check *chk)
+{
+    _cleanup_free_ char *out = NULL, *ifname = NULL;
+    const char *colon = strchr(chk->arg, ':');
+    wg_find f = {0};
+    int err, k;
+
+    if (!colon || colon == chk->arg || !colon[1])
+        return -EINVAL;
+    ifname = strndup(chk->arg, (size_t)(colon - chk->arg));
+    if (!ifname)
+        return -ENOMEM;
+    f.ifname = ifname;
+    f.peer = colon + 1;
+    if ((k = wg_dump(c, &out, &err)) < 0 || (k = wg_dump_parse(out, wg_find_one, &f)) < 0)
+        return k;
+    return set_detail(chk,
+                      ks_asprintf("peer %s of %s: %s", colon + 1, ifname,
+                                  !f.found    ? "not configured"
+                                  : f.recent ? "handshake within 180 s"
+                                             : "no recent handshake yet"),
+                      f.found && f.recent);
+}
+
+int ks_check_nft_chain(const ks_check_ctx *c, ks_check *chk)
+{
+    _cleanup_strv_free_ char **part = NULL;
+    json_object *arr = NULL;
+    bool found = false;
+    int k;
+
+    /* FAMILY:TABLE:NAME */
+    if ((k = ks_strv_split(chk->arg, ":", &part)) < 0)
+        return k;
+    if (ks_strv_length(part) != 3)
+        return -EINVAL;
+    k = nft_list(c, NULL, "chains", &arr);
+    if (k < 0)
+        return k;
+    for (size_t i = 0; arr && i < json_object_array_length(arr); i++) {
+        json_object *t;
+        if (json_object_object_get_ex(json_object_array_get_idx(arr, i), "chain", &t) &&
+            streq_ptr(str_member(t, "family"), part[0]) &&
+            streq_ptr(str_member(t, "table"), part[1]) && streq_ptr(str_member(t, "name"), part[2]))
+            found = true;
+    }
+    json_object_put(arr);
+    return set_detail(chk,
+                      ks_asprintf("nftables chain %s %s %s %s", part[0], part[1], part[2],
+                                  found ? "present" : "missing"),
+                      found);
+}

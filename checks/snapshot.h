@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <json-c/json.h>
+
+#include "checks/check.h"
+
+/*
+ * What runs, as check ids ("service:ssh.service", "listen:tcp:22", "interface:eth0",
+ * "route:default:eth0", "wireguard:wg0", "wg-peer:wg0:KEY", "qdisc:eth0:fq",
+ * "nft-table:inet:filter", "nft-chain:inet:filter:input", "module:wireguard"), taken on the
+ * old kernel when a trial is armed and kept in the state journal ("running"). After the trial
+ * boot each item is a required check that must pass again ("everything comes back").
+ * Read the way the system's tools do: systemctl list-units, proc/net/{tcp,udp}{,6},
+ * sys/class/net/IF/flags, proc/net/route and ipv6_route, `wg show all dump`, `tc -j qdisc
+ * show`, `nft -j list tables` and `list chains`, proc/modules; under --root from the same files
+ * inside the root and the tests' fakes on PATH.
+ */
+typedef struct ks_run_snapshot {
+    char *kernel;
+    char **items;   /* sorted, unique */
+    char **skipped; /* "wireguard: wg is not installed": what was not snapshotted and why */
+    unsigned established;
+} ks_run_snapshot;
+
+int ks_run_snapshot_take(const ks_check_ctx *c, ks_run_snapshot *ret);
+void ks_run_snapshot_done(ks_run_snapshot *s);
+/* {"kernel", "items": [...], "skipped": [...], "established": N}; NULL when out of memory. */
+json_object *ks_run_snapshot_to_json(const ks_run_snapshot *s);
+/* -EBADMSG when o is not such an object. */
+int ks_run_snapshot_from_json(json_object *o, ks_run_snapshot *ret);
+
+/* What is expected to differ between boots and kernels, as fnmatch(3) patterns on ids. */
+extern const char *const ks_snapshot_builtin_ignore[];
+bool ks_snapshot_ignored(const char *id, char *const *extra);
+
+/*
+ * Adds one required check per item of s that no pattern ignores and that l has not already
+ * (configured checks come first). The check functions per kind are the built-in ones.
+ */
+int ks_checklist_add_snapshot(ks_checklist *l, const ks_run_snapshot *s, char *const *ignore);
+
+/* The checks of snapshot items that have no configurable twin. */
+int ks_check_route(const ks_check_ctx *c, ks_check *chk);
+int ks_check_wireguard(const ks_check_ctx *c, ks_check *chk);
+int ks_check_wg_peer(const ks_check_ctx *c, ks_check *chk);
+int ks_check_nft_chain(const ks_check_ctx *c, ks_check *chk);

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include "checks/snapshot.h"
+#include "lib/basic/config.h"
+#include "lib/basic/root.h"
+#include "lib/engine/journal.h"
+
+/*
+ * A check context for the root: KSWAP_ROOT for programs under --root, the [accept] program
+ * timeout. *ret_root_abs keeps the root's absolute path the context points to (free it).
+ */
+int ks_check_ctx_for_root(const ks_root *root, const ks_config *cfg, const char *kernel,
+                          ks_check_ctx *ret, char **ret_root_abs);
+
+/*
+ * Takes the snapshot of what runs now and keeps it in the journal (not saved here). Returns the
+ * number of items, or negative errno; *ret_summary (may be NULL) says how many and what was
+ * not snapshotted, for the progress line.
+ */
+int ks_record_running(const ks_root *root, const ks_config *cfg, const char *kernel,
+                      ks_journal *j, char **ret_summary);
