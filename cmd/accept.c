@@ -134,14 +134,15 @@ static void run_hooks(const ks_ctx *ctx, const ks_accept_result *r, json_object 
         ks_warn("hook %s/%s", which, *f);
 }
 
+static const ks_option accept_options[] = {
+    {"timeout", 't', "SECONDS", "give the checks SECONDS to pass", "[accept] timeout, 300"},
+    {"no-pin", 'P', NULL, "after a pass, leave the pin to 'kswap pin'", NULL},
+    {"no-reboot", 'R', NULL, "after a failure, do not reboot into the old kernel", NULL},
+    {},
+};
+
 static int run_accept(ks_ctx *ctx, int argc, char **argv)
 {
-    static const struct option options[] = {
-        {"timeout", required_argument, NULL, 't'},
-        {"no-pin", no_argument, NULL, 'P'},
-        {"no-reboot", no_argument, NULL, 'R'},
-        {},
-    };
     _cleanup_(ks_config_freep) ks_config *cfg = NULL;
     ks_accept_opts opts = {.timeout_s = -1};
     ks_accept_result r = {0};
@@ -151,7 +152,7 @@ static int run_accept(ks_ctx *ctx, int argc, char **argv)
     bool have_forecast;
     int c, k, exit_code;
 
-    while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
+    while ((c = ks_getopt(&ks_cmd_accept, argc, argv)) != -1) {
         switch (c) {
         case 't':
             if (ks_safe_atoi(optarg, &opts.timeout_s) < 0 || opts.timeout_s < 0)
@@ -164,7 +165,7 @@ static int run_accept(ks_ctx *ctx, int argc, char **argv)
             opts.no_reboot = true;
             break;
         default:
-            return ks_usage_error(&ks_cmd_accept, "unknown option");
+            return KS_EXIT_ERROR;
         }
     }
     if (optind < argc)
@@ -225,4 +226,6 @@ const ks_cmd ks_cmd_accept = {
     .summary = "after the trial reboot: check the running system, then pin or go back",
     .usage = "[--timeout SECONDS] [--no-pin] [--no-reboot]",
     .flags = KS_NEEDS_ROOT_USER | KS_TAKES_LOCK,
+    .options = accept_options,
+    .json_key = "outcome",
 };

@@ -14,21 +14,28 @@ static bool confirm(const ks_ctx *ctx)
     return line[0] == 'y' || line[0] == 'Y';
 }
 
+static const ks_option apply_options[] = {
+    {"kernel", 'k', "RELEASE", "this kernel release: installed, or installed from the repository",
+     "the XanMod package that fits the CPU"},
+    {"deb", 'd', "FILE", "install this kernel package (a path on this machine)", NULL},
+    {"package", 'p', "NAME", "install this package from the XanMod repository", NULL},
+    {"branch", 'b', "lts|main", "XanMod's LTS or main packages", "lts"},
+    {"key", 'K', "FILE", "the repository's signing key (its fingerprint must be the pinned one)",
+     "[repository] key, else the shipped XanMod key"},
+    {"yes", 'y', NULL, "do not ask; needed when standard input is not a terminal", NULL},
+    {"reboot", 'r', NULL, "reboot into the trial at once when armed", NULL},
+    {},
+};
+
 static int run_apply(ks_ctx *ctx, int argc, char **argv)
 {
-    static const struct option options[] = {
-        {"kernel", required_argument, NULL, 'k'}, {"deb", required_argument, NULL, 'd'},
-        {"package", required_argument, NULL, 'p'}, {"branch", required_argument, NULL, 'b'},
-        {"key", required_argument, NULL, 'K'},    {"yes", no_argument, NULL, 'y'},
-        {"reboot", no_argument, NULL, 'r'},       {},
-    };
     ks_apply_opts o = {.branch = KS_BRANCH_LTS};
     _cleanup_(ks_config_freep) ks_config *cfg = NULL;
     ks_swap_result r = {0};
-    bool yes = false;
+    bool yes = false, branch = false;
     int c, k, n = 0;
 
-    while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
+    while ((c = ks_getopt(&ks_cmd_apply, argc, argv)) != -1) {
         switch (c) {
         case 'k':
             o.kernel = optarg;
@@ -47,6 +54,7 @@ static int run_apply(ks_ctx *ctx, int argc, char **argv)
             if (o.branch < 0)
                 return ks_usage_error(&ks_cmd_apply, "unknown branch '%s': use lts or main",
                                       optarg);
+            branch = true;
             break;
         case 'K':
             o.key_path = optarg;
@@ -58,13 +66,20 @@ static int run_apply(ks_ctx *ctx, int argc, char **argv)
             o.reboot = true;
             break;
         default:
-            return ks_usage_error(&ks_cmd_apply, "unknown option");
+            return KS_EXIT_ERROR;
         }
     }
     if (optind < argc)
         return ks_usage_error(&ks_cmd_apply, "unexpected argument '%s'", argv[optind]);
     if (n > 1)
-        return ks_usage_error(&ks_cmd_apply, "give one of --kernel, --deb and --package");
+        return ks_usage_error(&ks_cmd_apply,
+                              "options '--kernel', '--deb' and '--package' exclude each other");
+    if (o.deb && o.key_path)
+        return ks_usage_error(&ks_cmd_apply, "options '--deb' and '--key' exclude each other: a "
+                                             "local package needs no repository key");
+    if (branch && (o.deb || o.package))
+        return ks_usage_error(&ks_cmd_apply, "option '--branch' excludes '--%s': the package "
+                                             "is named already", o.deb ? "deb" : "package");
     if (!yes) {
         /* A bootstrap script without --yes must not hang waiting for an answer. */
         if (!isatty(STDIN_FILENO)) {
@@ -100,4 +115,6 @@ const ks_cmd ks_cmd_apply = {
     .usage = "[--kernel RELEASE | --deb FILE | --package NAME] [--branch lts|main] [--key FILE] "
              "[--yes] [--reboot]",
     .flags = KS_NEEDS_ROOT_USER | KS_TAKES_LOCK,
+    .options = apply_options,
+    .json_key = "result",
 };

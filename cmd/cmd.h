@@ -29,9 +29,23 @@ typedef struct ks_ctx {
     const char *config_path; /* --config, a path on the running machine */
     bool json;
     bool verbose;
+    bool quiet;        /* -q: only errors on stderr */
     bool color;        /* stdout is a TTY and NO_COLOR is unset */
     bool stderr_color; /* the same for stderr (progress lines) */
 } ks_ctx;
+
+/*
+ * One option of a command: the parser (ks_getopt) and the help (kswap help COMMAND) read the
+ * same table, so what is documented is what is accepted. Tables end with {}.
+ */
+typedef struct ks_option {
+    const char *name; /* without the leading "--" */
+    int val;          /* what ks_getopt returns for it */
+    const char *arg;  /* the argument's name ("RELEASE"), NULL for a flag */
+    const char *help; /* one line */
+    const char *def;  /* the default, NULL when there is none worth saying */
+    char letter;      /* a one-letter form ("-v"), global options only */
+} ks_option;
 
 typedef struct ks_cmd {
     const char *name;
@@ -39,7 +53,22 @@ typedef struct ks_cmd {
     const char *summary;
     const char *usage; /* options after the command name */
     unsigned flags;
+    const ks_option *options;
+    const char *json_key; /* the field that says "error" in the JSON of a failure */
 } ks_cmd;
+
+/* --root, --json, ...: taken by main() wherever they stand. */
+extern const ks_option ks_global_options[];
+
+/* Returned by ks_getopt after it reported a usage error; the command exits 1. */
+#define KS_OPT_ERROR '?'
+/* getopt_long over cmd->options, with one coherent message for each mistake. */
+int ks_getopt(const ks_cmd *cmd, int argc, char **argv);
+/* The option table of a command as help text (kswap help COMMAND, COMMAND --help). */
+void ks_print_command_help(const ks_cmd *cmd);
+json_object *ks_json_command_help(const ks_cmd *cmd);
+/* The candidate nearest to word by edit distance, or NULL when none is near enough. */
+const char *ks_nearest(const char *word, const char *const *candidates, size_t n);
 
 extern const ks_cmd ks_cmd_plan;
 extern const ks_cmd ks_cmd_verify;
@@ -53,11 +82,21 @@ extern const ks_cmd ks_cmd_accept;
 void ks_error(const char *fmt, ...) _printf_(1, 2);
 void ks_warn(const char *fmt, ...) _printf_(1, 2);
 void ks_info(const ks_ctx *ctx, const char *fmt, ...) _printf_(2, 3); /* only with --verbose */
+void ks_set_quiet(bool quiet); /* -q: ks_warn says nothing */
 /* Prints the usage line of one command to stderr and returns KS_EXIT_ERROR. */
 int ks_usage_error(const ks_cmd *cmd, const char *fmt, ...) _printf_(2, 3);
 
-/* Prints one JSON document on stdout; returns an exit code. */
+/*
+ * Hands over the command's one JSON document (a reference is taken). main() prints it once the
+ * exit code is known, with "exit_code" added; a command that fails before handing one over gets
+ * {"<json_key>": "error", "error": the first error message, "exit_code": N} instead, so --json
+ * prints exactly one document on every path. Returns KS_EXIT_OK.
+ */
 int ks_print_json(json_object *o);
+/* Prints the document handed over (or the error document) with exit_code; returns the code. */
+int ks_json_flush(const ks_cmd *cmd, bool json, int exit_code);
+/* The first message given to ks_error, or NULL. */
+const char *ks_first_error(void);
 json_object *ks_json_string_or_null(const char *s);
 json_object *ks_json_findings(const ks_findings *f);
 

@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 
 #include "cmd/cmd.h"
+
+static char *first_error;       /* the first ks_error message, for the JSON of a failure */
+static json_object *json_doc;   /* the command's one document, printed by ks_json_flush */
 
 static void vmsg(const char *level, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
@@ -13,17 +17,42 @@ static void vmsg(const char *level, const char *fmt, va_list ap)
     fputc('\n', stderr);
 }
 
+static void remember_error(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+
+static void remember_error(const char *fmt, va_list ap)
+{
+    if (!first_error && vasprintf(&first_error, fmt, ap) < 0)
+        first_error = NULL;
+}
+
 void ks_error(const char *fmt, ...)
 {
     va_list ap;
+    va_start(ap, fmt);
+    remember_error(fmt, ap);
+    va_end(ap);
     va_start(ap, fmt);
     vmsg("error: ", fmt, ap);
     va_end(ap);
 }
 
+const char *ks_first_error(void)
+{
+    return first_error;
+}
+
+static bool quiet;
+
+void ks_set_quiet(bool q)
+{
+    quiet = q;
+}
+
 void ks_warn(const char *fmt, ...)
 {
     va_list ap;
+    if (quiet)
+        return;
     va_start(ap, fmt);
     vmsg("warning: ", fmt, ap);
     va_end(ap);
@@ -39,25 +68,219 @@ void ks_info(const ks_ctx *ctx, const char *fmt, ...)
     va_end(ap);
 }
 
+static void usage_hint(const ks_cmd *cmd)
+{
+    fprintf(stderr, "usage: kswap [global options] %s %s\n(run 'kswap help %s' for every option)\n",
+            cmd->name, cmd->usage, cmd->name);
+}
+
 int ks_usage_error(const ks_cmd *cmd, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
+    remember_error(fmt, ap);
+    va_end(ap);
+    va_start(ap, fmt);
     vmsg("error: ", fmt, ap);
     va_end(ap);
-    fprintf(stderr, "usage: kswap [--root DIR] [--json] %s %s\n", cmd->name, cmd->usage);
+    usage_hint(cmd);
     return KS_EXIT_ERROR;
 }
 
 int ks_print_json(json_object *o)
 {
-    const char *s = json_object_to_json_string_ext(
+    /* One document per run: a second one would make stdout unparseable. */
+    if (!o || json_doc)
+        return KS_EXIT_OK;
+    json_doc = json_object_get(o);
+    return KS_EXIT_OK;
+}
+
+int ks_json_flush(const ks_cmd *cmd, bool json, int exit_code)
+{
+    json_object *o = json_doc;
+    const char *s;
+
+    json_doc = NULL;
+    if (!json) {
+        json_object_put(o);
+        return exit_code;
+    }
+    if (!o) {
+        /* The command failed before it had anything to show: still one document. */
+        o = json_object_new_object();
+        json_object_object_add(o, "command", ks_json_string_or_null(cmd ? cmd->name : NULL));
+        json_object_object_add(
+            o, cmd && cmd->json_key ? cmd->json_key : "verdict",
+            json_object_new_string(exit_code == KS_EXIT_REFUSED ? "refused" : "error"));
+        json_object_object_add(o, "error",
+                               json_object_new_string(first_error ? first_error : "failed"));
+    }
+    json_object_object_add(o, "exit_code", json_object_new_int(exit_code));
+    s = json_object_to_json_string_ext(
         o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
     if (fputs(s, stdout) == EOF || fputc('\n', stdout) == EOF || fflush(stdout) == EOF) {
         ks_error("cannot write to standard output: %m");
-        return KS_EXIT_ERROR;
+        exit_code = KS_EXIT_ERROR;
     }
-    return KS_EXIT_OK;
+    json_object_put(o);
+    return exit_code;
+}
+
+/* Levenshtein distance, enough for option and command names. */
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b), prev[64], cur[64];
+
+    if (la >= ARRAY_SIZE(prev) || lb >= ARRAY_SIZE(prev))
+        return SIZE_MAX;
+    for (size_t j = 0; j <= lb; j++)
+        prev[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        cur[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t del = prev[j] + 1, ins = cur[j - 1] + 1,
+                   sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+            cur[j] = del < ins ? (del < sub ? del : sub) : (ins < sub ? ins : sub);
+        }
+        memcpy(prev, cur, sizeof(prev));
+    }
+    return prev[lb];
+}
+
+const char *ks_nearest(const char *word, const char *const *candidates, size_t n)
+{
+    const char *best = NULL;
+    size_t best_d = SIZE_MAX, limit = strlen(word) / 3 + 1;
+
+    if (limit < 2)
+        limit = 2;
+    for (size_t i = 0; i < n; i++) {
+        size_t d = edit_distance(word, candidates[i]);
+        if (d < best_d) {
+            best_d = d;
+            best = candidates[i];
+        }
+    }
+    return best_d <= limit ? best : NULL;
+}
+
+static const ks_option *option_by_val(const ks_cmd *cmd, int val)
+{
+    for (const ks_option *o = cmd->options; o && o->name; o++)
+        if (o->val == val)
+            return o;
+    return NULL;
+}
+
+int ks_getopt(const ks_cmd *cmd, int argc, char **argv)
+{
+    struct option lo[32];
+    _cleanup_free_ char *bad = NULL;
+    char *names[64];
+    size_t n = 0, nn = 0;
+    const ks_option *o;
+    const char *near;
+    int c;
+
+    for (o = cmd->options; o && o->name && n + 1 < ARRAY_SIZE(lo); o++)
+        lo[n++] = (struct option){o->name, o->arg ? required_argument : no_argument, NULL, o->val};
+    lo[n] = (struct option){0};
+
+    opterr = 0; /* the messages are ours, one per mistake */
+    c = getopt_long(argc, argv, ":", lo, NULL);
+    if (c != '?' && c != ':')
+        return c;
+
+    if (c == ':' && (o = option_by_val(cmd, optopt)))
+        return ks_usage_error(cmd, "option '--%s' needs an argument (%s)", o->name, o->arg),
+               KS_OPT_ERROR;
+    if (optopt && (o = option_by_val(cmd, optopt)))
+        return ks_usage_error(cmd, "option '--%s' takes no argument", o->name), KS_OPT_ERROR;
+    if (optopt)
+        return ks_usage_error(cmd, "unknown option '-%c' for '%s'", optopt, cmd->name),
+               KS_OPT_ERROR;
+
+    bad = strdup(optind > 0 && optind <= argc ? argv[optind - 1] : "?");
+    if (!bad)
+        return ks_usage_error(cmd, "unknown option"), KS_OPT_ERROR;
+    bad[strcspn(bad, "=")] = '\0';
+    for (o = cmd->options; o && o->name && nn < ARRAY_SIZE(names) / 2; o++)
+        if ((names[nn] = ks_asprintf("--%s", o->name)))
+            nn++;
+    for (o = ks_global_options; o->name && nn < ARRAY_SIZE(names); o++)
+        if ((names[nn] = ks_asprintf("--%s", o->name)))
+            nn++;
+    near = ks_nearest(bad, (const char *const *)names, nn);
+    if (near)
+        ks_usage_error(cmd, "unknown option '%s' for '%s'; did you mean '%s'?", bad, cmd->name,
+                       near);
+    else
+        ks_usage_error(cmd, "unknown option '%s' for '%s'", bad, cmd->name);
+    for (size_t i = 0; i < nn; i++)
+        free(names[i]);
+    return KS_OPT_ERROR;
+}
+
+static void print_option_table(const ks_option *opts)
+{
+    size_t w = 0;
+    char buf[128];
+
+    for (const ks_option *o = opts; o && o->name; o++) {
+        size_t l = strlen(o->name) + 2 + (o->arg ? strlen(o->arg) + 1 : 0) + (o->letter ? 4 : 0);
+        if (l > w)
+            w = l;
+    }
+    for (const ks_option *o = opts; o && o->name; o++) {
+        char letter[8] = "";
+        if (o->letter)
+            snprintf(letter, sizeof(letter), "-%c, ", o->letter);
+        snprintf(buf, sizeof(buf), "%s--%s%s%s", letter, o->name, o->arg ? " " : "",
+                 o->arg ? o->arg : "");
+        printf("  %-*s  %s", (int)w, buf, o->help);
+        if (o->def)
+            printf(" (default: %s)", o->def);
+        printf("\n");
+    }
+}
+
+void ks_print_command_help(const ks_cmd *cmd)
+{
+    printf("usage: kswap [global options] %s %s\n\n%s\n", cmd->name, cmd->usage, cmd->summary);
+    if (cmd->options && cmd->options->name) {
+        printf("\noptions:\n");
+        print_option_table(cmd->options);
+    }
+    printf("\nglobal options (before or after the command):\n");
+    print_option_table(ks_global_options);
+    printf("\nSee kswap(8) for what each step does, the JSON fields and the exit codes.\n");
+}
+
+static json_object *options_json(const ks_option *opts)
+{
+    json_object *a = json_object_new_array();
+    for (const ks_option *o = opts; o && o->name; o++) {
+        json_object *j = json_object_new_object();
+        json_object_object_add(j, "name", json_object_new_string(o->name));
+        json_object_object_add(j, "argument", ks_json_string_or_null(o->arg));
+        json_object_object_add(j, "help", json_object_new_string(o->help));
+        json_object_object_add(j, "default", ks_json_string_or_null(o->def));
+        json_object_array_add(a, j);
+    }
+    return a;
+}
+
+json_object *ks_json_command_help(const ks_cmd *cmd)
+{
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "command", ks_json_string_or_null(cmd ? cmd->name : NULL));
+    json_object_object_add(o, "usage", ks_json_string_or_null(cmd ? cmd->usage : NULL));
+    json_object_object_add(o, "summary", ks_json_string_or_null(cmd ? cmd->summary : NULL));
+    if (cmd)
+        json_object_object_add(o, "options", options_json(cmd->options));
+    json_object_object_add(o, "global_options", options_json(ks_global_options));
+    return o;
 }
 
 json_object *ks_json_string_or_null(const char *s)

@@ -138,21 +138,23 @@ static void plan_print(const ks_ctx *ctx, const ks_plan *p)
            warns == 1 ? "" : "s");
 }
 
+static const ks_option plan_options[] = {
+    {"kernel", 'k', "RELEASE", "assess this kernel release (installed or from the repository)",
+     "the XanMod package that fits the CPU"},
+    {"deb", 'd', "FILE", "assess this kernel package (a path on this machine)", NULL},
+    {"branch", 'b', "lts|main", "XanMod's LTS or main packages", "lts"},
+    {},
+};
+
 static int run_plan(ks_ctx *ctx, int argc, char **argv)
 {
-    static const struct option options[] = {
-        {"kernel", required_argument, NULL, 'k'},
-        {"deb", required_argument, NULL, 'd'},
-        {"branch", required_argument, NULL, 'b'},
-        {},
-    };
     ks_plan_opts opts = {.branch = KS_BRANCH_LTS};
     _cleanup_(ks_config_freep) ks_config *cfg = NULL;
     _cleanup_free_ char *cfg_err = NULL;
     ks_plan p = {0};
     int c, k, ret;
 
-    while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
+    while ((c = ks_getopt(&ks_cmd_plan, argc, argv)) != -1) {
         switch (c) {
         case 'k':
             opts.kernel = optarg;
@@ -167,13 +169,13 @@ static int run_plan(ks_ctx *ctx, int argc, char **argv)
                                       optarg);
             break;
         default:
-            return ks_usage_error(&ks_cmd_plan, "unknown option");
+            return KS_EXIT_ERROR;
         }
     }
     if (optind < argc)
         return ks_usage_error(&ks_cmd_plan, "unexpected argument '%s'", argv[optind]);
     if (opts.kernel && opts.deb)
-        return ks_usage_error(&ks_cmd_plan, "give --kernel or --deb, not both");
+        return ks_usage_error(&ks_cmd_plan, "options '--kernel' and '--deb' exclude each other");
 
     k = ks_config_load(ctx->root, ctx->config_path, &cfg, &cfg_err);
     if (k < 0) {
@@ -222,4 +224,6 @@ const ks_cmd ks_cmd_plan = {
     .summary = "read-only assessment of this host and the target kernel",
     .usage = "[--kernel RELEASE | --deb FILE] [--branch lts|main]",
     .flags = KS_READ_ONLY,
+    .options = plan_options,
+    .json_key = "verdict",
 };

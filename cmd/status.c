@@ -101,15 +101,16 @@ static void acknowledge(const ks_ctx *ctx, const ks_journal *j)
         ks_warn("cannot remove '/%s': %s", KS_TRIAL_FLAG_PATH, strerror(-k));
 }
 
+static const ks_option status_options[] = {
+    {"wait", 'w', NULL, "wait for the verdict on the current trial, then exit with its code", NULL},
+    {"timeout", 't', "SECONDS", "with --wait: give up after SECONDS (exit 4)", "900"},
+    {"ack", 'a', NULL, "clear the login line and, once judged, the trial flag", NULL},
+    {},
+};
+
 static int run_status(ks_ctx *ctx, int argc, char **argv)
 {
-    static const struct option options[] = {
-        {"wait", no_argument, NULL, 'w'},
-        {"timeout", required_argument, NULL, 't'},
-        {"ack", no_argument, NULL, 'a'},
-        {},
-    };
-    bool do_wait = false, ack = false, have_timeout = false;
+    bool do_wait = false, ack = false, have_timeout = false, have_forecast;
     int timeout_s = 900;
     _cleanup_free_ char *running = NULL;
     ks_findings findings = {0};
@@ -118,19 +119,25 @@ static int run_status(ks_ctx *ctx, int argc, char **argv)
     ks_boot b = {0};
     int c, r = KS_EXIT_OK;
 
-    while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
+    while ((c = ks_getopt(&ks_cmd_status, argc, argv)) != -1) {
         if (c == 'w')
             do_wait = true;
         else if (c == 'a')
             ack = true;
         else if (c == 't' && ks_safe_atoi(optarg, &timeout_s) >= 0 && timeout_s >= 0)
             have_timeout = true;
+        else if (c == 't')
+            return ks_usage_error(&ks_cmd_status, "option '--timeout' needs seconds, not '%s'",
+                                  optarg);
         else
-            return ks_usage_error(&ks_cmd_status,
-                                  c == 't' ? "--timeout needs seconds" : "unknown option");
+            return KS_EXIT_ERROR;
     }
     if (have_timeout && !do_wait)
-        return ks_usage_error(&ks_cmd_status, "--timeout goes with --wait");
+        return ks_usage_error(&ks_cmd_status, "option '--timeout' goes with '--wait'");
+    if (ack && do_wait)
+        return ks_usage_error(&ks_cmd_status,
+                              "options '--ack' and '--wait' exclude each other: wait first, "
+                              "then 'kswap status --ack'");
     if (optind < argc)
         return ks_usage_error(&ks_cmd_status, "unexpected argument '%s'", argv[optind]);
 
@@ -138,20 +145,29 @@ static int run_status(ks_ctx *ctx, int argc, char **argv)
     j = do_wait ? wait_verdict(ctx, timeout_s) : load_journal(ctx);
     if (ack)
         acknowledge(ctx, j);
-    if (ks_collect_forecast(ctx, &b, &f, &findings) < 0) {
+    have_forecast = ks_collect_forecast(ctx, &b, &f, &findings) >= 0;
+    if (!have_forecast)
         r = KS_EXIT_ERROR;
-        goto out;
-    }
+    else if (do_wait)
+        r = verdict_exit(j);
     if (ctx->json) {
+        /* Even when the boot setup cannot be read: the journal, and what went wrong. */
         json_object *o = json_object_new_object();
+        json_object_object_add(
+            o, "state",
+            json_object_new_string(!have_forecast ? "error"
+                                   : j            ? ks_state_to_string(ks_journal_state(j))
+                                                  : "idle"));
+        json_object_object_add(o, "error",
+                               ks_json_string_or_null(have_forecast ? NULL : ks_first_error()));
         json_object_object_add(o, "running", ks_json_string_or_null(running));
         json_object_object_add(o, "journal", j ? ks_journal_to_json(j) : NULL);
-        json_object_object_add(o, "grub", ks_json_grub(&b, &f));
+        json_object_object_add(o, "grub", have_forecast ? ks_json_grub(&b, &f) : NULL);
         json_object_object_add(o, "findings", ks_json_findings(&findings));
-        r = ks_print_json(o);
+        ks_print_json(o);
         json_object_put(o);
-        if (do_wait && r == KS_EXIT_OK)
-            r = verdict_exit(j);
+    } else if (!have_forecast) {
+        goto out;
     } else {
         if (running)
             printf("running: %s\n", running);
@@ -162,8 +178,6 @@ static int run_status(ks_ctx *ctx, int argc, char **argv)
             printf("\n");
             ks_print_findings(ctx, &findings);
         }
-        if (do_wait)
-            r = verdict_exit(j);
     }
 out:
     ks_journal_free(j);
@@ -179,4 +193,6 @@ const ks_cmd ks_cmd_status = {
     .summary = "the state journal and the forecast of the next boots",
     .usage = "[--wait [--timeout SECONDS]] [--ack]",
     .flags = KS_READ_ONLY,
+    .options = status_options,
+    .json_key = "state",
 };

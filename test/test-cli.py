@@ -1,17 +1,24 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
 """The command line itself: global options anywhere, exact names, exit codes, bad roots."""
+import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
 
 exe = sys.argv[1]
+src = os.environ.get("KS_SOURCE_ROOT", os.path.join(os.path.dirname(__file__), ".."))
+ROOT = os.path.join(src, "test", "roots", "ubuntu-24.04-kvm", "root")
+COMMANDS = ["plan", "verify", "apply", "pin", "rollback", "accept", "status"]
 failed = 0
 
 
-def run(*args):
-    return subprocess.run([exe] + list(args), capture_output=True, text=True)
+def run(*args, **env):
+    return subprocess.run([exe] + list(args), capture_output=True, text=True,
+                          env=dict(os.environ, **env), stdin=subprocess.DEVNULL)
 
 
 def check(cond, what, p=None):
@@ -33,14 +40,155 @@ check(p.returncode == 1, "no command is an error", p)
 p = run("pla")
 check(p.returncode == 1 and "unknown command 'pla'" in p.stderr, "no prefix matching", p)
 p = run("--root")
-check(p.returncode == 1 and "needs a value" in p.stderr, "--root without value", p)
+check(p.returncode == 1 and "option '--root' needs an argument (DIR)" in p.stderr
+      and p.stdout == "", "--root without value", p)
 with tempfile.NamedTemporaryFile() as f:
     p = run("--root", f.name, "plan")
     check(p.returncode == 1 and f.name in p.stderr, "--root on a file names it", p)
-p = run("--root", "/nonexistent-kswap-root", "plan", "--json")
-check(p.returncode == 1 and p.stdout == "", "--root missing: exit 1, nothing on stdout", p)
 p = run("plan", "--help")
 check(p.returncode == 0 and "usage" in p.stdout, "plan --help", p)
+
+
+# --json: exactly one document on stdout on every path, with the exit code inside.
+def one_document(args, want_exit, key=None, value=None, what=""):
+    p = run(*args)
+    try:
+        doc = json.loads(p.stdout)
+    except ValueError:
+        check(False, f"{what or args}: stdout is one JSON document", p)
+        return None
+    check(p.returncode == want_exit, f"{what or args}: exit {want_exit}", p)
+    check(doc.get("exit_code") == p.returncode, f"{what or args}: exit_code in the JSON", p)
+    if key:
+        check(doc.get(key) == value, f"{what or args}: {key} is {value!r}", p)
+        check(isinstance(doc.get("error"), str) and doc["error"] in p.stderr,
+              f"{what or args}: the error, as on stderr", p)
+    return doc
+
+
+tmp = tempfile.mkdtemp(prefix="kswap-cli.")
+try:
+    d = one_document(["--root", "/nonexistent-kswap-root", "plan", "--json"], 1, "verdict",
+                     "error", "--root missing")
+    check(d and "/nonexistent-kswap-root" in d["error"], "--root missing names the root")
+    bad = os.path.join(tmp, "bad.conf")
+    with open(bad, "w") as f:
+        f.write("[verify\nmodules = x\n")
+    one_document(["--root", ROOT, "--config", bad, "plan", "--json"], 1, "verdict", "error",
+                 "config syntax error")
+    one_document(["--root", ROOT, "--json", "--config", bad, "apply", "--yes"], 1, "result",
+                 "error", "apply with a bad config")
+    # An unreadable grub.cfg (a directory where the file should be) in status.
+    r = os.path.join(tmp, "root")
+    shutil.copytree(ROOT, r, symlinks=True)
+    os.unlink(os.path.join(r, "boot/grub/grub.cfg"))
+    os.mkdir(os.path.join(r, "boot/grub/grub.cfg"))
+    d = one_document(["--root", r, "status", "--json"], 1, "state", "error", "status, no grub.cfg")
+    check(d and d.get("grub") is None and "running" in d, "status error keeps the journal fields")
+    # Usage errors with --json, before and after the command is known.
+    one_document(["--json", "paln"], 1, "verdict", "error", "unknown command")
+    one_document(["--json", "--root"], 1, "verdict", "error", "--root without value")
+    one_document(["--json", "plan", "--kernel"], 1, "verdict", "error", "missing argument")
+    one_document(["--json", "status", "--ack", "--wait"], 1, "state", "error", "exclusive")
+    one_document(["--json", "apply", "--bogus"], 1, "result", "error", "unknown apply option")
+    one_document(["--json", "--root", ROOT, "apply", "--deb", "x.deb"], 2, "result", "refused",
+                 "apply without --yes and a terminal")
+    one_document(["--json", "--root", ROOT, "plan"], 0, what="plan")
+    d = one_document(["--json", "--root", ROOT, "status"], 0, what="status")
+    check(d and d.get("state") == "idle" and d.get("error") is None, "status: state idle", None)
+    d = one_document(["--json", "--version"], 0, what="--version")
+    check(d and d.get("version"), "--version --json has the version")
+    d = one_document(["--json", "help", "apply"], 0, what="help --json")
+    check(d and any(o["name"] == "key" and o["argument"] == "FILE" for o in d["options"]),
+          "help --json lists apply's options")
+finally:
+    shutil.rmtree(tmp, ignore_errors=True)
+
+# Usage errors: one coherent message, the nearest name, exclusive options refused.
+p = run("paln")
+check(p.returncode == 1 and "unknown command 'paln'; did you mean 'plan'?" in p.stderr,
+      "paln: did you mean plan", p)
+p = run("help", "stauts")
+check(p.returncode == 1 and "did you mean 'status'?" in p.stderr, "help stauts", p)
+p = run("plan", "--kernel")
+check(p.returncode == 1 and "option '--kernel' needs an argument (RELEASE)" in p.stderr
+      and p.stderr.count("error:") == 1, "missing argument: one message", p)
+p = run("apply", "--kernle", "x")
+check(p.returncode == 1 and "did you mean '--kernel'?" in p.stderr
+      and p.stderr.count("error:") == 1, "--kernle: did you mean --kernel", p)
+p = run("--jsno", "plan")
+check(p.returncode == 1 and "did you mean '--json'?" in p.stderr, "--jsno: did you mean --json", p)
+p = run("apply", "--yes=1")
+check(p.returncode == 1 and "option '--yes' takes no argument" in p.stderr, "--yes=1", p)
+for args, what in [(["status", "--ack", "--wait"], "--ack --wait"),
+                   (["plan", "--kernel", "a", "--deb", "b"], "plan --kernel --deb"),
+                   (["apply", "--kernel", "a", "--deb", "b"], "apply --kernel --deb"),
+                   (["apply", "--deb", "b", "--key", "k"], "apply --deb --key"),
+                   (["apply", "--package", "p", "--branch", "main"], "apply --package --branch"),
+                   (["status", "--timeout", "5"], "--timeout without --wait")]:
+    p = run(*args)
+    check(p.returncode == 1 and "exclude" in p.stderr or "goes with" in p.stderr,
+          f"{what} refused", p)
+
+# Help: kswap help COMMAND is COMMAND --help, and names every option with its argument.
+man = open(os.path.join(src, "docs", "kswap.8.scd")).read()
+
+
+def man_section(title):
+    m = re.search(r"^# " + title + r"\n(.*?)(?=^# )", man, re.S | re.M)
+    return m.group(1) if m else ""
+
+
+def help_options(text):
+    """Options of the first table after 'options:' (the command's own)."""
+    m = re.search(r"^options:\n((?:  .*\n)+)", text, re.M)
+    return set(re.findall(r"--([a-z-]+)", m.group(1))) if m else set()
+
+
+commands_text = man_section("COMMANDS")
+for c in COMMANDS:
+    a, b = run("help", c), run(c, "--help")
+    check(a.returncode == 0 and a.stdout == b.stdout, f"help {c} == {c} --help", a)
+    opts = help_options(a.stdout)
+    # The man page's synopsis lines of the command (lines starting with *c*).
+    heads = re.findall(r"^\*" + c + r"\*.*$", commands_text, re.M)
+    check(heads, f"the man page has a synopsis for {c}")
+    man_opts = set()
+    for h in heads:
+        man_opts |= set(re.findall(r"\*--([a-z-]+)\*", h))
+    check(opts == man_opts, f"{c}: --help options {sorted(opts)} == man page {sorted(man_opts)}")
+    table = a.stdout.split("\noptions:\n")[1].split("\n\n")[0].splitlines() if opts else []
+    for o in opts:
+        line = [l for l in table if re.match(r"  --" + o + r"\b", l)]
+        check(line and re.match(r"  --\S+( [A-Z|a-z]+)?  +\S", line[0]),
+              f"{c} --{o} has a description", a)
+        arg = re.search(r"_([A-Z]+)_", "".join(heads).split("*--" + o + "*")[1][:12]) \
+            if "*--" + o + "* _" in "".join(heads) else None
+        if arg:
+            check(re.match(r"  --" + o + " " + arg.group(1) + " ", line[0]),
+                  f"{c} --{o} takes {arg.group(1)} in --help as in the man page", a)
+p = run("--help")
+glob = set(re.findall(r"--([a-z-]+)", p.stdout.split("global options (")[1].split("\n\n")[0]))
+man_glob = set(re.findall(r"^\*(?:-\w\*, \*)?--([a-z-]+)\*", man_section("GLOBAL OPTIONS"), re.M))
+check(glob == man_glob, f"global options in --help {sorted(glob)} == man page {sorted(man_glob)}")
+for c in COMMANDS + ["help"]:
+    check(re.search(r"^  " + c + r"\b", p.stdout, re.M), f"--help lists {c}", p)
+
+# Every JSON key the code emits is named in the man page.
+keys = set()
+for d in ["cmd", os.path.join("lib", "engine")]:
+    for name in sorted(os.listdir(os.path.join(src, d))):
+        if not name.endswith(".c"):
+            continue
+        text = open(os.path.join(src, d, name)).read()
+        keys |= set(re.findall(r'json_object_object_add\(\s*[\w>-]+,\s*"(\w+)"', text))
+        keys |= set(re.findall(r'jadd\(&?\w+,\s*\w+,\s*"(\w+)"', text))
+        m = re.search(r"field_names\[[^]]*\]\s*=\s*\{(.*?)\};", text, re.S)
+        if m:
+            keys |= set(re.findall(r'"(\w+)"', m.group(1)))
+check(len(keys) > 80, f"found the JSON keys in the code ({len(keys)})")
+for k in sorted(keys):
+    check("*" + k + "*" in man, f"JSON key '{k}' is documented in docs/kswap.8.scd")
 
 print("cli:", "ok" if not failed else f"{failed} failed")
 sys.exit(1 if failed else 0)

@@ -38,11 +38,14 @@ expect() {
 }
 
 cd "$work" || exit 1
-expect "accept apply pin plan rollback status verify" kswap ""
+expect "accept apply help pin plan rollback status verify" kswap ""
 expect "pin plan" kswap p
 expect "--root" kswap --ro
 expect "status" kswap --json st
-expect "--ack --config --help --json --root --timeout --verbose --version --wait" kswap status --
+expect "--ack --config --help --json --quiet --root --timeout --verbose --version --wait" kswap status --
+expect "pin plan" kswap help p
+expect "" kswap help plan ""
+expect "-q" kswap -q
 expect "--reboot --root" kswap apply --r
 expect "--kernel" kswap --json verify --k
 expect "--deb" kswap --json verify --d
