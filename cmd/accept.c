@@ -23,6 +23,8 @@ static void check_progress(void *userdata, const ks_check *chk)
 {
     const ks_ctx *ctx = userdata;
 
+    if (ctx->quiet)
+        return;
     fprintf(stderr, "%s[check]%s %-4s %s (attempt %u): %s\n", ctx->stderr_color ? "\033[1m" : "",
             ctx->stderr_color ? "\033[0m" : "", ks_check_status_to_string(chk->status), chk->id,
             chk->attempts, strempty(chk->detail));
@@ -84,7 +86,8 @@ static void print_human(const ks_ctx *ctx, const ks_accept_result *r, const ks_b
 
     printf("outcome: %s%s\n", o ? o : "nothing to judge", r->recorded ? " (judged before)" : "");
     if (r->kernel)
-        printf("running: %s · trial kernel: %s\n", r->kernel, strempty(r->expected_kernel));
+        printf("running: %s%strial kernel: %s\n", r->kernel, ctx->sep,
+               strempty(r->expected_kernel));
     for (size_t i = 0; i < r->checks.n; i++) {
         const ks_check *c = &r->checks.v[i];
         printf("  %-4s %s%s", ks_check_status_to_string(c->status), c->id,

@@ -3,12 +3,19 @@
 
 #include "cmd/swap-output.h"
 
-static bool confirm(const ks_ctx *ctx)
+static bool confirm(const ks_ctx *ctx, const ks_apply_opts *o)
 {
     char line[32];
 
-    fprintf(stderr, "kswap apply will make the running kernel GRUB's default, install and verify "
-                    "the new kernel and arm ONE trial boot of it.\nProceed? [y/N] ");
+    fprintf(stderr,
+            "kswap apply on %s will make the running kernel GRUB's default, install and verify "
+            "%s%s and arm ONE trial boot of it.\nProceed? [y/N] ",
+            ks_root_is_host(ctx->root) ? "this machine" : ks_root_path(ctx->root),
+            o->deb ? "the package " : o->package ? "the package " : o->kernel ? "the kernel " : "",
+            o->deb      ? o->deb
+            : o->package ? o->package
+            : o->kernel  ? o->kernel
+                         : "the XanMod package that fits the CPU");
     if (!fgets(line, sizeof(line), stdin))
         return false;
     return line[0] == 'y' || line[0] == 'Y';
@@ -86,7 +93,7 @@ static int run_apply(ks_ctx *ctx, int argc, char **argv)
             ks_error("apply changes the boot setup: pass --yes when no one can answer");
             return KS_EXIT_REFUSED;
         }
-        if (!confirm(ctx)) {
+        if (!confirm(ctx, &o)) {
             ks_error("apply cancelled; nothing changed");
             return KS_EXIT_REFUSED;
         }

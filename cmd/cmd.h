@@ -30,9 +30,23 @@ typedef struct ks_ctx {
     bool json;
     bool verbose;
     bool quiet;        /* -q: only errors on stderr */
-    bool color;        /* stdout is a TTY and NO_COLOR is unset */
+    bool color;        /* colour on stdout: --color, else a TTY, NO_COLOR empty, TERM not dumb */
     bool stderr_color; /* the same for stderr (progress lines) */
+    const char *sep;   /* " · " in a UTF-8 locale, else " - " */
 } ks_ctx;
+
+typedef enum ks_color_mode {
+    KS_COLOR_AUTO,
+    KS_COLOR_ALWAYS,
+    KS_COLOR_NEVER,
+} ks_color_mode;
+
+/* Whether output on fd gets colour: --color, then NO_COLOR (non-empty), TERM=dumb, a TTY. */
+bool ks_want_color(ks_color_mode mode, int fd);
+/* Whether the locale's character set is UTF-8 (else output stays ASCII). */
+bool ks_locale_is_utf8(void);
+/* What the human table names a finding by: its subject when it passed, else its id. */
+const char *ks_finding_subject(const char *id);
 
 /*
  * One option of a command: the parser (ks_getopt) and the help (kswap help COMMAND) read the

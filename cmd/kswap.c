@@ -33,6 +33,8 @@ const ks_option ks_global_options[] = {
      "/etc/kswap/kswap.conf"},
     {"verbose", G_VERBOSE, NULL, "log each step on stderr", NULL, 'v'},
     {"quiet", G_QUIET, NULL, "print only errors on stderr", NULL, 'q'},
+    {"color", G_COLOR, "WHEN", "auto (a terminal, NO_COLOR empty, TERM not dumb), always, never",
+     "auto"},
     {"help", G_HELP, NULL, "show this help, or the help of the command", NULL, 'h'},
     {"version", G_VERSION, NULL, "show the version", NULL},
     {},
@@ -116,6 +118,7 @@ static int unknown_global(const char *arg)
 typedef struct globals {
     const char *root;
     int help, version;
+    ks_color_mode color;
 } globals;
 
 /* Takes a global option at argv[*i] (and its value), or returns 0 when it is not one. */
@@ -167,6 +170,18 @@ static int take_global(int argc, char **argv, int *i, globals *g, ks_ctx *ctx)
     case G_HELP:
         g->help = true;
         break;
+    case G_COLOR:
+        if (streq(v, "auto"))
+            g->color = KS_COLOR_AUTO;
+        else if (streq(v, "always"))
+            g->color = KS_COLOR_ALWAYS;
+        else if (streq(v, "never"))
+            g->color = KS_COLOR_NEVER;
+        else {
+            ks_error("option '--color' needs auto, always or never, not '%s'", v);
+            return -EINVAL;
+        }
+        break;
     case G_VERSION:
         g->version = true;
         break;
@@ -205,6 +220,7 @@ static int run_main(int argc, char **argv, ks_ctx *ctx, const ks_cmd **cmdp)
         rest[n++] = argv[i];
     }
     root_path = g.root;
+    ctx->sep = ks_locale_is_utf8() ? " · " : " - ";
     ks_set_quiet(ctx->quiet && !ctx->verbose);
 
     if (g.version) {
@@ -257,8 +273,8 @@ static int run_main(int argc, char **argv, ks_ctx *ctx, const ks_cmd **cmdp)
         ks_error("cannot open root directory '%s': %s", root_path, strerror(-k));
         return KS_EXIT_ERROR;
     }
-    ctx->color = !ctx->json && isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
-    ctx->stderr_color = isatty(STDERR_FILENO) && !getenv("NO_COLOR");
+    ctx->color = !ctx->json && ks_want_color(g.color, STDOUT_FILENO);
+    ctx->stderr_color = ks_want_color(g.color, STDERR_FILENO);
 
     if ((cmd->flags & KS_NEEDS_ROOT_USER) && ks_root_is_host(ctx->root) && geteuid() != 0) {
         ks_error("'kswap %s' changes the boot setup and must run as root; try 'sudo kswap %s'",

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <getopt.h>
+#include <langinfo.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -288,10 +289,60 @@ json_object *ks_json_string_or_null(const char *s)
     return s ? json_object_new_string(s) : NULL;
 }
 
+bool ks_want_color(ks_color_mode mode, int fd)
+{
+    const char *no_color = getenv("NO_COLOR"), *term = getenv("TERM");
+
+    if (mode != KS_COLOR_AUTO)
+        return mode == KS_COLOR_ALWAYS;
+    /* no-color.org: only a non-empty NO_COLOR turns colour off */
+    if (no_color && no_color[0])
+        return false;
+    if (term && streq(term, "dumb"))
+        return false;
+    return isatty(fd);
+}
+
+bool ks_locale_is_utf8(void)
+{
+    const char *cs = nl_langinfo(CODESET);
+    return cs && (streq(cs, "UTF-8") || streq(cs, "utf8"));
+}
+
+/* A finding is counted once even when two steps report it (plan, then verify in apply). */
+static bool seen_before(const ks_findings *f, size_t i)
+{
+    for (size_t k = 0; k < i; k++)
+        if (streq(f->v[k].id, f->v[i].id) && streq_ptr(f->v[k].message, f->v[i].message))
+            return true;
+    return false;
+}
+
+static const struct {
+    const char *prefix, *subject;
+} subjects[] = {
+    {"os", "operating system"}, {"virt", "virtualization"}, {"cpu", "CPU level"},
+    {"secureboot", "Secure Boot"}, {"boot", "/boot"},       {"grub", "GRUB"},
+    {"kernel", "kernel"},       {"modules", "modules"},     {"bbr", "BBR"},
+    {"initrd", "initramfs"},    {"repo", "repository"},     {"config", "configuration"},
+    {"accept", "acceptance"},
+};
+
+const char *ks_finding_subject(const char *id)
+{
+    size_t l = strcspn(id, ".");
+    for (size_t i = 0; i < ARRAY_SIZE(subjects); i++)
+        if (strlen(subjects[i].prefix) == l && strncmp(id, subjects[i].prefix, l) == 0)
+            return subjects[i].subject;
+    return id;
+}
+
 json_object *ks_json_findings(const ks_findings *f)
 {
     json_object *a = json_object_new_array();
     for (size_t i = 0; i < f->n; i++) {
+        if (seen_before(f, i))
+            continue;
         json_object *o = json_object_new_object();
         json_object_object_add(o, "id", json_object_new_string(f->v[i].id));
         json_object_object_add(o, "severity",
@@ -327,14 +378,19 @@ void ks_print_findings(const ks_ctx *ctx, const ks_findings *f)
     static const char *const marks[_KS_SEV_MAX] = {"ok", "WARN", "BLOCK"};
     size_t w = 0;
 
+#define LABEL(x) ((x)->severity == KS_SEV_OK ? ks_finding_subject((x)->id) : (x)->id)
     for (size_t i = 0; i < f->n; i++)
-        if (strlen(f->v[i].id) > w)
-            w = strlen(f->v[i].id);
+        if (strlen(LABEL(&f->v[i])) > w)
+            w = strlen(LABEL(&f->v[i]));
     for (size_t i = 0; i < f->n; i++) {
         const ks_finding *x = &f->v[i];
+        if (seen_before(f, i))
+            continue;
+        /* A passed check reads as what was checked; a problem keeps its id to look up. */
         printf("  %s%-5s%s  %-*s  %s\n", ks_color(ctx, x->severity), marks[x->severity],
-               ks_color_reset(ctx), (int)w, x->id, x->message);
+               ks_color_reset(ctx), (int)w, LABEL(x), x->message);
         if (x->remedy && x->severity != KS_SEV_OK)
             printf("  %-5s  %-*s  -> %s\n", "", (int)w, "", x->remedy);
     }
+#undef LABEL
 }

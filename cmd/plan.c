@@ -101,13 +101,13 @@ static json_object *plan_json(const ks_plan *p)
 static void plan_print(const ks_ctx *ctx, const ks_plan *p)
 {
     ks_severity worst = ks_findings_worst(&p->findings);
+    const char *sep = ctx->sep;
     size_t warns = 0, blocks = 0;
 
-    printf("host    %s · %s · x86-64-v%d (%s) · %u CPUs · running %s\n",
-           strempty(p->os_pretty_name), strempty(p->virt), p->x86_64_level,
-           p->level_from_cpuid ? "CPUID" : "cpuinfo", p->n_processors,
-           strempty(p->running_kernel));
-    printf("boot    %s · boot/grub on %s %s", p->secureboot.efi ? "UEFI" : "BIOS",
+    printf("host    %s%s%s%sx86-64-v%d (%s)%s%u CPUs%srunning %s\n", strempty(p->os_pretty_name),
+           sep, strempty(p->virt), sep, p->x86_64_level, p->level_from_cpuid ? "CPUID" : "cpuinfo",
+           sep, p->n_processors, sep, strempty(p->running_kernel));
+    printf("boot    %s%sboot/grub on %s %s", p->secureboot.efi ? "UEFI" : "BIOS", sep,
            p->bootfs.fs_type ? p->bootfs.fs_type : "unknown fs",
            p->bootfs.source ? p->bootfs.source : "(unknown device)");
     if (p->bootfs.stack && p->bootfs.stack[0]) {
@@ -116,12 +116,12 @@ static void plan_print(const ks_ctx *ctx, const ks_plan *p)
             printf("%s%s", s == p->bootfs.stack ? "" : " on ", *s);
         printf(")");
     }
-    printf(" · %llu MiB free\n", (unsigned long long)(p->bootfs.free_bytes / MIB));
+    printf("%s%llu MiB free\n", sep, (unsigned long long)(p->bootfs.free_bytes / MIB));
     if (p->target_package || p->target_release)
-        printf("target  %s%s%s%s%s · %s\n", strempty(p->target_package),
+        printf("target  %s%s%s%s%s%s%s\n", strempty(p->target_package),
                p->target_release && p->target_package ? " " : "",
                p->target_release ? p->target_release : "",
-               p->xanmod_suite ? " from deb.xanmod.org " : "", strempty(p->xanmod_suite),
+               p->xanmod_suite ? " from deb.xanmod.org " : "", strempty(p->xanmod_suite), sep,
                p->target_installed ? "installed" : "not installed");
     else
         printf("target  none (no XanMod build fits)\n");

@@ -18,7 +18,7 @@ static ks_journal *load_journal(const ks_ctx *ctx)
     return k < 0 ? NULL : j;
 }
 
-static void print_journal(const ks_journal *j)
+static void print_journal(const ks_ctx *ctx, const ks_journal *j)
 {
     const char *new = ks_journal_get(j, KS_JF_NEW_KERNEL), *old = ks_journal_get(j, KS_JF_OLD_KERNEL);
     const char *reason = ks_journal_get(j, KS_JF_REASON);
@@ -30,8 +30,8 @@ static void print_journal(const ks_journal *j)
     }
     printf("state: %s", ks_state_to_string(s));
     if (ks_journal_outcome(j) != KS_OUTCOME_NONE)
-        printf(" · outcome %s", ks_outcome_to_string(ks_journal_outcome(j)));
-    printf(" · old %s · new %s\n", old ? old : "-", new ? new : "-");
+        printf("%soutcome %s", ctx->sep, ks_outcome_to_string(ks_journal_outcome(j)));
+    printf("%sold %s%snew %s\n", ctx->sep, old ? old : "-", ctx->sep, new ? new : "-");
     if (s == KS_STATE_ARMED && ks_journal_armed_at(j))
         printf("armed at %s (boot %s)\n", ks_journal_armed_at(j),
                strempty(ks_journal_armed_boot_id(j)));
@@ -172,7 +172,7 @@ static int run_status(ks_ctx *ctx, int argc, char **argv)
         if (running)
             printf("running: %s\n", running);
         if (j)
-            print_journal(j);
+            print_journal(ctx, j);
         ks_print_forecast(ctx, &b, &f);
         if (findings.n) {
             printf("\n");

@@ -6,6 +6,8 @@
 void ks_swap_progress(void *userdata, const char *step, const char *message)
 {
     const ks_ctx *ctx = userdata;
+    if (ctx->quiet)
+        return;
     /* Progress goes to stderr, so --json keeps stdout to one document. */
     fprintf(stderr, "%s[%s]%s %s\n", ctx->stderr_color ? "\033[1m" : "", step,
             ctx->stderr_color ? "\033[0m" : "", message);

@@ -190,5 +190,57 @@ check(len(keys) > 80, f"found the JSON keys in the code ({len(keys)})")
 for k in sorted(keys):
     check("*" + k + "*" in man, f"JSON key '{k}' is documented in docs/kswap.8.scd")
 
+# Colour: --color, NO_COLOR (only a non-empty value), TERM=dumb; ASCII outside UTF-8 locales.
+def on_pty(*args, **env):
+    """Runs kswap with stdout on a terminal; returns what it wrote there."""
+    import pty
+    master, slave = pty.openpty()
+    p = subprocess.Popen([exe] + list(args), stdout=slave, stderr=subprocess.DEVNULL,
+                         stdin=subprocess.DEVNULL, env=dict(os.environ, **env))
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    p.wait()
+    os.close(master)
+    return out.decode(errors="replace")
+
+
+ESC = "\033["
+plan = ["--root", ROOT, "plan"]
+check(ESC in on_pty(*plan, NO_COLOR="", TERM="xterm"), "an empty NO_COLOR keeps colour")
+check(ESC not in on_pty(*plan, NO_COLOR="1", TERM="xterm"), "NO_COLOR=1: no colour")
+check(ESC not in on_pty(*plan, NO_COLOR="", TERM="dumb"), "TERM=dumb: no colour")
+check(ESC not in on_pty(*plan, "--color=never", NO_COLOR="", TERM="xterm"), "--color=never")
+check(ESC in on_pty(*plan, "--color", "always", NO_COLOR="1", TERM="dumb"),
+      "--color always wins over NO_COLOR and TERM=dumb")
+p = run(*plan, "--color=always")
+check(p.returncode == 0 and ESC in p.stdout, "--color=always on a pipe", p)
+p = run(*plan, "--color=always", "--json")
+check(p.returncode == 0 and ESC not in p.stdout, "never colour in JSON", p)
+p = run(*plan, "--color=sometimes")
+check(p.returncode == 1 and "auto, always or never" in p.stderr, "--color=sometimes refused", p)
+p = run(*plan, LC_ALL="C", LANG="C")
+check(p.returncode == 0 and p.stdout.isascii() and " - kvm - " in p.stdout, "LANG=C: ASCII", p)
+p = run(*plan, LC_ALL="C.UTF-8")
+check(p.returncode == 0 and "·" in p.stdout, "UTF-8 locale: the middle dot", p)
+
+# Passing checks read as their subject; ids stay in JSON and on problems.
+p = run(*plan)
+check(re.search(r"^  ok +virtualization +kvm guest", p.stdout, re.M), "ok virtualization", p)
+check("virt.not-kvm" not in p.stdout and "os.unsupported" not in p.stdout,
+      "no failure id on a passing line", p)
+check(re.search(r"^  WARN +grub.default-not-saved", p.stdout, re.M), "a warning keeps its id", p)
+p = run(*plan, "--json")
+check("virt.not-kvm" in p.stdout, "ids stay in JSON", p)
+p = run("-q", "--root", ROOT, "apply", "--deb", "/nonexistent.deb")
+check(p.returncode == 2 and p.stderr.startswith("kswap: error:"), "-q: only errors", p)
+
 print("cli:", "ok" if not failed else f"{failed} failed")
 sys.exit(1 if failed else 0)

@@ -42,7 +42,9 @@ expect "accept apply help pin plan rollback status verify" kswap ""
 expect "pin plan" kswap p
 expect "--root" kswap --ro
 expect "status" kswap --json st
-expect "--ack --config --help --json --quiet --root --timeout --verbose --version --wait" kswap status --
+expect "--ack --color --config --help --json --quiet --root --timeout --verbose --version --wait" kswap status --
+expect "always auto" kswap --color a
+expect "--ack" kswap --color never status --a
 expect "pin plan" kswap help p
 expect "" kswap help plan ""
 expect "-q" kswap -q
