@@ -109,8 +109,6 @@ static int run_apply(ks_ctx *ctx, int argc, char **argv)
         return KS_EXIT_ERROR;
     }
     k = ks_swap_render(ctx, "apply", &r);
-    if (r.status == KS_SWAP_DONE && !r.rebooting && !ctx->json)
-        printf("\nReboot to start the trial (systemctl reboot); 'kswap rollback' cancels it.\n");
     ks_swap_result_done(&r);
     return k;
 }

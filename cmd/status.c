@@ -3,6 +3,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/forecast.h"
+#include "cmd/swap-output.h"
 #include "lib/engine/journal.h"
 #include "lib/engine/trial.h"
 
@@ -60,6 +61,13 @@ static bool trial_pending(const ks_journal *j)
            (s == KS_STATE_ARMED || s == KS_STATE_TRIAL_BOOTED);
 }
 
+/* Armed on this very boot: no verdict can come before a reboot. */
+static bool arming_boot(const ks_journal *j, const char *boot_id)
+{
+    return j && ks_journal_state(j) == KS_STATE_ARMED && boot_id &&
+           streq_ptr(ks_journal_armed_boot_id(j), boot_id);
+}
+
 static long long mono_s(void)
 {
     struct timespec ts;
@@ -68,7 +76,7 @@ static long long mono_s(void)
 }
 
 /* --wait: polls the journal until the trial has a final outcome or timeout_s passed. */
-static ks_journal *wait_verdict(const ks_ctx *ctx, int timeout_s)
+static ks_journal *wait_verdict(const ks_ctx *ctx, int timeout_s, const char *boot_id)
 {
     long long deadline = mono_s() + timeout_s;
     bool told = false;
@@ -77,6 +85,12 @@ static ks_journal *wait_verdict(const ks_ctx *ctx, int timeout_s)
         ks_journal *j = load_journal(ctx);
         if (!j || !trial_pending(j) || mono_s() >= deadline)
             return j;
+        if (arming_boot(j, boot_id)) {
+            if (!ctx->quiet)
+                fprintf(stderr, "[status] no verdict can come on the boot that armed the trial: "
+                                "reboot to start the trial\n");
+            return j;
+        }
         if (!told) {
             fprintf(stderr, "[status] waiting up to %d s for the verdict on %s\n", timeout_s,
                     strempty(ks_journal_get(j, KS_JF_NEW_KERNEL)));
@@ -112,7 +126,8 @@ static int run_status(ks_ctx *ctx, int argc, char **argv)
 {
     bool do_wait = false, ack = false, have_timeout = false, have_forecast;
     int timeout_s = 900;
-    _cleanup_free_ char *running = NULL;
+    _cleanup_free_ char *running = NULL, *boot_id = NULL;
+    ks_next next = {0};
     ks_findings findings = {0};
     ks_grub_forecast f = {0};
     ks_journal *j = NULL;
@@ -142,7 +157,9 @@ static int run_status(ks_ctx *ctx, int argc, char **argv)
         return ks_usage_error(&ks_cmd_status, "unexpected argument '%s'", argv[optind]);
 
     (void)ks_root_read_line(ctx->root, "proc/sys/kernel/osrelease", &running);
-    j = do_wait ? wait_verdict(ctx, timeout_s) : load_journal(ctx);
+    (void)ks_root_read_line(ctx->root, "proc/sys/kernel/random/boot_id", &boot_id);
+    j = do_wait ? wait_verdict(ctx, timeout_s, boot_id) : load_journal(ctx);
+    next = ks_next_step(j, running, boot_id);
     if (ack)
         acknowledge(ctx, j);
     have_forecast = ks_collect_forecast(ctx, &b, &f, &findings) >= 0;
@@ -150,6 +167,8 @@ static int run_status(ks_ctx *ctx, int argc, char **argv)
         r = KS_EXIT_ERROR;
     else if (do_wait)
         r = verdict_exit(j);
+    else if (!ack)
+        r = next.exit_code; /* one code per state; --ack did what was asked: 0 */
     if (ctx->json) {
         /* Even when the boot setup cannot be read: the journal, and what went wrong. */
         json_object *o = json_object_new_object();
@@ -164,6 +183,7 @@ static int run_status(ks_ctx *ctx, int argc, char **argv)
         json_object_object_add(o, "journal", j ? ks_journal_to_json(j) : NULL);
         json_object_object_add(o, "grub", have_forecast ? ks_json_grub(&b, &f) : NULL);
         json_object_object_add(o, "findings", ks_json_findings(&findings));
+        ks_json_add_next(o, &next);
         ks_print_json(o);
         json_object_put(o);
     } else if (!have_forecast) {
@@ -178,8 +198,11 @@ static int run_status(ks_ctx *ctx, int argc, char **argv)
             printf("\n");
             ks_print_findings(ctx, &findings);
         }
+        printf("\n");
+        ks_print_next(&next);
     }
 out:
+    free(next.why);
     ks_journal_free(j);
     ks_grub_forecast_done(&f);
     ks_boot_done(&b);

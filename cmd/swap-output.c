@@ -19,6 +19,94 @@ int ks_swap_progress_fd(void)
     return isatty(STDERR_FILENO) ? STDERR_FILENO : 0;
 }
 
+static bool failed_outcome(ks_outcome o)
+{
+    return o == KS_OUTCOME_HEALTH_FAILED || o == KS_OUTCOME_FELL_BACK;
+}
+
+ks_next ks_next_step(const ks_journal *j, const char *running, const char *boot_id)
+{
+    ks_state s = j ? ks_journal_state(j) : KS_STATE_IDLE;
+    ks_outcome o = j ? ks_journal_outcome(j) : KS_OUTCOME_NONE;
+    const char *old = j ? ks_journal_get(j, KS_JF_OLD_KERNEL) : NULL;
+    const char *new = j ? ks_journal_get(j, KS_JF_NEW_KERNEL) : NULL;
+    const char *armed = j ? ks_journal_armed_boot_id(j) : NULL;
+
+    old = old ? old : "the old kernel";
+    new = new ? new : "the new kernel";
+    switch (s) {
+    case KS_STATE_IDLE:
+        return (ks_next){"kswap plan", ks_asprintf("assess this host, then 'kswap apply'"), 0};
+    case KS_STATE_PREPARED:
+    case KS_STATE_INSTALLED:
+    case KS_STATE_VERIFIED:
+        return (ks_next){"kswap apply --yes",
+                         ks_asprintf("an apply stopped after '%s': running it again resumes; "
+                                     "'kswap rollback' undoes it", ks_state_to_string(s)),
+                         KS_EXIT_NOTHING};
+    case KS_STATE_ARMED:
+        if (armed && boot_id && streq(armed, boot_id))
+            return (ks_next){"systemctl reboot",
+                             ks_asprintf("reboot to start the trial of %s; 'kswap rollback' "
+                                         "cancels it", new),
+                             KS_EXIT_NOTHING};
+        __attribute__((fallthrough));
+    case KS_STATE_TRIAL_BOOTED:
+        if (o == KS_OUTCOME_TRIAL_OK)
+            return (ks_next){"kswap pin",
+                             ks_asprintf("acceptance passed on %s but it is not pinned yet", new),
+                             KS_EXIT_OK};
+        return (ks_next){"kswap status --wait",
+                         ks_asprintf("the trial boot of %s waits for kswap-accept.service's "
+                                     "verdict (journalctl -u kswap-accept.service)", new),
+                         KS_EXIT_NOTHING};
+    case KS_STATE_PINNED:
+        if (running && !streq(running, new))
+            return (ks_next){"systemctl reboot",
+                             ks_asprintf("%s is pinned but %s runs", new, running), KS_EXIT_OK};
+        return (ks_next){NULL, ks_asprintf("nothing to do: %s starts on every boot", new),
+                         KS_EXIT_OK};
+    case KS_STATE_FAILED:
+        return (ks_next){"kswap rollback",
+                         ks_asprintf("the swap to %s failed (see the reason): rollback makes %s "
+                                     "the default again, --purge also removes what was installed",
+                                     new, old),
+                         KS_EXIT_ACCEPT_FAILED};
+    case KS_STATE_ROLLED_BACK:
+        if (running && !streq(running, old))
+            return (ks_next){"systemctl reboot",
+                             ks_asprintf("%s is the default again but %s still runs", old,
+                                         running),
+                             failed_outcome(o) ? KS_EXIT_ACCEPT_FAILED : KS_EXIT_OK};
+        if (failed_outcome(o))
+            return (ks_next){"journalctl -b -1 -p warning",
+                             ks_asprintf("the trial of %s failed (%s) and %s runs again: read "
+                                         "why, then 'kswap apply' again or 'kswap rollback "
+                                         "--purge'", new, ks_outcome_to_string(o), old),
+                             KS_EXIT_ACCEPT_FAILED};
+        return (ks_next){"kswap rollback --purge",
+                         ks_asprintf("%s is the default; --purge removes what kswap installed",
+                                     old),
+                         KS_EXIT_OK};
+    default:
+        return (ks_next){"kswap status", ks_asprintf("unknown state"), KS_EXIT_ERROR};
+    }
+}
+
+void ks_print_next(const ks_next *n)
+{
+    if (n->command)
+        printf("next: %s  (%s)\n", n->command, strempty(n->why));
+    else
+        printf("next: %s\n", strempty(n->why));
+}
+
+void ks_json_add_next(json_object *o, const ks_next *n)
+{
+    json_object_object_add(o, "next", ks_json_string_or_null(n->command));
+    json_object_object_add(o, "next_reason", ks_json_string_or_null(n->why));
+}
+
 int ks_swap_config(const ks_ctx *ctx, ks_config **ret)
 {
     _cleanup_free_ char *err = NULL;
@@ -30,9 +118,11 @@ int ks_swap_config(const ks_ctx *ctx, ks_config **ret)
 
 int ks_swap_render(const ks_ctx *ctx, const char *what, const ks_swap_result *r)
 {
+    _cleanup_free_ char *running = NULL, *boot_id = NULL;
     ks_boot b = {0};
     ks_grub_forecast f = {0};
     bool have_forecast;
+    ks_next next;
     int exit_code;
 
     switch (r->status) {
@@ -48,6 +138,16 @@ int ks_swap_render(const ks_ctx *ctx, const char *what, const ks_swap_result *r)
     }
     /* Whatever happened, show what the next boots will be: that is what an operator needs. */
     have_forecast = ks_collect_forecast(ctx, &b, &f, NULL) >= 0;
+    (void)ks_root_read_line(ctx->root, "proc/sys/kernel/osrelease", &running);
+    (void)ks_root_read_line(ctx->root, "proc/sys/kernel/random/boot_id", &boot_id);
+    if (r->status == KS_SWAP_BUSY)
+        next = (ks_next){NULL, ks_asprintf("another kswap holds the lock: run this again when it "
+                                           "is done"), exit_code};
+    else if (r->rebooting)
+        next = (ks_next){"kswap status --wait", ks_asprintf("after the reboot: wait for the "
+                                                            "verdict"), exit_code};
+    else
+        next = ks_next_step(r->journal, running, boot_id);
 
     if (ctx->json) {
         json_object *o = r->journal ? ks_journal_to_json(r->journal) : json_object_new_object();
@@ -62,6 +162,7 @@ int ks_swap_render(const ks_ctx *ctx, const char *what, const ks_swap_result *r)
         json_object_object_add(o, "output", ks_json_string_or_null(r->output));
         json_object_object_add(o, "findings", ks_json_findings(&r->findings));
         json_object_object_add(o, "grub", have_forecast ? ks_json_grub(&b, &f) : NULL);
+        ks_json_add_next(o, &next);
         if (ks_print_json(o) != KS_EXIT_OK)
             exit_code = KS_EXIT_ERROR;
         json_object_put(o);
@@ -76,6 +177,8 @@ int ks_swap_render(const ks_ctx *ctx, const char *what, const ks_swap_result *r)
             printf("%s: nothing changed: %s\n", what, strempty(r->error));
         if (have_forecast)
             ks_print_forecast(ctx, &b, &f);
+        printf("\n");
+        ks_print_next(&next);
         if (r->output && r->status == KS_SWAP_FAILED)
             fprintf(stderr, "--- output of the failed program ---\n%s%s", r->output,
                     ks_endswith(r->output, "\n") ? "" : "\n");
@@ -84,5 +187,6 @@ int ks_swap_render(const ks_ctx *ctx, const char *what, const ks_swap_result *r)
         ks_error("%s: %s", what, strempty(r->error));
     ks_grub_forecast_done(&f);
     ks_boot_done(&b);
+    free(next.why);
     return exit_code;
 }

@@ -242,5 +242,50 @@ check("virt.not-kvm" in p.stdout, "ids stay in JSON", p)
 p = run("-q", "--root", ROOT, "apply", "--deb", "/nonexistent.deb")
 check(p.returncode == 2 and p.stderr.startswith("kswap: error:"), "-q: only errors", p)
 
+# status: one exit code per state, and the next step in text and JSON.
+OLD_K, NEW_K = "6.8.0-48-generic", "6.18.1-x64v3-xanmod1"
+tmp = tempfile.mkdtemp(prefix="kswap-cli-state.")
+try:
+    r = os.path.join(tmp, "root")
+    shutil.copytree(ROOT, r, symlinks=True)
+    os.makedirs(os.path.join(r, "var/lib/kswap"), exist_ok=True)
+    boot_id = open(os.path.join(r, "proc/sys/kernel/random/boot_id")).read().strip()
+    other = "00000000-0000-4000-8000-000000000001"
+    for state, outcome, armed, want_exit, want_next in [
+            ("idle", None, None, 0, "kswap plan"),
+            ("verified", None, None, 4, "kswap apply --yes"),
+            ("armed", None, boot_id, 4, "systemctl reboot"),
+            ("armed", None, other, 4, "kswap status --wait"),
+            ("trial-booted", "trial-ok", other, 0, "kswap pin"),
+            ("pinned", "trial-ok", other, 0, "systemctl reboot"),
+            ("failed", None, None, 3, "kswap rollback"),
+            ("rolled-back", "health-failed", other, 3, "journalctl -b -1 -p warning"),
+            ("rolled-back", None, None, 0, "kswap rollback --purge")]:
+        j = {"version": 1, "state": state, "outcome": outcome, "old_kernel": OLD_K,
+             "new_kernel": NEW_K, "reason": "why" if state in ("failed", "rolled-back") else None}
+        if armed:
+            j.update(armed_boot_id=armed, armed_btime=5, armed_at="2026-01-01T00:00:00Z")
+        with open(os.path.join(r, "var/lib/kswap/state.json"), "w") as f:
+            json.dump({k: v for k, v in j.items() if v is not None}, f)
+        what = f"status in {state}/{outcome}/{'arming boot' if armed == boot_id else 'later'}"
+        p = run("--root", r, "status")
+        check(p.returncode == want_exit, f"{what}: exit {want_exit}", p)
+        check(re.search(r"^next: " + re.escape(want_next) + r"  \(", p.stdout, re.M),
+              f"{what}: next: {want_next}", p)
+        d = one_document(["--root", r, "status", "--json"], want_exit, what=what + " --json")
+        check(d and d.get("next") == want_next and d.get("next_reason"), f"{what}: JSON next", d)
+    # --wait on the boot that armed: at once, exit 4.
+    with open(os.path.join(r, "var/lib/kswap/state.json"), "w") as f:
+        json.dump({"version": 1, "state": "armed", "old_kernel": OLD_K, "new_kernel": NEW_K,
+                   "armed_boot_id": boot_id, "armed_btime": 5,
+                   "armed_at": "2026-01-01T00:00:00Z"}, f)
+    import time
+    t0 = time.time()
+    p = run("--root", r, "status", "--wait", "--timeout", "5")
+    check(p.returncode == 4 and time.time() - t0 < 3 and "reboot to start the trial" in p.stderr,
+          "status --wait on the arming boot: exit 4 at once", p)
+finally:
+    shutil.rmtree(tmp, ignore_errors=True)
+
 print("cli:", "ok" if not failed else f"{failed} failed")
 sys.exit(1 if failed else 0)
