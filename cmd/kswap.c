@@ -31,7 +31,7 @@ const ks_option ks_global_options[] = {
     {"json", G_JSON, NULL, "print one JSON document on stdout, errors included", NULL},
     {"config", G_CONFIG, "FILE", "read FILE (on this machine) for the configuration",
      "/etc/kswap/kswap.conf"},
-    {"verbose", G_VERBOSE, NULL, "log each step on stderr", NULL, 'v'},
+    {"verbose", G_VERBOSE, NULL, "also log each step's duration on stderr", NULL, 'v'},
     {"quiet", G_QUIET, NULL, "print only errors on stderr", NULL, 'q'},
     {"color", G_COLOR, "WHEN", "auto (a terminal, NO_COLOR empty, TERM not dumb), always, never",
      "auto"},

@@ -3,14 +3,44 @@
 #include "cmd/forecast.h"
 #include "cmd/swap-output.h"
 
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double start, step_start;
+static char last_step[32];
+
+/* -v: the duration of the last step, once the command is done. */
+static void progress_end(const ks_ctx *ctx)
+{
+    if (ctx->verbose && !ctx->quiet && last_step[0])
+        fprintf(stderr, "[%s] took %.1f s\n", last_step, mono_now() - step_start);
+    last_step[0] = '\0';
+}
+
 void ks_swap_progress(void *userdata, const char *step, const char *message)
 {
     const ks_ctx *ctx = userdata;
+    double now = mono_now();
+
+    if (start == 0)
+        start = step_start = now;
     if (ctx->quiet)
         return;
-    /* Progress goes to stderr, so --json keeps stdout to one document. */
-    fprintf(stderr, "%s[%s]%s %s\n", ctx->stderr_color ? "\033[1m" : "", step,
-            ctx->stderr_color ? "\033[0m" : "", message);
+    /* -v: how long the step before took, once it is over. */
+    if (ctx->verbose && last_step[0] && !streq(last_step, step))
+        fprintf(stderr, "[%s] took %.1f s\n", last_step, now - step_start);
+    if (!streq(last_step, step)) {
+        snprintf(last_step, sizeof(last_step), "%s", step);
+        step_start = now;
+    }
+    /* Progress goes to stderr, so --json keeps stdout to one document; the elapsed seconds
+     * since the first step tell a log reader where the time went. */
+    fprintf(stderr, "%s[%s]%s %s (%.0f s)\n", ctx->stderr_color ? "\033[1m" : "", step,
+            ctx->stderr_color ? "\033[0m" : "", message, now - start);
 }
 
 int ks_swap_progress_fd(void)
@@ -136,6 +166,7 @@ int ks_swap_render(const ks_ctx *ctx, const char *what, const ks_swap_result *r)
     default:
         exit_code = KS_EXIT_ERROR;
     }
+    progress_end(ctx);
     /* Whatever happened, show what the next boots will be: that is what an operator needs. */
     have_forecast = ks_collect_forecast(ctx, &b, &f, NULL) >= 0;
     (void)ks_root_read_line(ctx->root, "proc/sys/kernel/osrelease", &running);

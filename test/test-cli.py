@@ -242,6 +242,24 @@ check("virt.not-kvm" in p.stdout, "ids stay in JSON", p)
 p = run("-q", "--root", ROOT, "apply", "--deb", "/nonexistent.deb")
 check(p.returncode == 2 and p.stderr.startswith("kswap: error:"), "-q: only errors", p)
 
+# Progress: elapsed seconds on every step line; -v adds each step's duration; -q silences.
+tmp = tempfile.mkdtemp(prefix="kswap-cli-progress.")
+try:
+    r = os.path.join(tmp, "root")
+    shutil.copytree(ROOT, r, symlinks=True)
+    p = run("--root", r, "apply", "--deb", "/nonexistent.deb", "--yes")
+    check(p.returncode == 1 and re.search(r"^\[plan\] checking the host \(\d+ s\)$", p.stderr, re.M)
+          and "took" not in p.stderr, "progress lines carry the elapsed seconds", p)
+    p = run("-v", "--root", r, "apply", "--deb", "/nonexistent.deb", "--yes")
+    check(re.search(r"^\[plan\] took \d+\.\d s$", p.stderr, re.M), "-v: the step's duration", p)
+    d = one_document(["-v", "--root", r, "--json", "apply", "--deb", "/nonexistent.deb", "--yes"],
+                     1, what="apply -v --json")
+    check(d and d.get("result") == "failed" and "[plan]" not in p.stdout, "progress never on stdout")
+    p = run("-q", "--root", r, "apply", "--deb", "/nonexistent.deb", "--yes")
+    check("[plan]" not in p.stderr and "error:" in p.stderr, "-q: no progress, the error stays", p)
+finally:
+    shutil.rmtree(tmp, ignore_errors=True)
+
 # status: one exit code per state, and the next step in text and JSON.
 OLD_K, NEW_K = "6.8.0-48-generic", "6.18.1-x64v3-xanmod1"
 tmp = tempfile.mkdtemp(prefix="kswap-cli-state.")
