@@ -87,6 +87,18 @@ static int run_apply(ks_ctx *ctx, int argc, char **argv)
     if (branch && (o.deb || o.package))
         return ks_usage_error(&ks_cmd_apply, "option '--branch' excludes '--%s': the package "
                                              "is named already", o.deb ? "deb" : "package");
+    /* Without the unit nothing judges the trial boot: refuse before anything changes. */
+    {
+        ks_findings unit = {0};
+        k = ks_accept_unit_finding(ctx, &unit);
+        if (k == 0) {
+            ks_error("%s; nothing changed. To fix: %s; then apply again", unit.v[0].message,
+                     unit.v[0].remedy);
+            ks_findings_clear(&unit);
+            return KS_EXIT_REFUSED;
+        }
+        ks_findings_clear(&unit);
+    }
     if (!yes) {
         /* A bootstrap script without --yes must not hang waiting for an answer. */
         if (!isatty(STDIN_FILENO)) {

@@ -119,6 +119,12 @@ void ks_print_findings(const ks_ctx *ctx, const ks_findings *f);
 const char *ks_color(const ks_ctx *ctx, ks_severity s);
 const char *ks_color_reset(const ks_ctx *ctx);
 
+/*
+ * accept.unit-disabled: whether kswap-accept.service starts at boot, as a finding (ok or warn).
+ * Returns 1 when enabled, 0 when not, negative errno when it cannot be told (no finding added).
+ */
+int ks_accept_unit_finding(const ks_ctx *ctx, ks_findings *f);
+
 /* A kernel's module set (verify, and plan when the target kernel is known). */
 json_object *ks_json_verify(const ks_verify_result *r);
 void ks_print_verify_modules(const ks_ctx *ctx, const ks_verify_result *r);

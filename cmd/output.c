@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "cmd/cmd.h"
+#include "lib/host/units.h"
 
 static char *first_error;       /* the first ks_error message, for the JSON of a failure */
 static json_object *json_doc;   /* the command's one document, printed by ks_json_flush */
@@ -335,6 +336,31 @@ const char *ks_finding_subject(const char *id)
         if (strlen(subjects[i].prefix) == l && strncmp(id, subjects[i].prefix, l) == 0)
             return subjects[i].subject;
     return id;
+}
+
+int ks_accept_unit_finding(const ks_ctx *ctx, ks_findings *f)
+{
+    _cleanup_free_ char *how = NULL;
+    ks_unit_state s;
+    int k = ks_unit_state_get(ctx->root, KS_ACCEPT_UNIT, &s, &how);
+
+    if (k < 0)
+        return k;
+    if (s == KS_UNIT_ENABLED)
+        k = ks_findings_add(f, "accept.unit-disabled", KS_SEV_OK, NULL,
+                            KS_ACCEPT_UNIT " starts at boot (%s)", how);
+    else if (s == KS_UNIT_DISABLED)
+        k = ks_findings_add(f, "accept.unit-disabled", KS_SEV_WARN,
+                            "systemctl enable " KS_ACCEPT_UNIT,
+                            KS_ACCEPT_UNIT " is installed but not enabled (%s): the trial boot "
+                            "would run unjudged", how);
+    else
+        k = ks_findings_add(f, "accept.unit-disabled", KS_SEV_WARN,
+                            "install kswap's package, or copy " KS_ACCEPT_UNIT
+                            " to /etc/systemd/system, then systemctl enable " KS_ACCEPT_UNIT,
+                            KS_ACCEPT_UNIT " is not installed (%s): the trial boot would run "
+                            "unjudged", how);
+    return k < 0 ? k : s == KS_UNIT_ENABLED;
 }
 
 json_object *ks_json_findings(const ks_findings *f)

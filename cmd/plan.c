@@ -184,6 +184,8 @@ static int run_plan(ks_ctx *ctx, int argc, char **argv)
     }
     opts.config = cfg;
     k = ks_plan_run(ctx->root, &opts, &p);
+    if (k >= 0 && ks_accept_unit_finding(ctx, &p.findings) < 0)
+        ks_warn("cannot tell whether kswap-accept.service is enabled");
     if (k < 0) {
         if (p.error_detail)
             ks_error("cannot assess '%s': %s", ks_root_path(ctx->root), p.error_detail);

@@ -260,6 +260,37 @@ try:
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 
+# kswap-accept.service: plan warns, apply refuses with the command to run.
+tmp = tempfile.mkdtemp(prefix="kswap-cli-unit.")
+try:
+    r = os.path.join(tmp, "root")
+    shutil.copytree(ROOT, r, symlinks=True)
+
+    def unit_finding():
+        d = json.loads(run("--root", r, "plan", "--json").stdout)
+        return next((f for f in d["findings"] if f["id"] == "accept.unit-disabled"), None)
+
+    f = unit_finding()
+    check(f and f["severity"] == "ok", "plan: the enabled unit is ok", f)
+    wants = os.path.join(r, "etc/systemd/system/multi-user.target.wants/kswap-accept.service")
+    os.unlink(wants)
+    f = unit_finding()
+    check(f and f["severity"] == "warn" and f["remedy"] == "systemctl enable kswap-accept.service",
+          "plan: installed, not enabled: warn, systemctl enable", f)
+    before = open(os.path.join(r, "boot/grub/grub.cfg"), "rb").read()
+    d = one_document(["--root", r, "--json", "apply", "--deb", "/nonexistent.deb", "--yes"], 2,
+                     "result", "refused", "apply without the unit enabled")
+    check(d and "systemctl enable kswap-accept.service" in d["error"], "apply names the command", d)
+    check(not os.path.exists(os.path.join(r, "var/lib/kswap/state.json")) and
+          open(os.path.join(r, "boot/grub/grub.cfg"), "rb").read() == before, "... nothing changed")
+    os.unlink(os.path.join(r, "usr/lib/systemd/system/kswap-accept.service"))
+    f = unit_finding()
+    check(f and f["severity"] == "warn" and "not installed" in f["message"], "plan: no unit file", f)
+    p = run("--root", r, "plan")
+    check(re.search(r"^  WARN +accept.unit-disabled", p.stdout, re.M), "the warning keeps its id", p)
+finally:
+    shutil.rmtree(tmp, ignore_errors=True)
+
 # status: one exit code per state, and the next step in text and JSON.
 OLD_K, NEW_K = "6.8.0-48-generic", "6.18.1-x64v3-xanmod1"
 tmp = tempfile.mkdtemp(prefix="kswap-cli-state.")
