@@ -263,8 +263,9 @@ static int run_main(int argc, char **argv, ks_ctx *ctx, const ks_cmd **cmdp)
         return KS_EXIT_OK;
     }
     if (n == 0) {
-        print_help();
-        ks_error("no command given");
+        if (!ctx->json)
+            print_help();
+        ks_error("no command given; run 'kswap help'");
         return KS_EXIT_ERROR;
     }
 

@@ -14,8 +14,8 @@ static ks_journal *load_journal(const ks_ctx *ctx)
     ks_journal *j = NULL;
     int k = ks_journal_load(ctx->root, &j, &err);
     if (k < 0)
-        ks_warn("cannot read the state journal '/%s': %s", KS_JOURNAL_PATH,
-                err ? err : strerror(-k));
+        ks_error("cannot read the state journal '/%s': %s", KS_JOURNAL_PATH,
+                 err ? err : strerror(-k));
     return k < 0 ? NULL : j;
 }
 
@@ -163,8 +163,8 @@ static int run_status(ks_ctx *ctx, int argc, char **argv)
     if (ack)
         acknowledge(ctx, j);
     have_forecast = ks_collect_forecast(ctx, &b, &f, &findings) >= 0;
-    if (!have_forecast)
-        r = KS_EXIT_ERROR;
+    if (!have_forecast || !j)
+        r = KS_EXIT_ERROR; /* a journal that cannot be read is never shown as idle */
     else if (do_wait)
         r = verdict_exit(j);
     else if (!ack)
@@ -174,16 +174,17 @@ static int run_status(ks_ctx *ctx, int argc, char **argv)
         json_object *o = json_object_new_object();
         json_object_object_add(
             o, "state",
-            json_object_new_string(!have_forecast ? "error"
-                                   : j            ? ks_state_to_string(ks_journal_state(j))
-                                                  : "idle"));
-        json_object_object_add(o, "error",
-                               ks_json_string_or_null(have_forecast ? NULL : ks_first_error()));
+            json_object_new_string(!have_forecast || !j ? "error"
+                                                        : ks_state_to_string(ks_journal_state(j))));
+        json_object_object_add(o, "error", ks_json_string_or_null(have_forecast && j
+                                                                       ? NULL
+                                                                       : ks_first_error()));
         json_object_object_add(o, "running", ks_json_string_or_null(running));
         json_object_object_add(o, "journal", j ? ks_journal_to_json(j) : NULL);
         json_object_object_add(o, "grub", have_forecast ? ks_json_grub(&b, &f) : NULL);
         json_object_object_add(o, "findings", ks_json_findings(&findings));
-        ks_json_add_next(o, &next);
+        if (j)
+            ks_json_add_next(o, &next);
         ks_print_json(o);
         json_object_put(o);
     } else if (!have_forecast) {
@@ -198,8 +199,10 @@ static int run_status(ks_ctx *ctx, int argc, char **argv)
             printf("\n");
             ks_print_findings(ctx, &findings);
         }
-        printf("\n");
-        ks_print_next(&next);
+        if (j) {
+            printf("\n");
+            ks_print_next(&next);
+        }
     }
 out:
     free(next.why);

@@ -85,8 +85,19 @@ try:
     os.mkdir(os.path.join(r, "boot/grub/grub.cfg"))
     d = one_document(["--root", r, "status", "--json"], 1, "state", "error", "status, no grub.cfg")
     check(d and d.get("grub") is None and "running" in d, "status error keeps the journal fields")
+    # A state journal that cannot be parsed is an error, never "idle".
+    shutil.rmtree(r)
+    shutil.copytree(ROOT, r, symlinks=True)
+    os.makedirs(os.path.join(r, "var/lib/kswap"), exist_ok=True)
+    with open(os.path.join(r, "var/lib/kswap/state.json"), "w") as f:
+        f.write("{not json")
+    d = one_document(["--root", r, "status", "--json"], 1, "state", "error", "garbled journal")
+    check(d and "state journal" in d["error"], "garbled journal: the error names the journal", d)
     # Usage errors with --json, before and after the command is known.
     one_document(["--json", "paln"], 1, "verdict", "error", "unknown command")
+    one_document(["--json"], 1, "verdict", "error", "no command")
+    one_document(["--json", "--bogus"], 1, "verdict", "error", "unknown global option")
+    one_document(["--json", "help", "x", "y"], 1, "verdict", "error", "help with two commands")
     one_document(["--json", "--root"], 1, "verdict", "error", "--root without value")
     one_document(["--json", "plan", "--kernel"], 1, "verdict", "error", "missing argument")
     one_document(["--json", "status", "--ack", "--wait"], 1, "state", "error", "exclusive")
