@@ -24,6 +24,8 @@ static void check_progress(void *userdata, const ks_check *chk)
 {
     const ks_ctx *ctx = userdata;
 
+    if (ctx->quiet)
+        return;
     fprintf(stderr, "%s[check]%s %-4s %s (attempt %u): %s\n", ctx->stderr_color ? "\033[1m" : "",
             ctx->stderr_color ? "\033[0m" : "", ks_check_status_to_string(chk->status), chk->id,
             chk->attempts, strempty(chk->detail));
@@ -109,7 +111,8 @@ static void print_human(const ks_ctx *ctx, const ks_accept_result *r, const ks_b
 
     printf("outcome: %s%s\n", o ? o : "nothing to judge", r->recorded ? " (judged before)" : "");
     if (r->kernel)
-        printf("running: %s · trial kernel: %s\n", r->kernel, strempty(r->expected_kernel));
+        printf("running: %s%strial kernel: %s\n", r->kernel, ctx->sep,
+               strempty(r->expected_kernel));
     for (size_t i = 0; i < r->checks.n; i++) {
         const ks_check *c = &r->checks.v[i];
         printf("  %-4s %s%s", ks_check_status_to_string(c->status), c->id,
@@ -161,14 +164,15 @@ static void run_hooks(const ks_ctx *ctx, const ks_accept_result *r, json_object 
         ks_warn("hook %s/%s", which, *f);
 }
 
+static const ks_option accept_options[] = {
+    {"timeout", 't', "SECONDS", "give the checks SECONDS to pass", "[accept] timeout, 300"},
+    {"no-pin", 'P', NULL, "after a pass, leave the pin to 'kswap pin'", NULL},
+    {"no-reboot", 'R', NULL, "after a failure, do not reboot into the old kernel", NULL},
+    {},
+};
+
 static int run_accept(ks_ctx *ctx, int argc, char **argv)
 {
-    static const struct option options[] = {
-        {"timeout", required_argument, NULL, 't'},
-        {"no-pin", no_argument, NULL, 'P'},
-        {"no-reboot", no_argument, NULL, 'R'},
-        {},
-    };
     _cleanup_(ks_config_freep) ks_config *cfg = NULL;
     ks_accept_opts opts = {.timeout_s = -1};
     ks_accept_result r = {0};
@@ -178,7 +182,7 @@ static int run_accept(ks_ctx *ctx, int argc, char **argv)
     bool have_forecast;
     int c, k, exit_code;
 
-    while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
+    while ((c = ks_getopt(&ks_cmd_accept, argc, argv)) != -1) {
         switch (c) {
         case 't':
             if (ks_safe_atoi(optarg, &opts.timeout_s) < 0 || opts.timeout_s < 0)
@@ -191,7 +195,7 @@ static int run_accept(ks_ctx *ctx, int argc, char **argv)
             opts.no_reboot = true;
             break;
         default:
-            return ks_usage_error(&ks_cmd_accept, "unknown option");
+            return KS_EXIT_ERROR;
         }
     }
     if (optind < argc)
@@ -252,4 +256,6 @@ const ks_cmd ks_cmd_accept = {
     .summary = "after the trial reboot: check the running system, then pin or go back",
     .usage = "[--timeout SECONDS] [--no-pin] [--no-reboot]",
     .flags = KS_NEEDS_ROOT_USER,
+    .options = accept_options,
+    .json_key = "outcome",
 };

@@ -3,32 +3,46 @@
 
 #include "cmd/swap-output.h"
 
-static bool confirm(const ks_ctx *ctx)
+static bool confirm(const ks_ctx *ctx, const ks_apply_opts *o)
 {
     char line[32];
 
-    fprintf(stderr, "kswap apply will make the running kernel GRUB's default, install and verify "
-                    "the new kernel and arm ONE trial boot of it.\nProceed? [y/N] ");
+    fprintf(stderr,
+            "kswap apply on %s will make the running kernel GRUB's default, install and verify "
+            "%s%s and arm ONE trial boot of it.\nProceed? [y/N] ",
+            ks_root_is_host(ctx->root) ? "this machine" : ks_root_path(ctx->root),
+            o->deb ? "the package " : o->package ? "the package " : o->kernel ? "the kernel " : "",
+            o->deb      ? o->deb
+            : o->package ? o->package
+            : o->kernel  ? o->kernel
+                         : "the XanMod package that fits the CPU");
     if (!fgets(line, sizeof(line), stdin))
         return false;
     return line[0] == 'y' || line[0] == 'Y';
 }
 
+static const ks_option apply_options[] = {
+    {"kernel", 'k', "RELEASE", "this kernel release: installed, or installed from the repository",
+     "the XanMod package that fits the CPU"},
+    {"deb", 'd', "FILE", "install this kernel package (a path on this machine)", NULL},
+    {"package", 'p', "NAME", "install this package from the XanMod repository", NULL},
+    {"branch", 'b', "lts|main", "XanMod's LTS or main packages", "lts"},
+    {"key", 'K', "FILE", "the repository's signing key (its fingerprint must be the pinned one)",
+     "[repository] key, else the shipped XanMod key"},
+    {"yes", 'y', NULL, "do not ask; needed when standard input is not a terminal", NULL},
+    {"reboot", 'r', NULL, "reboot into the trial at once when armed", NULL},
+    {},
+};
+
 static int run_apply(ks_ctx *ctx, int argc, char **argv)
 {
-    static const struct option options[] = {
-        {"kernel", required_argument, NULL, 'k'}, {"deb", required_argument, NULL, 'd'},
-        {"package", required_argument, NULL, 'p'}, {"branch", required_argument, NULL, 'b'},
-        {"key", required_argument, NULL, 'K'},    {"yes", no_argument, NULL, 'y'},
-        {"reboot", no_argument, NULL, 'r'},       {},
-    };
     ks_apply_opts o = {.branch = KS_BRANCH_LTS};
     _cleanup_(ks_config_freep) ks_config *cfg = NULL;
     _cleanup_swap_result_ ks_swap_result r = {0};
-    bool yes = false;
+    bool yes = false, branch = false;
     int c, k, n = 0;
 
-    while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
+    while ((c = ks_getopt(&ks_cmd_apply, argc, argv)) != -1) {
         switch (c) {
         case 'k':
             o.kernel = optarg;
@@ -47,6 +61,7 @@ static int run_apply(ks_ctx *ctx, int argc, char **argv)
             if (o.branch < 0)
                 return ks_usage_error(&ks_cmd_apply, "unknown branch '%s': use lts or main",
                                       optarg);
+            branch = true;
             break;
         case 'K':
             o.key_path = optarg;
@@ -58,20 +73,39 @@ static int run_apply(ks_ctx *ctx, int argc, char **argv)
             o.reboot = true;
             break;
         default:
-            return ks_usage_error(&ks_cmd_apply, "unknown option");
+            return KS_EXIT_ERROR;
         }
     }
     if (optind < argc)
         return ks_usage_error(&ks_cmd_apply, "unexpected argument '%s'", argv[optind]);
     if (n > 1)
-        return ks_usage_error(&ks_cmd_apply, "give one of --kernel, --deb and --package");
+        return ks_usage_error(&ks_cmd_apply,
+                              "options '--kernel', '--deb' and '--package' exclude each other");
+    if (o.deb && o.key_path)
+        return ks_usage_error(&ks_cmd_apply, "options '--deb' and '--key' exclude each other: a "
+                                             "local package needs no repository key");
+    if (branch && (o.deb || o.package))
+        return ks_usage_error(&ks_cmd_apply, "option '--branch' excludes '--%s': the package "
+                                             "is named already", o.deb ? "deb" : "package");
+    /* Without the unit nothing judges the trial boot: refuse before anything changes. */
+    {
+        ks_findings unit = {0};
+        k = ks_accept_unit_finding(ctx, &unit);
+        if (k == 0) {
+            ks_error("%s; nothing changed. To fix: %s; then apply again", unit.v[0].message,
+                     unit.v[0].remedy);
+            ks_findings_clear(&unit);
+            return KS_EXIT_REFUSED;
+        }
+        ks_findings_clear(&unit);
+    }
     if (!yes) {
         /* A bootstrap script without --yes must not hang waiting for an answer. */
         if (!isatty(STDIN_FILENO)) {
             ks_error("apply changes the boot setup: pass --yes when no one can answer");
             return KS_EXIT_REFUSED;
         }
-        if (!confirm(ctx)) {
+        if (!confirm(ctx, &o)) {
             ks_error("apply cancelled; nothing changed");
             return KS_EXIT_REFUSED;
         }
@@ -99,4 +133,6 @@ const ks_cmd ks_cmd_apply = {
     .usage = "[--kernel RELEASE | --deb FILE | --package NAME] [--branch lts|main] [--key FILE] "
              "[--yes] [--reboot]",
     .flags = KS_NEEDS_ROOT_USER,
+    .options = apply_options,
+    .json_key = "result",
 };

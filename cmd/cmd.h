@@ -34,9 +34,37 @@ typedef struct ks_ctx {
     const char *config_path; /* --config, a path on the running machine */
     bool json;
     bool verbose;
-    bool color;        /* stdout is a TTY and NO_COLOR is unset */
+    bool quiet;        /* -q: only errors on stderr */
+    bool color;        /* colour on stdout: --color, else a TTY, NO_COLOR empty, TERM not dumb */
     bool stderr_color; /* the same for stderr (progress lines) */
+    const char *sep;   /* " · " in a UTF-8 locale, else " - " */
 } ks_ctx;
+
+typedef enum ks_color_mode {
+    KS_COLOR_AUTO,
+    KS_COLOR_ALWAYS,
+    KS_COLOR_NEVER,
+} ks_color_mode;
+
+/* Whether output on fd gets colour: --color, then NO_COLOR (non-empty), TERM=dumb, a TTY. */
+bool ks_want_color(ks_color_mode mode, int fd);
+/* Whether the locale's character set is UTF-8 (else output stays ASCII). */
+bool ks_locale_is_utf8(void);
+/* What the human table names a finding by: its subject when it passed, else its id. */
+const char *ks_finding_subject(const char *id);
+
+/*
+ * One option of a command: the parser (ks_getopt) and the help (kswap help COMMAND) read the
+ * same table, so what is documented is what is accepted. Tables end with {}.
+ */
+typedef struct ks_option {
+    const char *name; /* without the leading "--" */
+    int val;          /* what ks_getopt returns for it */
+    const char *arg;  /* the argument's name ("RELEASE"), NULL for a flag */
+    const char *help; /* one line */
+    const char *def;  /* the default, NULL when there is none worth saying */
+    char letter;      /* a one-letter form ("-v"), global options only */
+} ks_option;
 
 typedef struct ks_cmd {
     const char *name;
@@ -44,7 +72,22 @@ typedef struct ks_cmd {
     const char *summary;
     const char *usage; /* options after the command name */
     unsigned flags;
+    const ks_option *options;
+    const char *json_key; /* the field that says "error" in the JSON of a failure */
 } ks_cmd;
+
+/* --root, --json, ...: taken by main() wherever they stand. */
+extern const ks_option ks_global_options[];
+
+/* Returned by ks_getopt after it reported a usage error; the command exits 1. */
+#define KS_OPT_ERROR '?'
+/* getopt_long over cmd->options, with one coherent message for each mistake. */
+int ks_getopt(const ks_cmd *cmd, int argc, char **argv);
+/* The option table of a command as help text (kswap help COMMAND, COMMAND --help). */
+void ks_print_command_help(const ks_cmd *cmd);
+json_object *ks_json_command_help(const ks_cmd *cmd);
+/* The candidate nearest to word by edit distance, or NULL when none is near enough. */
+const char *ks_nearest(const char *word, const char *const *candidates, size_t n);
 
 extern const ks_cmd ks_cmd_plan;
 extern const ks_cmd ks_cmd_verify;
@@ -59,12 +102,22 @@ extern const ks_cmd ks_cmd_check;
 void ks_error(const char *fmt, ...) _printf_(1, 2);
 void ks_warn(const char *fmt, ...) _printf_(1, 2);
 void ks_info(const ks_ctx *ctx, const char *fmt, ...) _printf_(2, 3); /* only with --verbose */
+void ks_set_quiet(bool quiet); /* -q: ks_warn says nothing */
 /* Prints the usage line of one command to stderr and returns KS_EXIT_ERROR. */
 int ks_usage_error(const ks_cmd *cmd, const char *fmt, ...) _printf_(2, 3);
 
-/* Prints one JSON document on stdout; returns an exit code. */
+/*
+ * Hands over the command's one JSON document (a reference is taken). main() prints it once the
+ * exit code is known, with "exit_code" added; a command that fails before handing one over gets
+ * {"<json_key>": "error", "error": the first error message, "exit_code": N} instead, so --json
+ * prints exactly one document on every path. Returns KS_EXIT_OK.
+ */
 int ks_print_json(json_object *o);
 /* JSON is built with lib/basic/json-util.h (one error rule: NULL for the whole on failure). */
+/* Prints the document handed over (or the error document) with exit_code; returns the code. */
+int ks_json_flush(const ks_cmd *cmd, bool json, int exit_code);
+/* The first message given to ks_error, or NULL. */
+const char *ks_first_error(void);
 json_object *ks_json_string_or_null(const char *s);
 json_object *ks_json_findings(const ks_findings *f); /* NULL: out of memory */
 
@@ -72,6 +125,12 @@ json_object *ks_json_findings(const ks_findings *f); /* NULL: out of memory */
 void ks_print_findings(const ks_ctx *ctx, const ks_findings *f);
 const char *ks_color(const ks_ctx *ctx, ks_severity s);
 const char *ks_color_reset(const ks_ctx *ctx);
+
+/*
+ * accept.unit-disabled: whether kswap-accept.service starts at boot, as a finding (ok or warn).
+ * Returns 1 when enabled, 0 when not, negative errno when it cannot be told (no finding added).
+ */
+int ks_accept_unit_finding(const ks_ctx *ctx, ks_findings *f);
 
 /* A kernel's module set (verify, and plan when the target kernel is known). */
 json_object *ks_json_verify(const ks_verify_result *r);

@@ -71,10 +71,11 @@ void ks_print_forecast(const ks_ctx *ctx, const ks_boot *b, const ks_grub_foreca
     for (size_t i = 0; i < fc->n; i++) {
         const ks_grub_forecast_boot *f = &fc->v[i];
         const char *what = ks_esc(f->kernel ? f->kernel : f->title_path);
-        printf("%s%s (%s)", i == 0 ? "next boot: " : " · then: ", what, boot_label(f));
+        printf("%s%s%s (%s)", i == 0 ? "" : ctx->sep, i == 0 ? "next boot: " : "then: ", what,
+               boot_label(f));
     }
     if (fc->n > 0 && fc->v[fc->n - 1].waits)
-        printf(" · then: whatever someone picks at the console");
+        printf("%sthen: whatever someone picks at the console", ctx->sep);
     printf("\n");
     for (size_t i = 0; i < fc->n; i++) {
         const ks_grub_forecast_boot *f = &fc->v[i];

@@ -1,9 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <assert.h>
+#include <getopt.h>
+#include <langinfo.h>
 #include <stdarg.h>
 #include <stdio.h>
 
 #include "cmd/cmd.h"
+#include "lib/host/units.h"
+
+static char *first_error;       /* the first ks_error message, for the JSON of a failure */
+static json_object *json_doc;   /* the command's one document, printed by ks_json_flush */
 
 static void vmsg(const char *level, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
@@ -14,17 +20,42 @@ static void vmsg(const char *level, const char *fmt, va_list ap)
     fputc('\n', stderr);
 }
 
+static void remember_error(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+
+static void remember_error(const char *fmt, va_list ap)
+{
+    if (!first_error && vasprintf(&first_error, fmt, ap) < 0)
+        first_error = NULL;
+}
+
 void ks_error(const char *fmt, ...)
 {
     va_list ap;
+    va_start(ap, fmt);
+    remember_error(fmt, ap);
+    va_end(ap);
     va_start(ap, fmt);
     vmsg("error: ", fmt, ap);
     va_end(ap);
 }
 
+const char *ks_first_error(void)
+{
+    return first_error;
+}
+
+static bool quiet;
+
+void ks_set_quiet(bool q)
+{
+    quiet = q;
+}
+
 void ks_warn(const char *fmt, ...)
 {
     va_list ap;
+    if (quiet)
+        return;
     va_start(ap, fmt);
     vmsg("warning: ", fmt, ap);
     va_end(ap);
@@ -40,30 +71,297 @@ void ks_info(const ks_ctx *ctx, const char *fmt, ...)
     va_end(ap);
 }
 
+static void usage_hint(const ks_cmd *cmd)
+{
+    fprintf(stderr, "usage: kswap [global options] %s %s\n(run 'kswap help %s' for every option)\n",
+            cmd->name, cmd->usage, cmd->name);
+}
+
 int ks_usage_error(const ks_cmd *cmd, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
+    remember_error(fmt, ap);
+    va_end(ap);
+    va_start(ap, fmt);
     vmsg("error: ", fmt, ap);
     va_end(ap);
-    fprintf(stderr, "usage: kswap [--root DIR] [--json] %s %s\n", cmd->name, cmd->usage);
+    usage_hint(cmd);
     return KS_EXIT_ERROR;
 }
 
 int ks_print_json(json_object *o)
 {
-    const char *s = json_object_to_json_string_ext(
+    /* One document per run: a second one would make stdout unparseable. */
+    if (!o || json_doc)
+        return KS_EXIT_OK;
+    json_doc = json_object_get(o);
+    return KS_EXIT_OK;
+}
+
+int ks_json_flush(const ks_cmd *cmd, bool json, int exit_code)
+{
+    json_object *o = json_doc;
+    const char *s;
+
+    json_doc = NULL;
+    if (!json) {
+        json_object_put(o);
+        return exit_code;
+    }
+    if (!o) {
+        /* The command failed before it had anything to show: still one document. */
+        o = json_object_new_object();
+        json_object_object_add(o, "command", ks_json_string_or_null(cmd ? cmd->name : NULL));
+        json_object_object_add(
+            o, cmd && cmd->json_key ? cmd->json_key : "verdict",
+            json_object_new_string(exit_code == KS_EXIT_REFUSED ? "refused" : "error"));
+        json_object_object_add(o, "error",
+                               json_object_new_string(first_error ? first_error : "failed"));
+    }
+    json_object_object_add(o, "exit_code", json_object_new_int(exit_code));
+    s = json_object_to_json_string_ext(
         o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
     if (fputs(s, stdout) == EOF || fputc('\n', stdout) == EOF || fflush(stdout) == EOF) {
         ks_error("cannot write to standard output: %m");
-        return KS_EXIT_ERROR;
+        exit_code = KS_EXIT_ERROR;
     }
-    return KS_EXIT_OK;
+    json_object_put(o);
+    return exit_code;
+}
+
+/* Levenshtein distance, enough for option and command names. */
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b), prev[64], cur[64];
+
+    if (la >= ARRAY_SIZE(prev) || lb >= ARRAY_SIZE(prev))
+        return SIZE_MAX;
+    for (size_t j = 0; j <= lb; j++)
+        prev[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        cur[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t del = prev[j] + 1, ins = cur[j - 1] + 1,
+                   sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+            cur[j] = del < ins ? (del < sub ? del : sub) : (ins < sub ? ins : sub);
+        }
+        memcpy(prev, cur, sizeof(prev));
+    }
+    return prev[lb];
+}
+
+const char *ks_nearest(const char *word, const char *const *candidates, size_t n)
+{
+    const char *best = NULL;
+    size_t best_d = SIZE_MAX, limit = strlen(word) / 3 + 1;
+
+    if (limit < 2)
+        limit = 2;
+    for (size_t i = 0; i < n; i++) {
+        size_t d = edit_distance(word, candidates[i]);
+        if (d < best_d) {
+            best_d = d;
+            best = candidates[i];
+        }
+    }
+    return best_d <= limit ? best : NULL;
+}
+
+static const ks_option *option_by_val(const ks_cmd *cmd, int val)
+{
+    for (const ks_option *o = cmd->options; o && o->name; o++)
+        if (o->val == val)
+            return o;
+    return NULL;
+}
+
+int ks_getopt(const ks_cmd *cmd, int argc, char **argv)
+{
+    struct option lo[32];
+    _cleanup_free_ char *bad = NULL;
+    char *names[64];
+    size_t n = 0, nn = 0;
+    const ks_option *o;
+    const char *near;
+    int c;
+
+    for (o = cmd->options; o && o->name && n + 1 < ARRAY_SIZE(lo); o++)
+        lo[n++] = (struct option){o->name, o->arg ? required_argument : no_argument, NULL, o->val};
+    lo[n] = (struct option){0};
+
+    opterr = 0; /* the messages are ours, one per mistake */
+    c = getopt_long(argc, argv, ":", lo, NULL);
+    if (c != '?' && c != ':')
+        return c;
+
+    if (c == ':' && (o = option_by_val(cmd, optopt)))
+        return ks_usage_error(cmd, "option '--%s' needs an argument (%s)", o->name, o->arg),
+               KS_OPT_ERROR;
+    if (optopt && (o = option_by_val(cmd, optopt)))
+        return ks_usage_error(cmd, "option '--%s' takes no argument", o->name), KS_OPT_ERROR;
+    if (optopt)
+        return ks_usage_error(cmd, "unknown option '-%c' for '%s'", optopt, cmd->name),
+               KS_OPT_ERROR;
+
+    bad = strdup(optind > 0 && optind <= argc ? argv[optind - 1] : "?");
+    if (!bad)
+        return ks_usage_error(cmd, "unknown option"), KS_OPT_ERROR;
+    bad[strcspn(bad, "=")] = '\0';
+    for (o = cmd->options; o && o->name && nn < ARRAY_SIZE(names) / 2; o++)
+        if ((names[nn] = ks_asprintf("--%s", o->name)))
+            nn++;
+    for (o = ks_global_options; o->name && nn < ARRAY_SIZE(names); o++)
+        if ((names[nn] = ks_asprintf("--%s", o->name)))
+            nn++;
+    near = ks_nearest(bad, (const char *const *)names, nn);
+    if (near)
+        ks_usage_error(cmd, "unknown option '%s' for '%s'; did you mean '%s'?", bad, cmd->name,
+                       near);
+    else
+        ks_usage_error(cmd, "unknown option '%s' for '%s'", bad, cmd->name);
+    for (size_t i = 0; i < nn; i++)
+        free(names[i]);
+    return KS_OPT_ERROR;
+}
+
+static void print_option_table(const ks_option *opts)
+{
+    size_t w = 0;
+    char buf[128];
+
+    for (const ks_option *o = opts; o && o->name; o++) {
+        size_t l = strlen(o->name) + 2 + (o->arg ? strlen(o->arg) + 1 : 0) + (o->letter ? 4 : 0);
+        if (l > w)
+            w = l;
+    }
+    for (const ks_option *o = opts; o && o->name; o++) {
+        char letter[8] = "";
+        if (o->letter)
+            snprintf(letter, sizeof(letter), "-%c, ", o->letter);
+        snprintf(buf, sizeof(buf), "%s--%s%s%s", letter, o->name, o->arg ? " " : "",
+                 o->arg ? o->arg : "");
+        printf("  %-*s  %s", (int)w, buf, o->help);
+        if (o->def)
+            printf(" (default: %s)", o->def);
+        printf("\n");
+    }
+}
+
+void ks_print_command_help(const ks_cmd *cmd)
+{
+    printf("usage: kswap [global options] %s %s\n\n%s\n", cmd->name, cmd->usage, cmd->summary);
+    if (cmd->options && cmd->options->name) {
+        printf("\noptions:\n");
+        print_option_table(cmd->options);
+    }
+    printf("\nglobal options (before or after the command):\n");
+    print_option_table(ks_global_options);
+    printf("\nSee kswap(8) for what each step does, the JSON fields and the exit codes.\n");
+}
+
+static json_object *options_json(const ks_option *opts)
+{
+    json_object *a = json_object_new_array();
+    for (const ks_option *o = opts; o && o->name; o++) {
+        json_object *j = json_object_new_object();
+        json_object_object_add(j, "name", json_object_new_string(o->name));
+        json_object_object_add(j, "argument", ks_json_string_or_null(o->arg));
+        json_object_object_add(j, "help", json_object_new_string(o->help));
+        json_object_object_add(j, "default", ks_json_string_or_null(o->def));
+        json_object_array_add(a, j);
+    }
+    return a;
+}
+
+json_object *ks_json_command_help(const ks_cmd *cmd)
+{
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "command", ks_json_string_or_null(cmd ? cmd->name : NULL));
+    json_object_object_add(o, "usage", ks_json_string_or_null(cmd ? cmd->usage : NULL));
+    json_object_object_add(o, "summary", ks_json_string_or_null(cmd ? cmd->summary : NULL));
+    if (cmd)
+        json_object_object_add(o, "options", options_json(cmd->options));
+    json_object_object_add(o, "global_options", options_json(ks_global_options));
+    return o;
 }
 
 json_object *ks_json_string_or_null(const char *s)
 {
     return s ? json_object_new_string(s) : NULL;
+}
+
+bool ks_want_color(ks_color_mode mode, int fd)
+{
+    const char *no_color = getenv("NO_COLOR"), *term = getenv("TERM");
+
+    if (mode != KS_COLOR_AUTO)
+        return mode == KS_COLOR_ALWAYS;
+    /* no-color.org: only a non-empty NO_COLOR turns colour off */
+    if (no_color && no_color[0])
+        return false;
+    if (term && streq(term, "dumb"))
+        return false;
+    return isatty(fd);
+}
+
+bool ks_locale_is_utf8(void)
+{
+    const char *cs = nl_langinfo(CODESET);
+    return cs && (streq(cs, "UTF-8") || streq(cs, "utf8"));
+}
+
+/* A finding is counted once even when two steps report it (plan, then verify in apply). */
+static bool seen_before(const ks_findings *f, size_t i)
+{
+    for (size_t k = 0; k < i; k++)
+        if (streq(f->v[k].id, f->v[i].id) && streq_ptr(f->v[k].message, f->v[i].message))
+            return true;
+    return false;
+}
+
+static const struct {
+    const char *prefix, *subject;
+} subjects[] = {
+    {"os", "operating system"}, {"virt", "virtualization"}, {"cpu", "CPU level"},
+    {"secureboot", "Secure Boot"}, {"boot", "/boot"},       {"grub", "GRUB"},
+    {"kernel", "kernel"},       {"modules", "modules"},     {"bbr", "BBR"},
+    {"initrd", "initramfs"},    {"repo", "repository"},     {"config", "configuration"},
+    {"accept", "acceptance"},
+};
+
+const char *ks_finding_subject(const char *id)
+{
+    size_t l = strcspn(id, ".");
+    for (size_t i = 0; i < ARRAY_SIZE(subjects); i++)
+        if (strlen(subjects[i].prefix) == l && strncmp(id, subjects[i].prefix, l) == 0)
+            return subjects[i].subject;
+    return id;
+}
+
+int ks_accept_unit_finding(const ks_ctx *ctx, ks_findings *f)
+{
+    _cleanup_free_ char *how = NULL;
+    ks_unit_state s;
+    int k = ks_unit_state_get(ctx->root, KS_ACCEPT_UNIT, &s, &how);
+
+    if (k < 0)
+        return k;
+    if (s == KS_UNIT_ENABLED)
+        k = ks_findings_add(f, "accept.unit-disabled", KS_SEV_OK, NULL,
+                            KS_ACCEPT_UNIT " starts at boot (%s)", how);
+    else if (s == KS_UNIT_DISABLED)
+        k = ks_findings_add(f, "accept.unit-disabled", KS_SEV_WARN,
+                            "systemctl enable " KS_ACCEPT_UNIT,
+                            KS_ACCEPT_UNIT " is installed but not enabled (%s): the trial boot "
+                            "would run unjudged", how);
+    else
+        k = ks_findings_add(f, "accept.unit-disabled", KS_SEV_WARN,
+                            "install kswap's package, or copy " KS_ACCEPT_UNIT
+                            " to /etc/systemd/system, then systemctl enable " KS_ACCEPT_UNIT,
+                            KS_ACCEPT_UNIT " is not installed (%s): the trial boot would run "
+                            "unjudged", how);
+    return k < 0 ? k : s == KS_UNIT_ENABLED;
 }
 
 json_object *ks_json_findings(const ks_findings *f)
@@ -73,6 +371,8 @@ json_object *ks_json_findings(const ks_findings *f)
 
     assert(f);
     for (size_t i = 0; i < f->n; i++) {
+        if (seen_before(f, i))
+            continue;
         json_object *o = ks_jb_object(&b);
         ks_jb_add(&b, o, "id", ks_jb_string(&b, f->v[i].id));
         ks_jb_add(&b, o, "severity", ks_jb_string(&b, ks_severity_to_string(f->v[i].severity)));
@@ -107,14 +407,19 @@ void ks_print_findings(const ks_ctx *ctx, const ks_findings *f)
     static const char *const marks[_KS_SEV_MAX] = {"ok", "WARN", "BLOCK"};
     size_t w = 0;
 
+#define LABEL(x) ((x)->severity == KS_SEV_OK ? ks_finding_subject((x)->id) : (x)->id)
     for (size_t i = 0; i < f->n; i++)
-        if (strlen(f->v[i].id) > w)
-            w = strlen(f->v[i].id);
+        if (strlen(LABEL(&f->v[i])) > w)
+            w = strlen(LABEL(&f->v[i]));
     for (size_t i = 0; i < f->n; i++) {
         const ks_finding *x = &f->v[i];
+        if (seen_before(f, i))
+            continue;
+        /* A passed check reads as what was checked; a problem keeps its id to look up. */
         printf("  %s%-5s%s  %-*s  %s\n", ks_color(ctx, x->severity), marks[x->severity],
-               ks_color_reset(ctx), (int)w, x->id, x->message);
+               ks_color_reset(ctx), (int)w, LABEL(x), x->message);
         if (x->remedy && x->severity != KS_SEV_OK)
             printf("  %-5s  %-*s  -> %s\n", "", (int)w, "", x->remedy);
     }
+#undef LABEL
 }

@@ -3,17 +3,21 @@
 
 #include "cmd/swap-output.h"
 
+static const ks_option pin_options[] = {
+    {"force", 'f', NULL, "pin even when acceptance did not pass on the running kernel", NULL},
+    {},
+};
+
 static int run_pin(ks_ctx *ctx, int argc, char **argv)
 {
-    static const struct option options[] = {{"force", no_argument, NULL, 'f'}, {}};
     _cleanup_(ks_config_freep) ks_config *cfg = NULL;
     _cleanup_swap_result_ ks_swap_result r = {0};
     bool force = false;
     int c, k;
 
-    while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
+    while ((c = ks_getopt(&ks_cmd_pin, argc, argv)) != -1) {
         if (c != 'f')
-            return ks_usage_error(&ks_cmd_pin, "unknown option");
+            return KS_EXIT_ERROR;
         force = true;
     }
     if (argc - optind > 1)
@@ -38,4 +42,6 @@ const ks_cmd ks_cmd_pin = {
     .summary = "make the accepted trial kernel (or RELEASE) the default on every boot",
     .usage = "[RELEASE] [--force]",
     .flags = KS_NEEDS_ROOT_USER,
+    .options = pin_options,
+    .json_key = "result",
 };

@@ -103,13 +103,13 @@ static json_object *plan_json(const ks_plan *p)
 static void plan_print(const ks_ctx *ctx, const ks_plan *p)
 {
     ks_severity worst = ks_findings_worst(&p->findings);
+    const char *sep = ctx->sep;
     size_t warns = 0, blocks = 0;
 
-    printf("host    %s · %s · x86-64-v%d (%s) · %u CPUs · running %s\n",
-           ks_esc(p->os_pretty_name), strempty(p->virt), p->x86_64_level,
-           p->level_from_cpuid ? "CPUID" : "cpuinfo", p->n_processors,
-           strempty(p->running_kernel));
-    printf("boot    %s · boot/grub on %s %s", p->secureboot.efi ? "UEFI" : "BIOS",
+    printf("host    %s%s%s%sx86-64-v%d (%s)%s%u CPUs%srunning %s\n", ks_esc(p->os_pretty_name),
+           sep, strempty(p->virt), sep, p->x86_64_level, p->level_from_cpuid ? "CPUID" : "cpuinfo",
+           sep, p->n_processors, sep, strempty(p->running_kernel));
+    printf("boot    %s%sboot/grub on %s %s", p->secureboot.efi ? "UEFI" : "BIOS", sep,
            p->bootfs.fs_type ? p->bootfs.fs_type : "unknown fs",
            p->bootfs.source ? p->bootfs.source : "(unknown device)");
     if (p->bootfs.stack && p->bootfs.stack[0]) {
@@ -118,12 +118,12 @@ static void plan_print(const ks_ctx *ctx, const ks_plan *p)
             printf("%s%s", s == p->bootfs.stack ? "" : " on ", *s);
         printf(")");
     }
-    printf(" · %llu MiB free\n", (unsigned long long)(p->bootfs.free_bytes / MIB));
+    printf("%s%llu MiB free\n", sep, (unsigned long long)(p->bootfs.free_bytes / MIB));
     if (p->target_package || p->target_release)
-        printf("target  %s%s%s%s%s · %s\n", strempty(p->target_package),
+        printf("target  %s%s%s%s%s%s%s\n", strempty(p->target_package),
                p->target_release && p->target_package ? " " : "",
                p->target_release ? p->target_release : "",
-               p->xanmod_suite ? " from deb.xanmod.org " : "", strempty(p->xanmod_suite),
+               p->xanmod_suite ? " from deb.xanmod.org " : "", strempty(p->xanmod_suite), sep,
                p->target_installed ? "installed" : "not installed");
     else
         printf("target  none (no XanMod build fits)\n");
@@ -140,21 +140,23 @@ static void plan_print(const ks_ctx *ctx, const ks_plan *p)
            warns == 1 ? "" : "s");
 }
 
+static const ks_option plan_options[] = {
+    {"kernel", 'k', "RELEASE", "assess this kernel release (installed or from the repository)",
+     "the XanMod package that fits the CPU"},
+    {"deb", 'd', "FILE", "assess this kernel package (a path on this machine)", NULL},
+    {"branch", 'b', "lts|main", "XanMod's LTS or main packages", "lts"},
+    {},
+};
+
 static int run_plan(ks_ctx *ctx, int argc, char **argv)
 {
-    static const struct option options[] = {
-        {"kernel", required_argument, NULL, 'k'},
-        {"deb", required_argument, NULL, 'd'},
-        {"branch", required_argument, NULL, 'b'},
-        {},
-    };
     ks_plan_opts opts = {.branch = KS_BRANCH_LTS};
     _cleanup_(ks_config_freep) ks_config *cfg = NULL;
     _cleanup_free_ char *cfg_err = NULL;
     ks_plan p = {0};
     int c, k, ret;
 
-    while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
+    while ((c = ks_getopt(&ks_cmd_plan, argc, argv)) != -1) {
         switch (c) {
         case 'k':
             opts.kernel = optarg;
@@ -169,13 +171,13 @@ static int run_plan(ks_ctx *ctx, int argc, char **argv)
                                       optarg);
             break;
         default:
-            return ks_usage_error(&ks_cmd_plan, "unknown option");
+            return KS_EXIT_ERROR;
         }
     }
     if (optind < argc)
         return ks_usage_error(&ks_cmd_plan, "unexpected argument '%s'", argv[optind]);
     if (opts.kernel && opts.deb)
-        return ks_usage_error(&ks_cmd_plan, "give --kernel or --deb, not both");
+        return ks_usage_error(&ks_cmd_plan, "options '--kernel' and '--deb' exclude each other");
 
     k = ks_config_load(ctx->root, ctx->config_path, &cfg, &cfg_err);
     if (k < 0 && k != -EBADMSG) {
@@ -192,6 +194,8 @@ static int run_plan(ks_ctx *ctx, int argc, char **argv)
                         "the configuration is invalid: %s",
                         cfg_err ? cfg_err : "cannot parse") < 0)
         k = -ENOMEM;
+    if (k >= 0 && ks_accept_unit_finding(ctx, &p.findings) < 0)
+        ks_warn("cannot tell whether kswap-accept.service is enabled");
     if (k < 0) {
         if (p.error_detail)
             ks_error("cannot assess '%s': %s", ks_root_path(ctx->root), p.error_detail);
@@ -232,4 +236,6 @@ const ks_cmd ks_cmd_plan = {
     .summary = "read-only assessment of this host and the target kernel",
     .usage = "[--kernel RELEASE | --deb FILE] [--branch lts|main]",
     .flags = KS_READ_ONLY,
+    .options = plan_options,
+    .json_key = "verdict",
 };

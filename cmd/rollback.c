@@ -3,19 +3,20 @@
 
 #include "cmd/swap-output.h"
 
+static const ks_option rollback_options[] = {
+    {"purge", 'p', NULL, "also remove the packages, apt source and key kswap installed", NULL},
+    {"reboot", 'r', NULL, "reboot when the running kernel is not the old one", NULL},
+    {},
+};
+
 static int run_rollback(ks_ctx *ctx, int argc, char **argv)
 {
-    static const struct option options[] = {
-        {"purge", no_argument, NULL, 'p'},
-        {"reboot", no_argument, NULL, 'r'},
-        {},
-    };
     _cleanup_(ks_config_freep) ks_config *cfg = NULL;
     _cleanup_swap_result_ ks_swap_result r = {0};
     bool purge = false, reboot = false;
     int c, k;
 
-    while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
+    while ((c = ks_getopt(&ks_cmd_rollback, argc, argv)) != -1) {
         switch (c) {
         case 'p':
             purge = true;
@@ -24,7 +25,7 @@ static int run_rollback(ks_ctx *ctx, int argc, char **argv)
             reboot = true;
             break;
         default:
-            return ks_usage_error(&ks_cmd_rollback, "unknown option");
+            return KS_EXIT_ERROR;
         }
     }
     if (optind < argc)
@@ -49,4 +50,6 @@ const ks_cmd ks_cmd_rollback = {
     .summary = "disarm a pending trial and make the old kernel the default again",
     .usage = "[--purge] [--reboot]",
     .flags = KS_NEEDS_ROOT_USER,
+    .options = rollback_options,
+    .json_key = "result",
 };

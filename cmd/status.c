@@ -3,6 +3,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/forecast.h"
+#include "cmd/swap-output.h"
 #include "lib/engine/journal.h"
 #include "lib/engine/trial.h"
 
@@ -13,12 +14,12 @@ static ks_journal *load_journal(const ks_ctx *ctx)
     ks_journal *j = NULL;
     int k = ks_journal_load(ctx->root, &j, &err);
     if (k < 0)
-        ks_warn("cannot read the state journal '/%s': %s", KS_JOURNAL_PATH,
-                err ? err : strerror(-k));
+        ks_error("cannot read the state journal '/%s': %s", KS_JOURNAL_PATH,
+                 err ? err : strerror(-k));
     return k < 0 ? NULL : j;
 }
 
-static void print_journal(const ks_journal *j)
+static void print_journal(const ks_ctx *ctx, const ks_journal *j)
 {
     const char *new = ks_journal_get(j, KS_JF_NEW_KERNEL), *old = ks_journal_get(j, KS_JF_OLD_KERNEL);
     const char *reason = ks_journal_get(j, KS_JF_REASON);
@@ -30,8 +31,8 @@ static void print_journal(const ks_journal *j)
     }
     printf("state: %s", ks_state_to_string(s));
     if (ks_journal_outcome(j) != KS_OUTCOME_NONE)
-        printf(" · outcome %s", ks_outcome_to_string(ks_journal_outcome(j)));
-    printf(" · old %s · new %s\n", old ? old : "-", new ? new : "-");
+        printf("%soutcome %s", ctx->sep, ks_outcome_to_string(ks_journal_outcome(j)));
+    printf("%sold %s%snew %s\n", ctx->sep, old ? old : "-", ctx->sep, new ? new : "-");
     if (s == KS_STATE_ARMED && ks_journal_armed_at(j))
         printf("armed at %s (boot %s)\n", ks_journal_armed_at(j),
                strempty(ks_journal_armed_boot_id(j)));
@@ -60,6 +61,13 @@ static bool trial_pending(const ks_journal *j)
            (s == KS_STATE_ARMED || s == KS_STATE_TRIAL_BOOTED);
 }
 
+/* Armed on this very boot: no verdict can come before a reboot. */
+static bool arming_boot(const ks_journal *j, const char *boot_id)
+{
+    return j && ks_journal_state(j) == KS_STATE_ARMED && boot_id &&
+           streq_ptr(ks_journal_armed_boot_id(j), boot_id);
+}
+
 static long long mono_s(void)
 {
     struct timespec ts;
@@ -68,7 +76,7 @@ static long long mono_s(void)
 }
 
 /* --wait: polls the journal until the trial has a final outcome or timeout_s passed. */
-static ks_journal *wait_verdict(const ks_ctx *ctx, int timeout_s)
+static ks_journal *wait_verdict(const ks_ctx *ctx, int timeout_s, const char *boot_id)
 {
     long long deadline = mono_s() + timeout_s;
     bool told = false;
@@ -77,6 +85,12 @@ static ks_journal *wait_verdict(const ks_ctx *ctx, int timeout_s)
         ks_journal *j = load_journal(ctx);
         if (!j || !trial_pending(j) || mono_s() >= deadline)
             return j;
+        if (arming_boot(j, boot_id)) {
+            if (!ctx->quiet)
+                fprintf(stderr, "[status] no verdict can come on the boot that armed the trial: "
+                                "reboot to start the trial\n");
+            return j;
+        }
         if (!told) {
             fprintf(stderr, "[status] waiting up to %d s for the verdict on %s\n", timeout_s,
                     strempty(ks_journal_get(j, KS_JF_NEW_KERNEL)));
@@ -101,71 +115,97 @@ static void acknowledge(const ks_ctx *ctx, const ks_journal *j)
         ks_warn("cannot remove '/%s': %s", KS_TRIAL_FLAG_PATH, strerror(-k));
 }
 
+static const ks_option status_options[] = {
+    {"wait", 'w', NULL, "wait for the verdict on the current trial, then exit with its code", NULL},
+    {"timeout", 't', "SECONDS", "with --wait: give up after SECONDS (exit 4)", "900"},
+    {"ack", 'a', NULL, "clear the login line and, once judged, the trial flag", NULL},
+    {},
+};
+
 static int run_status(ks_ctx *ctx, int argc, char **argv)
 {
-    static const struct option options[] = {
-        {"wait", no_argument, NULL, 'w'},
-        {"timeout", required_argument, NULL, 't'},
-        {"ack", no_argument, NULL, 'a'},
-        {},
-    };
-    bool do_wait = false, ack = false, have_timeout = false;
+    bool do_wait = false, ack = false, have_timeout = false, have_forecast;
     int timeout_s = 900;
-    _cleanup_free_ char *running = NULL;
+    _cleanup_free_ char *running = NULL, *boot_id = NULL;
+    ks_next next = {0};
     ks_findings findings = {0};
     ks_grub_forecast f = {0};
     ks_journal *j = NULL;
     ks_boot b = {0};
     int c, r = KS_EXIT_OK;
 
-    while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
+    while ((c = ks_getopt(&ks_cmd_status, argc, argv)) != -1) {
         if (c == 'w')
             do_wait = true;
         else if (c == 'a')
             ack = true;
         else if (c == 't' && ks_safe_atoi(optarg, &timeout_s) >= 0 && timeout_s >= 0)
             have_timeout = true;
+        else if (c == 't')
+            return ks_usage_error(&ks_cmd_status, "option '--timeout' needs seconds, not '%s'",
+                                  optarg);
         else
-            return ks_usage_error(&ks_cmd_status,
-                                  c == 't' ? "--timeout needs seconds" : "unknown option");
+            return KS_EXIT_ERROR;
     }
     if (have_timeout && !do_wait)
-        return ks_usage_error(&ks_cmd_status, "--timeout goes with --wait");
+        return ks_usage_error(&ks_cmd_status, "option '--timeout' goes with '--wait'");
+    if (ack && do_wait)
+        return ks_usage_error(&ks_cmd_status,
+                              "options '--ack' and '--wait' exclude each other: wait first, "
+                              "then 'kswap status --ack'");
     if (optind < argc)
         return ks_usage_error(&ks_cmd_status, "unexpected argument '%s'", argv[optind]);
 
     (void)ks_root_read_line(ctx->root, "proc/sys/kernel/osrelease", &running);
-    j = do_wait ? wait_verdict(ctx, timeout_s) : load_journal(ctx);
+    (void)ks_root_read_line(ctx->root, "proc/sys/kernel/random/boot_id", &boot_id);
+    j = do_wait ? wait_verdict(ctx, timeout_s, boot_id) : load_journal(ctx);
+    next = ks_next_step(j, running, boot_id);
     if (ack)
         acknowledge(ctx, j);
-    if (ks_collect_forecast(ctx, &b, &f, &findings) < 0) {
-        r = KS_EXIT_ERROR;
-        goto out;
-    }
+    have_forecast = ks_collect_forecast(ctx, &b, &f, &findings) >= 0;
+    if (!have_forecast || !j)
+        r = KS_EXIT_ERROR; /* a journal that cannot be read is never shown as idle */
+    else if (do_wait)
+        r = verdict_exit(j);
+    else if (!ack)
+        r = next.exit_code; /* one code per state; --ack did what was asked: 0 */
     if (ctx->json) {
+        /* Even when the boot setup cannot be read: the journal, and what went wrong. */
         json_object *o = json_object_new_object();
+        json_object_object_add(
+            o, "state",
+            json_object_new_string(!have_forecast || !j ? "error"
+                                                        : ks_state_to_string(ks_journal_state(j))));
+        json_object_object_add(o, "error", ks_json_string_or_null(have_forecast && j
+                                                                       ? NULL
+                                                                       : ks_first_error()));
         json_object_object_add(o, "running", ks_json_string_or_null(running));
         json_object_object_add(o, "journal", j ? ks_journal_to_json(j) : NULL);
-        json_object_object_add(o, "grub", ks_json_grub(&b, &f));
+        json_object_object_add(o, "grub", have_forecast ? ks_json_grub(&b, &f) : NULL);
         json_object_object_add(o, "findings", ks_json_findings(&findings));
-        r = ks_print_json(o);
+        if (j)
+            ks_json_add_next(o, &next);
+        ks_print_json(o);
         json_object_put(o);
-        if (do_wait && r == KS_EXIT_OK)
-            r = verdict_exit(j);
+    } else if (!have_forecast) {
+        goto out;
     } else {
         if (running)
             printf("running: %s\n", running);
         if (j)
-            print_journal(j);
+            print_journal(ctx, j);
         ks_print_forecast(ctx, &b, &f);
         if (findings.n) {
             printf("\n");
             ks_print_findings(ctx, &findings);
         }
-        if (do_wait)
-            r = verdict_exit(j);
+        if (j) {
+            printf("\n");
+            ks_print_next(&next);
+        }
     }
 out:
+    free(next.why);
     ks_journal_free(j);
     ks_grub_forecast_done(&f);
     ks_boot_done(&b);
@@ -179,4 +219,6 @@ const ks_cmd ks_cmd_status = {
     .summary = "the state journal and the forecast of the next boots",
     .usage = "[--wait [--timeout SECONDS]] [--ack]",
     .flags = KS_READ_ONLY,
+    .options = status_options,
+    .json_key = "state",
 };

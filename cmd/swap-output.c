@@ -3,18 +3,138 @@
 #include "cmd/forecast.h"
 #include "cmd/swap-output.h"
 
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double start, step_start;
+static char last_step[32];
+
+/* -v: the duration of the last step, once the command is done. */
+static void progress_end(const ks_ctx *ctx)
+{
+    if (ctx->verbose && !ctx->quiet && last_step[0])
+        fprintf(stderr, "[%s] took %.1f s\n", last_step, mono_now() - step_start);
+    last_step[0] = '\0';
+}
+
 void ks_swap_progress(void *userdata, const char *step, const char *message)
 {
     const ks_ctx *ctx = userdata;
-    /* Progress goes to stderr, so --json keeps stdout to one document. */
-    fprintf(stderr, "%s[%s]%s %s\n", ctx->stderr_color ? "\033[1m" : "", step,
-            ctx->stderr_color ? "\033[0m" : "", message);
+    double now = mono_now();
+
+    if (start == 0)
+        start = step_start = now;
+    if (ctx->quiet)
+        return;
+    /* -v: how long the step before took, once it is over. */
+    if (ctx->verbose && last_step[0] && !streq(last_step, step))
+        fprintf(stderr, "[%s] took %.1f s\n", last_step, now - step_start);
+    if (!streq(last_step, step)) {
+        snprintf(last_step, sizeof(last_step), "%s", step);
+        step_start = now;
+    }
+    /* Progress goes to stderr, so --json keeps stdout to one document; the elapsed seconds
+     * since the first step tell a log reader where the time went. */
+    fprintf(stderr, "%s[%s]%s %s (%.0f s)\n", ctx->stderr_color ? "\033[1m" : "", step,
+            ctx->stderr_color ? "\033[0m" : "", message, now - start);
 }
 
 int ks_swap_progress_fd(void)
 {
     /* Only a person at a terminal wants apt's progress bars; logs get the final output. */
     return isatty(STDERR_FILENO) ? STDERR_FILENO : 0;
+}
+
+static bool failed_outcome(ks_outcome o)
+{
+    return o == KS_OUTCOME_HEALTH_FAILED || o == KS_OUTCOME_FELL_BACK;
+}
+
+ks_next ks_next_step(const ks_journal *j, const char *running, const char *boot_id)
+{
+    ks_state s = j ? ks_journal_state(j) : KS_STATE_IDLE;
+    ks_outcome o = j ? ks_journal_outcome(j) : KS_OUTCOME_NONE;
+    const char *old = j ? ks_journal_get(j, KS_JF_OLD_KERNEL) : NULL;
+    const char *new = j ? ks_journal_get(j, KS_JF_NEW_KERNEL) : NULL;
+    const char *armed = j ? ks_journal_armed_boot_id(j) : NULL;
+
+    old = old ? old : "the old kernel";
+    new = new ? new : "the new kernel";
+    switch (s) {
+    case KS_STATE_IDLE:
+        return (ks_next){"kswap plan", ks_asprintf("assess this host, then 'kswap apply'"), 0};
+    case KS_STATE_PREPARED:
+    case KS_STATE_INSTALLED:
+    case KS_STATE_VERIFIED:
+        return (ks_next){"kswap apply --yes",
+                         ks_asprintf("an apply stopped after '%s': running it again resumes; "
+                                     "'kswap rollback' undoes it", ks_state_to_string(s)),
+                         KS_EXIT_NOTHING};
+    case KS_STATE_ARMED:
+        if (armed && boot_id && streq(armed, boot_id))
+            return (ks_next){"systemctl reboot",
+                             ks_asprintf("reboot to start the trial of %s; 'kswap rollback' "
+                                         "cancels it", new),
+                             KS_EXIT_NOTHING};
+        __attribute__((fallthrough));
+    case KS_STATE_TRIAL_BOOTED:
+        if (o == KS_OUTCOME_TRIAL_OK)
+            return (ks_next){"kswap pin",
+                             ks_asprintf("acceptance passed on %s but it is not pinned yet", new),
+                             KS_EXIT_OK};
+        return (ks_next){"kswap status --wait",
+                         ks_asprintf("the trial boot of %s waits for kswap-accept.service's "
+                                     "verdict (journalctl -u kswap-accept.service)", new),
+                         KS_EXIT_NOTHING};
+    case KS_STATE_PINNED:
+        if (running && !streq(running, new))
+            return (ks_next){"systemctl reboot",
+                             ks_asprintf("%s is pinned but %s runs", new, running), KS_EXIT_OK};
+        return (ks_next){NULL, ks_asprintf("nothing to do: %s starts on every boot", new),
+                         KS_EXIT_OK};
+    case KS_STATE_FAILED:
+        return (ks_next){"kswap rollback",
+                         ks_asprintf("the swap to %s failed (see the reason): rollback makes %s "
+                                     "the default again, --purge also removes what was installed",
+                                     new, old),
+                         KS_EXIT_ACCEPT_FAILED};
+    case KS_STATE_ROLLED_BACK:
+        if (running && !streq(running, old))
+            return (ks_next){"systemctl reboot",
+                             ks_asprintf("%s is the default again but %s still runs", old,
+                                         running),
+                             failed_outcome(o) ? KS_EXIT_ACCEPT_FAILED : KS_EXIT_OK};
+        if (failed_outcome(o))
+            return (ks_next){"journalctl -b -1 -p warning",
+                             ks_asprintf("the trial of %s failed (%s) and %s runs again: read "
+                                         "why, then 'kswap apply' again or 'kswap rollback "
+                                         "--purge'", new, ks_outcome_to_string(o), old),
+                             KS_EXIT_ACCEPT_FAILED};
+        return (ks_next){"kswap rollback --purge",
+                         ks_asprintf("%s is the default; --purge removes what kswap installed",
+                                     old),
+                         KS_EXIT_OK};
+    default:
+        return (ks_next){"kswap status", ks_asprintf("unknown state"), KS_EXIT_ERROR};
+    }
+}
+
+void ks_print_next(const ks_next *n)
+{
+    if (n->command)
+        printf("next: %s  (%s)\n", n->command, strempty(n->why));
+    else
+        printf("next: %s\n", strempty(n->why));
+}
+
+void ks_json_add_next(json_object *o, const ks_next *n)
+{
+    json_object_object_add(o, "next", ks_json_string_or_null(n->command));
+    json_object_object_add(o, "next_reason", ks_json_string_or_null(n->why));
 }
 
 int ks_swap_config(const ks_ctx *ctx, ks_config **ret)
@@ -28,9 +148,11 @@ int ks_swap_config(const ks_ctx *ctx, ks_config **ret)
 
 int ks_swap_render(const ks_ctx *ctx, const char *what, const ks_swap_result *r)
 {
+    _cleanup_free_ char *running = NULL, *boot_id = NULL;
     ks_boot b = {0};
     ks_grub_forecast f = {0};
     bool have_forecast;
+    ks_next next;
     int exit_code;
 
     switch (r->status) {
@@ -44,8 +166,19 @@ int ks_swap_render(const ks_ctx *ctx, const char *what, const ks_swap_result *r)
     default:
         exit_code = KS_EXIT_ERROR;
     }
+    progress_end(ctx);
     /* Whatever happened, show what the next boots will be: that is what an operator needs. */
     have_forecast = ks_collect_forecast(ctx, &b, &f, NULL) >= 0;
+    (void)ks_root_read_line(ctx->root, "proc/sys/kernel/osrelease", &running);
+    (void)ks_root_read_line(ctx->root, "proc/sys/kernel/random/boot_id", &boot_id);
+    if (r->status == KS_SWAP_BUSY)
+        next = (ks_next){NULL, ks_asprintf("another kswap holds the lock: run this again when it "
+                                           "is done"), exit_code};
+    else if (r->rebooting)
+        next = (ks_next){"kswap status --wait", ks_asprintf("after the reboot: wait for the "
+                                                            "verdict"), exit_code};
+    else
+        next = ks_next_step(r->journal, running, boot_id);
 
     if (ctx->json) {
         ks_json_builder jb = {0};
@@ -67,6 +200,8 @@ int ks_swap_render(const ks_ctx *ctx, const char *what, const ks_swap_result *r)
         ks_jb_add(&jb, o, "findings", v);
         ks_jb_add(&jb, o, "grub", have_forecast ? ks_json_grub(&b, &f) : NULL);
         o = ks_jb_finish(&jb, o);
+        if (o)
+            ks_json_add_next(o, &next);
         if (!o) {
             ks_error("%s: cannot build the JSON document: %s", what, strerror(ENOMEM));
             exit_code = KS_EXIT_ERROR;
@@ -85,6 +220,8 @@ int ks_swap_render(const ks_ctx *ctx, const char *what, const ks_swap_result *r)
             printf("%s: nothing changed: %s\n", what, strempty(r->error));
         if (have_forecast)
             ks_print_forecast(ctx, &b, &f);
+        printf("\n");
+        ks_print_next(&next);
         if (r->output && r->status == KS_SWAP_FAILED)
             fprintf(stderr, "--- output of the failed program ---\n%s%s", r->output,
                     ks_endswith(r->output, "\n") ? "" : "\n");
@@ -93,5 +230,6 @@ int ks_swap_render(const ks_ctx *ctx, const char *what, const ks_swap_result *r)
         ks_error("%s: %s", what, strempty(r->error));
     ks_grub_forecast_done(&f);
     ks_boot_done(&b);
+    free(next.why);
     return exit_code;
 }

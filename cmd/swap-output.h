@@ -7,6 +7,17 @@
 
 void ks_swap_progress(void *userdata, const char *step, const char *message);
 int ks_swap_progress_fd(void);
+
+/* What the operator does next in a state: a command line (NULL: nothing), why, status's code. */
+typedef struct ks_next {
+    const char *command;
+    char *why;
+    int exit_code;
+} ks_next;
+/* running and boot_id are what runs now (either may be NULL); free why with free(). */
+ks_next ks_next_step(const ks_journal *j, const char *running, const char *boot_id);
+void ks_print_next(const ks_next *n);
+void ks_json_add_next(json_object *o, const ks_next *n);
 int ks_swap_config(const ks_ctx *ctx, ks_config **ret);
 /* Prints the result (human or JSON) with the forecast and returns the exit code. */
 int ks_swap_render(const ks_ctx *ctx, const char *what, const ks_swap_result *r);

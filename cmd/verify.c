@@ -72,20 +72,22 @@ static void verify_print(const ks_ctx *ctx, const ks_verify_result *r)
     printf("\nverdict: %s\n", ks_verdict_to_string(ks_findings_worst(&r->findings)));
 }
 
+static const ks_option verify_options[] = {
+    {"kernel", 'k', "RELEASE", "the installed kernel tree lib/modules/RELEASE", NULL},
+    {"deb", 'd', "FILE", "a kernel package (a path on this machine), read without unpacking",
+     NULL},
+    {},
+};
+
 static int run_verify(ks_ctx *ctx, int argc, char **argv)
 {
-    static const struct option options[] = {
-        {"kernel", required_argument, NULL, 'k'},
-        {"deb", required_argument, NULL, 'd'},
-        {},
-    };
     _cleanup_(ks_config_freep) ks_config *cfg = NULL;
     _cleanup_free_ char *error = NULL;
     ks_verify_opts opts = {.error = &error};
     ks_verify_result res = {0};
     int c, k, ret;
 
-    while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
+    while ((c = ks_getopt(&ks_cmd_verify, argc, argv)) != -1) {
         switch (c) {
         case 'k':
             opts.release = optarg;
@@ -94,7 +96,7 @@ static int run_verify(ks_ctx *ctx, int argc, char **argv)
             opts.deb_path = optarg;
             break;
         default:
-            return ks_usage_error(&ks_cmd_verify, "unknown option");
+            return KS_EXIT_ERROR;
         }
     }
     if (optind < argc)
@@ -146,4 +148,6 @@ const ks_cmd ks_cmd_verify = {
     .summary = "prove a kernel's module set (installed tree or .deb) before any reboot",
     .usage = "(--kernel RELEASE | --deb FILE)",
     .flags = KS_READ_ONLY,
+    .options = verify_options,
+    .json_key = "verdict",
 };

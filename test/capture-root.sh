@@ -84,6 +84,12 @@ for d in etc run usr/local/lib usr/lib lib; do
   copy_tree "$d/sysctl.d"; copy_tree "$d/modules-load.d"
 done
 copy etc/sysctl.conf etc/modules var/lib/dpkg/status
+# kswap-accept.service: its unit file and the links that enable it
+for d in etc/systemd/system lib/systemd/system usr/lib/systemd/system; do copy "$d/kswap-accept.service"; done
+for w in "$src"/etc/systemd/system/*.wants/kswap-accept.service; do
+  [ -L "$w" ] || [ -e "$w" ] || continue
+  copy "${w#"$src"/}"
+done
 
 # the device that holds /boot/grub: its first MiB and its sysfs chain
 capture_block() { # MAJ:MIN

@@ -136,9 +136,18 @@ EOT
 
 # The bundled example node: Ubuntu 24.04 cloud image on a KVM VPS (BIOS, /dev/vda1 ext4),
 # stock GRUB settings, two generic kernels, BBR configured and live.
+accept_unit() { # root: kswap-accept.service installed and enabled, as kswap's package leaves it
+  local r=$1
+  line "$r/usr/lib/systemd/system/kswap-accept.service" "# kswap-accept.service (fixture: only its presence counts)"
+  mkdir -p "$r/etc/systemd/system/multi-user.target.wants"
+  ln -sfn /usr/lib/systemd/system/kswap-accept.service \
+    "$r/etc/systemd/system/multi-user.target.wants/kswap-accept.service"
+}
+
 ubuntu_kvm() { # root
   local r=$1
   rm -rf "$r"; mkdir -p "$r"
+  accept_unit "$r"
   cp "$fx/os-release/ubuntu-24.04-noble.os-release" "$r/etc-os-release.tmp"
   mkdir -p "$r/etc" "$r/usr/lib"; mv "$r/etc-os-release.tmp" "$r/usr/lib/os-release"
   ln -sfn ../usr/lib/os-release "$r/etc/os-release"
