@@ -74,8 +74,12 @@ try:
     bad = os.path.join(tmp, "bad.conf")
     with open(bad, "w") as f:
         f.write("[verify\nmodules = x\n")
-    one_document(["--root", ROOT, "--config", bad, "plan", "--json"], 1, "verdict", "error",
-                 "config syntax error")
+    # plan assesses a bad configuration as a blocking finding (config.invalid) naming the line.
+    d = one_document(["--root", ROOT, "--config", bad, "plan", "--json"], 2,
+                     what="config syntax error")
+    inv = [f for f in (d or {}).get("findings", []) if f["id"] == "config.invalid"]
+    check(d and d.get("verdict") == "blocked" and inv and f"{bad}:" in inv[0]["message"],
+          "config syntax error: plan blocks with config.invalid naming file:line")
     one_document(["--root", ROOT, "--json", "--config", bad, "apply", "--yes"], 1, "result",
                  "error", "apply with a bad config")
     # An unreadable grub.cfg (a directory where the file should be) in status.
@@ -187,14 +191,14 @@ for c in COMMANDS + ["help"]:
 
 # Every JSON key the code emits is named in the man page.
 keys = set()
-for d in ["cmd", os.path.join("lib", "engine")]:
+for d in ["cmd", os.path.join("lib", "engine"), "checks"]:
     for name in sorted(os.listdir(os.path.join(src, d))):
         if not name.endswith(".c"):
             continue
         text = open(os.path.join(src, d, name)).read()
         keys |= set(re.findall(r'json_object_object_add\(\s*[\w>-]+,\s*"(\w+)"', text))
-        keys |= set(re.findall(r'jadd\(&?\w+,\s*\w+,\s*"(\w+)"', text))
-        m = re.search(r"field_names\[[^]]*\]\s*=\s*\{(.*?)\};", text, re.S)
+        keys |= set(re.findall(r'ks_jb_add\(&?\w+,\s*\w+,\s*"(\w+)"', text))
+        m = re.search(r"ks_journal_field_table\[[^]]*\]\s*=\s*\{(.*?)\};", text, re.S)
         if m:
             keys |= set(re.findall(r'"(\w+)"', m.group(1)))
 check(len(keys) > 80, f"found the JSON keys in the code ({len(keys)})")
