@@ -8,13 +8,12 @@
 
 static int run_check(ks_ctx *ctx, int argc, char **argv)
 {
-    static const struct option options[] = {{}};
     _cleanup_(ks_config_freep) ks_config *cfg = NULL;
     ks_check_now_result r = {0};
     int c, k, exit_code;
 
-    while ((c = getopt_long(argc, argv, "", options, NULL)) != -1)
-        return ks_usage_error(&ks_cmd_check, "unknown option");
+    while ((c = ks_getopt(&ks_cmd_check, argc, argv)) != -1)
+        return KS_EXIT_ERROR; /* ks_getopt said what was wrong */
     if (optind < argc)
         return ks_usage_error(&ks_cmd_check, "unexpected argument '%s'", argv[optind]);
     if (ks_swap_config(ctx, &cfg) < 0)

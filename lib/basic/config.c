@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "lib/basic/config.h"
+#include "lib/basic/fileio.h"
 #include "lib/basic/util.h"
 
 #define INI_LINE_MAX 200 /* libinih's INI_MAX_LINE: longer lines are split silently */
@@ -530,13 +531,14 @@ int ks_config_parse(ks_config *c, const char *text, const char *origin, char **r
 
 static int read_host_file(const char *path, char **ret)
 {
-    _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* Never blocks on a FIFO or a device given as --config (lib/basic/fileio.h). */
+    _cleanup_close_ int fd = ks_open_regular(path);
     _cleanup_free_ char *buf = NULL;
     size_t len = 0;
     struct stat st;
 
     if (fd < 0)
-        return -errno;
+        return fd;
     if (fstat(fd, &st) < 0)
         return -errno;
     if (!S_ISREG(st.st_mode))
