@@ -14,6 +14,7 @@ static int outcome_exit(ks_outcome o)
         return KS_EXIT_OK;
     case KS_OUTCOME_HEALTH_FAILED:
     case KS_OUTCOME_FELL_BACK:
+    case KS_OUTCOME_TRIAL_HUNG:
         return KS_EXIT_ACCEPT_FAILED;
     default:
         return KS_EXIT_NOTHING;
@@ -148,7 +149,8 @@ static void run_hooks(const ks_ctx *ctx, const ks_accept_result *r, json_object 
         return;
     if (r->outcome == KS_OUTCOME_TRIAL_OK && r->pinned)
         which = "pinned";
-    else if (r->outcome == KS_OUTCOME_HEALTH_FAILED || r->outcome == KS_OUTCOME_FELL_BACK)
+    else if (r->outcome == KS_OUTCOME_HEALTH_FAILED || r->outcome == KS_OUTCOME_FELL_BACK ||
+             r->outcome == KS_OUTCOME_TRIAL_HUNG)
         which = "failed";
     else
         return;
@@ -224,6 +226,11 @@ static int run_accept(ks_ctx *ctx, int argc, char **argv)
     }
     if (r.error)
         ks_error("accept: %s", r.error);
+    if (r.outcome == KS_OUTCOME_TRIAL_HUNG && !r.recorded)
+        ks_warn("TRIAL HUNG: the trial kernel %s missed its boot deadline, was rebooted by force "
+                "and %s runs; the trial is disarmed. %s",
+                strempty(r.expected_kernel), strempty(r.kernel),
+                r.journal ? strempty(ks_journal_get(r.journal, KS_JF_REASON)) : "");
     if (r.outcome == KS_OUTCOME_FELL_BACK && !r.recorded)
         ks_warn("FELL BACK: the trial kernel %s did not come up and %s runs; the trial is "
                 "disarmed. %s",

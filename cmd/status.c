@@ -48,6 +48,7 @@ static int verdict_exit(const ks_journal *j)
         return KS_EXIT_OK;
     case KS_OUTCOME_HEALTH_FAILED:
     case KS_OUTCOME_FELL_BACK:
+    case KS_OUTCOME_TRIAL_HUNG:
         return KS_EXIT_ACCEPT_FAILED;
     default:
         return KS_EXIT_NOTHING;

@@ -17,6 +17,9 @@ static void search(const ks_grub_entry *menu, size_t n, const char *release, can
         return;
     for (size_t i = 0; i < n; i++) {
         const ks_grub_entry *e = &menu[i];
+        /* kswap's own trial entries (lib/engine/trialboot.h) are never a kernel's entry. */
+        if (e->id && ks_startswith(e->id, "kswap-"))
+            continue;
         cur->chain[cur->depth++] = e;
         if (e->submenu) {
             search(e->children, e->n_children, release, cur, best);

@@ -226,6 +226,45 @@ if scenario("fell-back"):
     p, _ = kswap(r, "status", "--wait", "--timeout", "3")
     check(p.returncode == 3, "status --wait: exit 3 after fell-back", p.stderr)
 
+if scenario("trial-hung"):
+    # The trial boot sat in emergency mode until its deadline (kswap-trial-generator's units
+    # wrote the stage marks), was rebooted by force, and the old kernel runs.
+    r = fresh("trialhung", boot=OLD)
+    check(not os.path.exists(os.path.join(r, "var/lib/kswap/trial-stages")),
+          "arming removed stage marks of an earlier trial")
+    with open(os.path.join(r, "var/lib/kswap/trial-stages"), "w") as f:
+        f.write("userspace 4\nemergency 19\ndeadline 60 emergency mode; state maintenance; "
+                "jobs: multi-user.target start waiting\n")
+    p, d = kswap(r, "--json", "accept")
+    check(p.returncode == 3 and d and d["outcome"] == "trial-hung", "deadline fired: trial-hung, exit 3",
+          p.stderr + p.stdout)
+    st = json.load(open(os.path.join(r, "var/lib/kswap/state.json")))
+    check("furthest stage: emergency" in (st.get("reason") or "") and "deadline" in (st.get("reason") or ""),
+          "the journal's reason names the furthest stage (emergency) and the deadline", st.get("reason"))
+    check("TRIAL HUNG" in p.stderr and "emergency mode" in p.stderr, "reported loudly, stages shown", p.stderr)
+    check(reboots(r) == 0, "no reboot after trial-hung")
+    e = grubenv(r)
+    check("next_entry" not in e and e.get("saved_entry") == OLD_PATH, "trial-hung: disarmed, old kernel default", e)
+    check("hung" in (get(r, "run/motd.d/kswap") or ""), "motd says hung", get(r, "run/motd.d/kswap"))
+    check(get(r, "run/hook-failed.json") is not None, "failed hook ran after trial-hung")
+    p, d = kswap(r, "--json", "accept")
+    check(p.returncode == 3 and d and d["outcome"] == "trial-hung" and d["recorded"],
+          "accept again: trial-hung recorded", p.stdout)
+    p, _ = kswap(r, "status", "--wait", "--timeout", "3")
+    check(p.returncode == 3, "status --wait: exit 3 after trial-hung", p.stderr)
+
+if scenario("stages-no-deadline"):
+    # Stage marks without a deadline line: the trial reached userspace and then rebooted some
+    # other way (a panic): fell-back, with the furthest stage.
+    r = fresh("stagesnodeadline", boot=OLD)
+    with open(os.path.join(r, "var/lib/kswap/trial-stages"), "w") as f:
+        f.write("userspace 4\nmulti-user 31\n")
+    p, d = kswap(r, "--json", "accept")
+    st = json.load(open(os.path.join(r, "var/lib/kswap/state.json")))
+    check(p.returncode == 3 and d and d["outcome"] == "fell-back" and
+          "furthest stage: multi-user" in (st.get("reason") or ""),
+          "stages without a deadline: fell-back with the furthest stage", (st.get("reason"), p.stderr))
+
 if scenario("fell-back-unlogged"):
     # The trial kernel died before the root filesystem (panic, initramfs): journald's previous
     # boot is the arming boot. Its warnings are not the trial's: say so instead of showing them.

@@ -6,6 +6,7 @@ real grub-editenv reading what kswap wrote. Usage: test-apply.py KSWAP [SCENARIO
 import fcntl
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -90,7 +91,23 @@ if scenario("happy"):
               "the snapshot holds the running kernel and the live sysctls acceptance will judge", snap)
     e = grubenv(r)
     check(e.get("saved_entry") == OLD_PATH, "grub-editenv reads saved_entry = old id path", e)
-    check(e.get("next_entry") == NEW_PATH, "grub-editenv reads next_entry = new id path", e)
+    check(e.get("next_entry") == "kswap-trial", "grub-editenv reads next_entry = kswap-trial", e)
+    cfg = open(os.path.join(r, "boot/grub/grub.cfg")).read()
+    trial = re.search(r"^menuentry 'kswap trial: (\S+)'.*?^}", cfg, re.S | re.M)
+    back = re.search(r"^menuentry 'kswap way back: (\S+)'.*?^}", cfg, re.S | re.M)
+    check(trial and trial.group(1) == NEW and re.search(
+        r"^\s*linux\s+\S+vmlinuz-" + re.escape(NEW) + r" .* kswap\.trial=[0-9a-f]+ kswap\.deadline=900 "
+        r"oops=panic softlockup_panic=1 modprobe\.blacklist=pvpanic,pvpanic_mmio,pvpanic_pci$",
+        trial.group(0), re.M), "grub.cfg: the trial entry carries the trial-only arguments",
+        trial.group(0) if trial else cfg[-2000:])
+    check(back and back.group(1) == OLD and "kswap." not in back.group(0) and
+          re.search(r"^\s*linux\s+\S+vmlinuz-" + re.escape(OLD) + " ", back.group(0), re.M),
+          "grub.cfg: the way-back entry boots the old kernel with its own arguments")
+    check('if [ "${default}" = "kswap-trial" ]; then\n  set fallback="0"\nfi' in cfg,
+          "grub.cfg: fallback set only when the default is the trial entry")
+    check(re.findall(r"^menuentry '([^']*)'", cfg, re.M)[:2] == ["kswap way back: " + OLD, "kswap trial: " + NEW],
+          "grub.cfg: the way-back entry is entry 0 (fallback is a position), the trial entry next")
+    check(cfg.count("kswap.trial=") == 1, "grub.cfg: the marker is on the trial entry only")
     check(os.path.getsize(os.path.join(r, "boot/grub/grubenv")) == 1024, "grubenv stays 1024 bytes")
     dropin = open(os.path.join(r, "etc/default/grub.d/90-kswap.cfg")).read()
     check("GRUB_DEFAULT=saved" in dropin and "panic=10" in dropin, "drop-in sets saved and panic")
@@ -116,6 +133,9 @@ if scenario("happy"):
           d5.get("state") == "pinned", "pin --force on the trial kernel pins it", p5.stderr)
     e = grubenv(r)
     check(e.get("saved_entry") == NEW_PATH and "next_entry" not in e, "saved_entry = new, no next_entry", e)
+    check(not os.path.exists(os.path.join(r, "etc/grub.d/01_kswap_trial")) and
+          "kswap" not in open(os.path.join(r, "boot/grub/grub.cfg")).read().replace("kswap.cfg", ""),
+          "pin removes the trial entries (script and grub.cfg)")
 
 if scenario("happy"):
     r = fresh_root("nopanic")
@@ -151,6 +171,9 @@ if scenario("rollback"):
     check(p.returncode == 0 and d and kernels(d) == [OLD, OLD, OLD] and d.get("state") == "rolled-back",
           "rollback disarms: every boot starts the old kernel", p.stderr)
     check("next_entry" not in grubenv(r), "no next_entry after rollback")
+    check(not os.path.exists(os.path.join(r, "etc/grub.d/01_kswap_trial")) and
+          "kswap-trial" not in open(os.path.join(r, "boot/grub/grub.cfg")).read(),
+          "rollback removes the trial entries (script and grub.cfg)")
     p, d = kswap(r, "--json", "rollback", "--purge")
     check(p.returncode == 0, "rollback --purge", p.stderr)
     check(not os.path.exists(os.path.join(r, f"boot/vmlinuz-{NEW}")), "--purge removed the kernel")

@@ -174,6 +174,8 @@ static const ks_config_key keys[] = {
     LIST("accept", "ignore", item_any, NULL),
     UINT("accept", "management", 1, 65535, 22),
     UINT("accept", "timeout", 1, 86400, 300),
+    /* The trial boot's deadline (lib/engine/trialboot.h): a forced reboot when no verdict. */
+    UINT("accept", "deadline", 60, 86400, 900),
     UINT("accept", "interval", 1, 3600, 5),
     UINT("accept", "script_timeout", 1, 86400, 60),
     UINT("accept", "program_timeout", 1, 86400, 30),

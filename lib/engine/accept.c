@@ -14,6 +14,7 @@
 #include "lib/engine/run-snapshot.h"
 #include "lib/basic/spawn.h"
 #include "lib/engine/trial.h"
+#include "lib/engine/trialboot.h"
 #include "lib/basic/util.h"
 
 typedef struct acc {
@@ -83,6 +84,10 @@ char *ks_accept_motd_line(const ks_journal *j, const char *running)
     case KS_OUTCOME_FELL_BACK:
         return ks_asprintf("kswap: trial of %s did not come up (fell back); running %s, see "
                            "kswap status",
+                           new, strempty(running));
+    case KS_OUTCOME_TRIAL_HUNG:
+        return ks_asprintf("kswap: trial of %s hung and was rebooted at its deadline; running "
+                           "%s, see kswap status",
                            new, strempty(running));
     case KS_OUTCOME_TRIAL_OK:
         if (ks_journal_state(j) == KS_STATE_PINNED)
@@ -241,6 +246,7 @@ static char *previous_boot_log(acc *a)
 static int judge_fell_back(acc *a)
 {
     _cleanup_free_ char *reason = NULL;
+    bool hung = false;
     const char *new = ks_journal_get(a->j, KS_JF_NEW_KERNEL);
     int k;
 
@@ -250,22 +256,39 @@ static int judge_fell_back(acc *a)
     if (a->r->previous_boot)
         progress(a, "the previous boot's journal (warnings and errors):\n%s", a->r->previous_boot);
 
-    if (a->r->trial_boot_logged == 0)
+    {
+        /* The trial boot's own marks (checks/kswap-trial-mark): did its deadline fire? */
+        _cleanup_free_ char *last = NULL, *stages = NULL;
+        bool deadline = false;
+        if (ks_trial_stages_read(a->root, &deadline, &last, &stages) > 0) {
+            progress(a, "the trial boot's stages (/%s):\n%s", KS_TRIAL_STAGES_PATH, stages);
+            if (deadline)
+                hung = true;
+            reason = ks_asprintf("the trial kernel %s %s; furthest stage: %s; %s runs (see "
+                                 "'journalctl -b -1')",
+                                 new,
+                                 deadline ? "missed its boot deadline and was rebooted by force"
+                                          : "did not come up",
+                                 last ? last : "GRUB, kernel or initramfs", a->r->kernel);
+        }
+    }
+    if (!reason && a->r->trial_boot_logged == 0)
         reason = ks_asprintf("the trial kernel %s did not come up; %s runs; the trial boot left "
                              "nothing in the system journal (it stopped before the root "
                              "filesystem was mounted: kernel or initramfs), its console log "
                              "shows why",
                              new, a->r->kernel);
-    else
+    else if (!reason)
         reason = ks_asprintf("the trial kernel %s did not come up; %s runs (see 'journalctl -b "
                              "-1' for the previous boot)",
                              new, a->r->kernel);
     if (!reason)
         return -ENOMEM;
-    progress(a, "FELL BACK: %s", reason);
+    progress(a, "%s: %s", hung ? "TRIAL HUNG" : "FELL BACK", reason);
     (void)ks_journal_step_begin(a->j, "accept");
     k = disarm(a);
-    record(a, KS_OUTCOME_FELL_BACK, k < 0 ? KS_STATE_FAILED : KS_STATE_ROLLED_BACK, reason);
+    record(a, hung ? KS_OUTCOME_TRIAL_HUNG : KS_OUTCOME_FELL_BACK,
+           k < 0 ? KS_STATE_FAILED : KS_STATE_ROLLED_BACK, reason);
     (void)ks_journal_step_end(a->j, "accept", KS_STEP_FAILED, reason);
     update_motd(a);
     return 0;
@@ -528,7 +551,7 @@ int ks_accept(const ks_root *root, const ks_accept_opts *o, ks_accept_result *re
     state = ks_journal_state(a.j);
     armed = ks_journal_armed_boot_id(a.j);
     if (outcome == KS_OUTCOME_TRIAL_OK || outcome == KS_OUTCOME_HEALTH_FAILED ||
-        outcome == KS_OUTCOME_FELL_BACK) {
+        outcome == KS_OUTCOME_FELL_BACK || outcome == KS_OUTCOME_TRIAL_HUNG) {
         /* Judged before (an earlier run, or before the reboot back): report, act no more. */
         r.recorded = true;
         r.outcome = outcome;

@@ -13,6 +13,8 @@
  * The verdict after the trial reboot and what follows from it, recorded in the state journal:
  *   no-reboot      the boot id is the one of arming: nothing happens;
  *   fell-back      a trial was armed but another kernel runs: disarm, no reboot;
+ *   trial-hung     the same, and the trial boot's deadline fired (var/lib/kswap/trial-stages
+ *                  says so, with the furthest stage it reached): disarm, no reboot;
  *   health-failed  the trial kernel runs but a required check failed at the deadline: disarm
  *                  (the old kernel stays the default) and, with on_failure = reboot, claim the
  *                  one reboot of this trial (ks_journal_claim_reboot);

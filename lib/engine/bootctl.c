@@ -266,7 +266,7 @@ int ks_boot_set_default(const ks_root *root, ks_boot *b, const char *release, ch
 }
 
 int ks_boot_arm(const ks_root *root, ks_boot *b, const char *new_release, const char *old_release,
-                char **ret_detail)
+                const char *entry_id, char **ret_detail)
 {
     ks_grub_entry_path p = {0};
     int k;
@@ -277,6 +277,27 @@ int ks_boot_arm(const ks_root *root, ks_boot *b, const char *new_release, const 
                                       strempty(b->unwritable_reason));
         return -EROFS;
     }
+    if (entry_id) {
+        /* Only a top-level entry of that id that loads new_release: the promise checks the rest. */
+        const ks_grub_entry *e = NULL;
+        for (size_t i = 0; i < b->cfg->n_entries; i++)
+            if (streq_ptr(b->cfg->entries[i].id, entry_id)) {
+                if (e) {
+                    e = NULL;
+                    break;
+                }
+                e = &b->cfg->entries[i];
+            }
+        if (!e || e->submenu || !streq_ptr(e->release, new_release)) {
+            if (ret_detail)
+                *ret_detail = ks_asprintf("/%s has no single top-level entry '%s' for %s",
+                                          KS_GRUB_CFG_PATH, entry_id, new_release);
+            return -ENOENT;
+        }
+    }
+    if (entry_id)
+        return change_env(root, b, edit_arm, &(path_arg){entry_id}, new_release, true,
+                          old_release, ret_detail);
     k = path_of(b, new_release, &p, ret_detail);
     if (k < 0)
         return k;

@@ -48,10 +48,12 @@ int ks_boot_entry_path(const ks_boot *b, const char *release, ks_grub_entry_path
  */
 int ks_boot_set_default(const ks_root *root, ks_boot *b, const char *release, char **ret_detail);
 /*
- * next_entry = new_release's id path; promised: boot 1 starts new_release as a one-shot, the
- * later boots start old_release. Refuses (-EROFS) when GRUB cannot clear next_entry at boot.
+ * next_entry = entry_id (a top-level entry that loads new_release: kswap's trial entry) or,
+ * when entry_id is NULL, new_release's id path; promised: boot 1 starts new_release as a
+ * one-shot, the later boots start old_release. Refuses (-EROFS) when GRUB cannot clear
+ * next_entry at boot.
  */
 int ks_boot_arm(const ks_root *root, ks_boot *b, const char *new_release, const char *old_release,
-                char **ret_detail);
+                const char *entry_id, char **ret_detail);
 /* next_entry unset; promised (when expect is given): every boot starts expect. */
 int ks_boot_disarm(const ks_root *root, ks_boot *b, const char *expect, char **ret_detail);

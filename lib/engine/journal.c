@@ -63,6 +63,7 @@ static const char *const ks_outcome_table[_KS_OUTCOME_MAX] = {
     [KS_OUTCOME_HEALTH_FAILED] = "health-failed",
     [KS_OUTCOME_FELL_BACK] = "fell-back",
     [KS_OUTCOME_NO_REBOOT] = "no-reboot",
+    [KS_OUTCOME_TRIAL_HUNG] = "trial-hung",
 };
 
 static const char *const ks_step_status_table[_KS_STEP_STATUS_MAX] = {

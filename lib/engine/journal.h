@@ -51,6 +51,7 @@ typedef enum ks_outcome {
     KS_OUTCOME_HEALTH_FAILED,
     KS_OUTCOME_FELL_BACK,
     KS_OUTCOME_NO_REBOOT,
+    KS_OUTCOME_TRIAL_HUNG, /* another kernel runs after the trial boot's deadline fired */
     _KS_OUTCOME_MAX,
     _KS_OUTCOME_INVALID = -EINVAL,
 } ks_outcome;

@@ -558,6 +558,62 @@ static int check_bbr(const ks_root *root, ks_plan *p)
                               : "tcp_bbr is not a module of the running kernel");
 }
 
+/*
+ * What covers a trial kernel that hangs without panicking: a watchdog device (a hypervisor's
+ * i6300esb, a hardware one, softdog once loaded) that systemd's RuntimeWatchdogSec= can keep
+ * running. And a pvpanic device: on a panic the guest tells the host, which may pause or power
+ * it off instead of letting panic= reboot it (drivers/misc/pvpanic: ACPI QEMU0001, PCI
+ * 1b36:0011). Both warn, never block.
+ */
+static int check_watchdog(const ks_root *root, ks_plan *p)
+{
+    _cleanup_strv_free_ char **wd = NULL, **pci = NULL;
+    _cleanup_free_ char *identity = NULL, *where = NULL;
+    int k;
+
+    if (ks_root_list_dir(root, "sys/class/watchdog", &wd) >= 0 && wd && wd[0]) {
+        _cleanup_free_ char *path = ks_asprintf("sys/class/watchdog/%s/identity", wd[0]);
+        if (path)
+            (void)ks_root_read_line(root, path, &identity);
+        k = add(p, "host.watchdog", KS_SEV_OK, NULL,
+                "%s (%s) can reset this machine when a kernel hangs without panicking; kswap "
+                "does not arm it (systemd's RuntimeWatchdogSec= does)",
+                wd[0], identity ? identity : "unknown");
+    } else
+        k = add(p, "host.watchdog", KS_SEV_WARN,
+                "attach a watchdog device (KVM: -device i6300esb -action watchdog=reset) or "
+                "keep a console at hand for the first trial",
+                "no watchdog device (/sys/class/watchdog is empty): a trial kernel that hangs "
+                "without panicking (a hard lockup; oops=panic and softlockup_panic=1 catch the "
+                "rest) stays hung, and the boot deadline needs a running kernel and systemd");
+    if (k < 0)
+        return k;
+
+    if (ks_root_exists(root, "sys/bus/acpi/devices/QEMU0001:00"))
+        where = strdup("ACPI QEMU0001");
+    else if (ks_root_list_dir(root, "sys/bus/pci/devices", &pci) >= 0)
+        for (char **d = pci; d && *d && !where; d++) {
+            _cleanup_free_ char *vp = ks_asprintf("sys/bus/pci/devices/%s/vendor", *d);
+            _cleanup_free_ char *dp = ks_asprintf("sys/bus/pci/devices/%s/device", *d);
+            _cleanup_free_ char *v = NULL, *dv = NULL;
+            if (vp && dp && ks_root_read_line(root, vp, &v) >= 0 &&
+                ks_root_read_line(root, dp, &dv) >= 0 && streq(v, "0x1b36") &&
+                streq(dv, "0x0011"))
+                where = ks_asprintf("PCI %s (1b36:0011)", *d);
+        }
+    if (!where && ks_root_exists(root, "sys/module/pvpanic"))
+        where = strdup("the pvpanic module is loaded");
+    if (where)
+        return add(p, "host.pvpanic", KS_SEV_WARN,
+                   "make sure the host resets (not pauses) a guest that panics, or keep pvpanic "
+                   "a module: the trial blacklists pvpanic, pvpanic_mmio and pvpanic_pci",
+                   "a pvpanic device (%s): on a panic the host may pause or power off this "
+                   "guest before panic= reboots it; a pvpanic built into the trial kernel is "
+                   "not stopped by the trial's modprobe.blacklist=",
+                   where);
+    return add(p, "host.pvpanic", KS_SEV_OK, NULL, "no pvpanic device");
+}
+
 int ks_plan_run(const ks_root *root, const ks_plan_opts *opts, ks_plan *ret)
 {
     ks_plan p = {
@@ -573,6 +629,8 @@ int ks_plan_run(const ks_root *root, const ks_plan_opts *opts, ks_plan *ret)
         k = check_virt(root, &p);
     if (k >= 0)
         k = check_cpu(root, &p);
+    if (k >= 0)
+        k = check_watchdog(root, &p);
     if (k >= 0)
         k = check_kernels(root, opts, &p);
     if (k >= 0)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <assert.h>
+#include <ctype.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <time.h>
@@ -17,6 +18,7 @@
 #include "lib/engine/run-snapshot.h"
 #include "lib/engine/swap.h"
 #include "lib/engine/trial.h"
+#include "lib/engine/trialboot.h"
 #include "lib/kernel/verify.h"
 
 #include "build-config.h" /* KSWAP_DATADIR */
@@ -633,6 +635,62 @@ static int step_verify(run *x, const char *release)
     return k < 0 ? journal_error(x, k) : 0;
 }
 
+/* [accept] deadline, seconds from the kernel's start; -ERANGE outside its limits. */
+static int trial_deadline(run *x, int *ret)
+{
+    int v = KS_TRIAL_DEADLINE_DEFAULT_S;
+
+    if (x->c->config &&
+        ks_config_get_int(x->c->config, "accept", "deadline", KS_TRIAL_DEADLINE_DEFAULT_S, &v) < 0)
+        return -EINVAL;
+    if (v < KS_TRIAL_DEADLINE_MIN_S || v > KS_TRIAL_DEADLINE_MAX_S)
+        return -ERANGE;
+    *ret = v;
+    return 0;
+}
+
+/*
+ * The trial's own GRUB entries (lib/engine/trialboot.h): the script in /etc/grub.d from the
+ * entries update-grub just wrote, recorded in the journal first, then update-grub again.
+ */
+static int write_trial_entries(run *x, ks_boot *b, const char *old, const char *new,
+                               const char *boot_id)
+{
+    _cleanup_free_ char *args = NULL, *text = NULL, *detail = NULL, *id = NULL;
+    int deadline = 0, k;
+
+    k = trial_deadline(x, &deadline);
+    if (k < 0)
+        return fail_step(x, "arm", -EINVAL,
+                         "[accept] deadline must be a number of seconds from %d to %d",
+                         KS_TRIAL_DEADLINE_MIN_S, KS_TRIAL_DEADLINE_MAX_S);
+    /* The arming boot's id, without dashes: one trial per arming boot. */
+    id = calloc(1, 13);
+    if (!id)
+        return -ENOMEM;
+    for (size_t i = 0, n = 0; boot_id && boot_id[i] && n < 12; i++)
+        if (isxdigit((unsigned char)boot_id[i]))
+            id[n++] = boot_id[i];
+    if (!id[0])
+        strcpy(id, "0");
+    args = ks_trial_args(id, deadline);
+    if (!args)
+        return -ENOMEM;
+    k = ks_trial_grubd_text(b->cfg, new, old, args, &text, &detail);
+    if (k < 0)
+        return fail_step(x, "arm", k, "cannot write the trial's GRUB entries: %s",
+                         detail ? detail : strerror(-k));
+    k = ks_journal_note_file(x->j, KS_TRIAL_GRUBD_PATH);
+    if (k < 0)
+        return journal_error(x, k);
+    k = ks_trial_grubd_write(x->root, text);
+    if (k < 0)
+        return fail_step(x, "arm", k, "cannot write '/%s': %s", KS_TRIAL_GRUBD_PATH,
+                         strerror(-k));
+    ks_boot_done(b);
+    return update_grub_and_load(x, "arm", b);
+}
+
 static int step_arm(run *x, const char *old, const char *new)
 {
     _cleanup_free_ char *detail = NULL, *boot_id = NULL;
@@ -644,17 +702,30 @@ static int step_arm(run *x, const char *old, const char *new)
     k = begin(x, "arm", "arming a one-shot trial boot of the new kernel");
     if (k < 0)
         return journal_error(x, k);
+    if (ks_read_boot_id(x->root, &boot_id) < 0 || ks_read_btime(x->root, &btime) < 0) {
+        free(boot_id);
+        boot_id = strdup("unknown");
+        btime = 0;
+    }
     k = update_grub_and_load(x, "arm", &b);
     if (k < 0)
         return k;
+    k = write_trial_entries(x, &b, old, new, boot_id);
+    if (k < 0) {
+        ks_boot_done(&b);
+        return k;
+    }
     /* kswap-accept.service runs at boot only while this flag exists: before next_entry is. */
     if (ks_trial_flag_set(x->root, new) < 0)
         progress(x, "arm", "cannot create /%s: kswap-accept.service will not run at boot",
                  KS_TRIAL_FLAG_PATH);
+    /* Stage marks of an earlier trial must not be taken for this one's. */
+    if (ks_trial_stages_clear(x->root) < 0)
+        progress(x, "arm", "cannot remove /%s", KS_TRIAL_STAGES_PATH);
     /* update-grub may have renumbered the menu: name the old kernel's entry again first. */
     k = ks_boot_set_default(x->root, &b, old, &detail);
     if (k >= 0)
-        k = ks_boot_arm(x->root, &b, new, old, &detail);
+        k = ks_boot_arm(x->root, &b, new, old, KS_TRIAL_ENTRY_ID, &detail);
     if (k >= 0 && ks_boot_entry_path(&b, new, &p) >= 0) {
         (void)ks_journal_set(x->j, KS_JF_NEW_PATH, p.id_path);
         (void)ks_journal_set(x->j, KS_JF_NEW_TITLE_PATH, p.title_path);
@@ -663,10 +734,6 @@ static int step_arm(run *x, const char *old, const char *new)
     ks_boot_done(&b);
     if (k < 0)
         return fail_step(x, "arm", k, "cannot arm the trial of %s: %s", new, strempty(detail));
-    if (ks_read_boot_id(x->root, &boot_id) < 0 || ks_read_btime(x->root, &btime) < 0) {
-        boot_id = boot_id ? boot_id : strdup("unknown");
-        btime = 0;
-    }
     {
         /* What runs now, on the old kernel: the checklist of accept after the trial boot. */
         _cleanup_free_ char *summary = NULL;
@@ -679,7 +746,7 @@ static int step_arm(run *x, const char *old, const char *new)
     if (k >= 0)
         k = ks_journal_set_state(x->j, KS_STATE_ARMED);
     if (k >= 0)
-        k = done(x, "arm", "boot 1: new kernel (one-shot), then the old kernel");
+        k = done(x, "arm", "boot 1: new kernel (one-shot trial entry), then the old kernel");
     return k < 0 ? journal_error(x, k) : 0;
 }
 
@@ -812,6 +879,28 @@ out:
 
 /* ---- pin ---- */
 
+/*
+ * The trial's GRUB entries go when the trial is settled: the script out of /etc/grub.d
+ * (recorded in the journal first), then update-grub. 1: removed, 0: there was none.
+ */
+static int remove_trial_entries(run *x, const char *step)
+{
+    char *update[] = {(char *)"update-grub", NULL};
+    int k;
+
+    if (!ks_trial_grubd_exists(x->root))
+        return 0;
+    k = ks_journal_note_file(x->j, KS_TRIAL_GRUBD_PATH);
+    if (k < 0)
+        return journal_error(x, k);
+    k = ks_trial_grubd_remove(x->root);
+    if (k < 0)
+        return fail_step(x, step, k, "cannot remove '/%s': %s", KS_TRIAL_GRUBD_PATH,
+                         strerror(-k));
+    k = run_program(x, step, update, timeout_ms(x, "update_grub_timeout", 300), false);
+    return k < 0 ? k : 1;
+}
+
 int ks_pin(const ks_root *root, const ks_swap_common *c, const char *release, bool force,
            ks_swap_result *ret)
 {
@@ -857,6 +946,9 @@ int ks_pin(const ks_root *root, const ks_swap_common *c, const char *release, bo
         journal_error(&x, k);
         goto out;
     }
+    k = remove_trial_entries(&x, "pin");
+    if (k < 0)
+        goto out;
     k = ks_boot_load(root, &b, &err);
     if (k < 0) {
         fail_step(&x, "pin", k, "%s", strempty(err));
@@ -959,6 +1051,9 @@ int ks_rollback(const ks_root *root, const ks_swap_common *c, bool do_purge, boo
         journal_error(&x, k);
         goto out;
     }
+    k = remove_trial_entries(&x, "rollback");
+    if (k < 0)
+        goto out;
     if (do_purge) {
         k = purge(&x, running);
         if (k >= 0)

@@ -18,6 +18,8 @@ forecast-tool (the same GRUB model) writes.
   rolled-back     apply, then rollback while armed: every boot the old kernel
   trial-rollback  apply, the trial boot in qemu, rollback on the trial kernel: every boot the
                   old kernel
+  trial-damaged   apply, then the trial entry's kernel and initrd are not loadable: GRUB goes on
+                  to the old kernel by itself (fallback, no key), next_entry cleared, boot 2 old
 usage: qemu-apply.py KSWAP FORECAST_TOOL [SCENARIO...]     exit 77 when a tool is missing
 """
 import concurrent.futures
@@ -263,8 +265,55 @@ def trial_rollback(sc, core, deb):
     boot_root(sc, core, root, "after rollback", [OLD, OLD, OLD])
 
 
+def trial_damaged(sc, core, deb):
+    """The trial kernel damaged after arming: the trial entry's body is the real failing path
+    (linux and initrd of a file without the bzImage header), nothing else of kswap's grub.cfg
+    changes. GRUB must go on to the old kernel by itself (the fallback kswap sets for the
+    one-shot boot only), clear next_entry, and boot the old kernel afterwards."""
+    root = applied_root(sc, deb)
+    cfg = os.path.join(root, "boot/grub/grub.cfg")
+    sdir = os.path.join(sc.dir, "damaged")
+    os.makedirs(sdir)
+    stub = os.path.join(sdir, "stub.cfg")
+    H["run"](TOOL, "stub", cfg, stub)
+    with open(stub, encoding="utf-8") as f:
+        text = f.read()
+    head = re.search(r"^menuentry 'kswap trial: [^\n]*\{\n(.*?)^\}", text, re.S | re.M)
+    sc.require(head is not None, "stub.cfg has no kswap trial entry", text[-3000:])
+    # The stub's body prints the release and halts; keep its terminal line, load instead.
+    body = re.sub(r"\techo KSWAP-BOOT \S+\n\thalt\n",
+                  "\tlinux\t/boot/vmlinuz-damaged root=/dev/vda1 ro\n\tinitrd\t/boot/initrd-damaged\n",
+                  head.group(1))
+    sc.require("vmlinuz-damaged" in body, "the trial entry's stub body has no echo/halt", head.group(1))
+    text = text[:head.start(1)] + body + text[head.end(1):]
+    sc.require('set fallback="0"' in text, "stub.cfg lost the fallback line")
+    envf = os.path.join(root, "boot/grub/grubenv")
+    img = H["make_image"](sdir, core, text, envf, "ext4",
+                          extra={"/boot/vmlinuz-damaged": b"not a kernel " * 1000,
+                                 "/boot/initrd-damaged": b"not an initrd " * 300})
+    off = H["env_offset"](img, "ext4")
+    for n, want in ((1, OLD), (2, OLD)):
+        log = os.path.join(sdir, f"serial-{n}.log")
+        got, secs = H["boot"](img, log, max(H["BOOT_TIMEOUT"], 60))
+        after = dict(env_list(H["read_env"](img, off)))
+        with open(log, "rb") as f:
+            serial = f.read().decode("utf-8", "replace")
+        sc.say(f"damaged trial boot {n}: GRUB {got or 'printed nothing'} ({secs:.1f}s)")
+        sc.check(got == want, f"boot {n}: GRUB booted {got}, want {want} without a key",
+                 f"serial log: {log}\n{serial[-1500:]}")
+        if n == 1:
+            sc.check("invalid magic number" in serial, "boot 1: GRUB refuses the damaged kernel",
+                     serial[-1500:])
+            sc.check("Falling back to `kswap way back: " + OLD in serial,
+                     "boot 1: GRUB says it falls back to the way-back entry", serial[-1500:])
+        sc.check(not after.get("next_entry") and after.get("saved_entry") == OLD_PATH,
+                 f"boot {n}: next_entry cleared, saved_entry the old kernel", after)
+        if not sc.ok:
+            raise Fail(f"damaged boot {n}")
+
+
 SCENARIOS = [("armed", armed), ("pinned", pinned), ("rolled-back", rolled_back),
-             ("trial-rollback", trial_rollback)]
+             ("trial-rollback", trial_rollback), ("trial-damaged", trial_damaged)]
 
 
 def run_scenario(work, core, deb, name, fn):

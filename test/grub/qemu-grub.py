@@ -127,11 +127,16 @@ def build_base(work):
     return core
 
 
-def make_image(work, core, cfg_text, env_path, fs):
+def make_image(work, core, cfg_text, env_path, fs, extra=None):
+    """extra: {path inside the filesystem: bytes}, more files (a damaged kernel)."""
     root = os.path.join(work, "root")
     shutil.rmtree(root, ignore_errors=True)
     mods = os.path.join(root, "boot/grub/i386-pc")
     os.makedirs(mods)
+    for path, data in (extra or {}).items():
+        os.makedirs(os.path.dirname(os.path.join(root, path.lstrip("/"))), exist_ok=True)
+        with open(os.path.join(root, path.lstrip("/")), "wb") as f:
+            f.write(data)
     for n in os.listdir(MODDIR):
         # No terminal.lst: gfxterm must not autoload, the serial line is the only output.
         if n.endswith(".mod") or (n.endswith(".lst") and n != "terminal.lst"):

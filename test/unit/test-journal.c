@@ -90,6 +90,7 @@ static void test_names(void)
         {KS_OUTCOME_HEALTH_FAILED, "health-failed"},
         {KS_OUTCOME_FELL_BACK, "fell-back"},
         {KS_OUTCOME_NO_REBOOT, "no-reboot"},
+        {KS_OUTCOME_TRIAL_HUNG, "trial-hung"},
     };
 
     CHECK_INTEQ(ARRAY_SIZE(states), _KS_STATE_MAX);

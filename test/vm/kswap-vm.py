@@ -144,6 +144,8 @@ n=$(cat $D/boots)
 say "BOOT $n KERNEL $(uname -r)"
 say "ACCEPT $n $(systemctl show -p ActiveState -p Result -p ExecMainStatus kswap-accept.service | tr '\n' ' ')"
 say "STATUS $n $(kswap status --json 2>/dev/null | tr -d '\n')"
+# The trial's protections on this boot: the marker on the command line, the deadline unit.
+say "GUARD $n marker=$(grep -c 'kswap\.trial=' /proc/cmdline) deadline=$(systemctl show -p LoadState --value kswap-trial-deadline.service) stages=$(tr '\n' '|' < /var/lib/kswap/trial-stages 2>/dev/null)"
 all=$(head -c 4096 /dev/vdb 2>/dev/null | tr -d '\000')
 plan=$(echo "$all" | sed -n "s/^$n=//p")
 # How apply names NEW: --kernel RELEASE (installed already) or --deb FILE (the same package).
@@ -161,6 +163,14 @@ for a in $(echo "$plan" | tr ',' ' '); do
     rc=$?
     say "APPLY $n rc=$rc $(tr -d '\n' < $D/apply.json)" ;;
   break) touch /etc/kswap-vm/break-on-new; sync ;;
+  hangaccept)
+    # Issue 12 (e): accept hangs on NEW (a required check that never returns); the trial's
+    # deadline (60 s from the kernel's start, written onto its command line at arming) must
+    # reboot it by force into OLD.
+    mkdir -p /etc/kswap/kswap.conf.d /etc/kswap/checks.d/required
+    printf '[accept]\ndeadline = 60\nscript_timeout = 3600\n' > /etc/kswap/kswap.conf.d/50-vm-hang.conf
+    printf '#!/bin/sh\n[ "$(uname -r)" = "%s" ] && sleep 3600\nexit 0\n' "$NEW" > /etc/kswap/checks.d/required/50-vm-hang
+    chmod 755 /etc/kswap/checks.d/required/50-vm-hang; sync ;;
   badinitrd)
     # NEW dies after arming: its initrd no longer has the root disk's driver.
     cp /usr/local/lib/kswap-vm/initrd-broken.img /boot/initrd.img-$NEW; sync ;;
@@ -703,7 +713,7 @@ def boot_sequence(img, plan, log_path, total_timeout):
 def parse(text):
     grub = re.findall(r"Loading Linux (\S+) \.\.\.", text)
     boots = {}
-    for m in re.finditer(r"KSWAP-VM (EARLY|BOOT|STATUS|APPLY|ACCEPT|DONE|WAIT-EXPIRED) (\d+) ?(.*)",
+    for m in re.finditer(r"KSWAP-VM (EARLY|BOOT|STATUS|APPLY|ACCEPT|DONE|WAIT-EXPIRED|GUARD) (\d+) ?(.*)",
                          text):
         kind, n, rest = m.group(1), int(m.group(2)), m.group(3).strip()
         b = boots.setdefault(n, {})
@@ -753,6 +763,11 @@ SCENARIOS = {
                [OLD, NEW, OLD]),
     "panic": ("ext4", "src=deb\n1=apply,badinitrd,reboot\n2=poweroff", [OLD, NEW, OLD], [OLD, OLD]),
     "btrfs": ("btrfs", "src=deb\n1=apply-reboot,reboot\n2=poweroff", [OLD, OLD], [OLD, OLD]),
+    # Issue 12 (e) with the check of every boot but the trial's: accept hangs on the trial boot,
+    # its deadline reboots it by force into OLD, accept there records trial-hung; neither boot
+    # 1 nor boot 3 (OLD) carries the marker or the deadline unit.
+    "accept-hang": ("ext4", "src=deb\n1=hangaccept,apply-reboot,wait\n3=poweroff", [OLD, NEW, OLD],
+                    [OLD, NEW, OLD]),
 }
 
 
@@ -802,6 +817,18 @@ def check_scenario(name, grub, boots):
         # must not present that boot's warnings as the trial's.
         reason = ((last.get("status") or {}).get("journal") or {}).get("reason") or ""
         expect("left nothing in the system journal" in reason, f"journal reason: {reason}")
+        fc = last["status"]["grub"]["forecast"]
+        expect([b.get("kernel") for b in fc][:3] == [OLD, OLD, OLD], f"forecast {fc}")
+    elif name == "accept-hang":
+        expect(a1.get("apply_rc") in (None, 0), f"apply exited {a1.get('apply_rc')}")
+        expect("wait-expired" not in a1, "apply --reboot did not reboot")
+        expect("status" not in boots[2], "the trial boot got past accept (it should hang there)")
+        expect(outcome == "trial-hung", f"journal {state} {outcome}")
+        reason = ((last.get("status") or {}).get("journal") or {}).get("reason") or ""
+        expect("deadline" in reason and "furthest stage" in reason, f"journal reason: {reason}")
+        for n in (1, 3):
+            g = boots[n].get("guard", "")
+            expect(g.startswith("marker=0 deadline=not-found"), f"boot {n} has trial protections: {g}")
         fc = last["status"]["grub"]["forecast"]
         expect([b.get("kernel") for b in fc][:3] == [OLD, OLD, OLD], f"forecast {fc}")
     elif name == "btrfs":

@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "lib/engine/trialboot.h"
+#include "grub/paths.h"
+#include "lib/basic/fileio.h"
+#include "lib/basic/util.h"
+
+char *ks_trial_args(const char *trial_id, int deadline_s)
+{
+    /*
+     * hung_task_panic and panic_on_warn stay off: a task blocked for 120 s on a slow VPS disk,
+     * or a harmless WARN of a driver, would turn a good trial into a failed one; the boot
+     * deadline catches a boot that really stays stuck (docs/kswap.8.scd, "Trial boot").
+     */
+    return ks_asprintf("%s=%s kswap.deadline=%d oops=panic softlockup_panic=1 "
+                       "modprobe.blacklist=pvpanic,pvpanic_mmio,pvpanic_pci",
+                       KS_TRIAL_MARKER, trial_id, deadline_s);
+}
+
+/* Appends to *buf; -ENOMEM. */
+static int append(char **buf, size_t *len, const char *s, size_t n)
+{
+    char *p = realloc(*buf, *len + n + 1);
+    if (!p)
+        return -ENOMEM;
+    memcpy(p + *len, s, n);
+    *len += n;
+    p[*len] = '\0';
+    *buf = p;
+    return 0;
+}
+
+/* Is this line (without its newline) a `linux` command? */
+static bool is_linux_line(const char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n && (s[i] == ' ' || s[i] == '\t'))
+        i++;
+    return n - i > 5 && memcmp(s + i, "linux", 5) == 0 && (s[i + 5] == ' ' || s[i + 5] == '\t');
+}
+
+/* The body of e's menuentry; every linux line gets args appended when args is given. */
+static int body_of(const ks_grub_cfg *cfg, const ks_grub_entry *e, const char *args, char **buf,
+                   size_t *len, unsigned *n_linux)
+{
+    const ks_grub_node *node = e->node;
+    const char *p, *end;
+    int k;
+
+    if (!node || node->body_end <= node->body_start || node->body_end > cfg->len)
+        return -EINVAL;
+    p = cfg->text + node->body_start;
+    end = cfg->text + node->body_end;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        size_t m = n;
+
+        while (m > 0 && (p[m - 1] == ' ' || p[m - 1] == '\t' || p[m - 1] == '\r'))
+            m--;
+        if (args && is_linux_line(p, m)) {
+            if (m > 0 && p[m - 1] == '\\')
+                return -EINVAL;
+            k = append(buf, len, p, m);
+            if (k >= 0)
+                k = append(buf, len, " ", 1);
+            if (k >= 0)
+                k = append(buf, len, args, strlen(args));
+            (*n_linux)++;
+        } else
+            k = append(buf, len, p, n);
+        if (k >= 0 && nl)
+            k = append(buf, len, "\n", 1);
+        if (k < 0)
+            return k;
+        p = nl ? nl + 1 : end;
+    }
+    if (*len == 0 || (*buf)[*len - 1] != '\n')
+        return append(buf, len, "\n", 1);
+    return 0;
+}
+
+int ks_trial_grubd_text(const ks_grub_cfg *cfg, const char *new_release, const char *old_release,
+                        const char *args, char **ret, char **ret_detail)
+{
+    ks_grub_entry_path pn = {0}, po = {0};
+    _cleanup_free_ char *head = NULL, *buf = NULL;
+    size_t len = 0;
+    unsigned n_linux = 0;
+    int k;
+
+    k = ks_grub_entry_path_find(cfg->entries, cfg->n_entries, new_release, &pn);
+    if (k >= 0)
+        k = ks_grub_entry_path_find(cfg->entries, cfg->n_entries, old_release, &po);
+    if (k < 0) {
+        if (ret_detail)
+            *ret_detail = ks_asprintf("grub.cfg has no usable entry for %s",
+                                      pn.entry ? old_release : new_release);
+        goto out;
+    }
+    /*
+     * GRUB's fallback takes menu positions only (grub-core/normal/menu.c of GRUB 2.06 and 2.12,
+     * get_and_remove_first_entry_number: grub_strtoul; ids only in Fedora's patched GRUB), so
+     * the way-back entry must have a position known at boot: this script runs right after
+     * 00_header, which makes no entries, and the way-back entry is the first of the menu.
+     */
+    head = ks_asprintf(
+        "#!/bin/sh\n"
+        "exec tail -n +3 $0\n"
+        "# Written by kswap while a trial of %s is armed; 'kswap pin' and 'kswap rollback'\n"
+        "# remove it. The one-shot boot (next_entry=%s) starts the trial entry; when GRUB\n"
+        "# cannot load or start its kernel, it goes on to entry 0, the old kernel (fallback),\n"
+        "# instead of waiting for a key. saved_entry never names these entries.\n"
+        "if [ \"${default}\" = \"%s\" ]; then\n"
+        "  set fallback=\"0\"\n"
+        "fi\n"
+        "menuentry 'kswap way back: %s' --class gnu-linux --class os $menuentry_id_option '%s' {\n",
+        new_release, KS_TRIAL_ENTRY_ID, KS_TRIAL_ENTRY_ID, old_release, KS_WAYBACK_ENTRY_ID);
+    if (!head) {
+        k = -ENOMEM;
+        goto out;
+    }
+    k = append(&buf, &len, head, strlen(head));
+    if (k >= 0)
+        k = body_of(cfg, po.entry, NULL, &buf, &len, &n_linux);
+    if (k < 0) {
+        if (ret_detail && k == -EINVAL)
+            *ret_detail = ks_asprintf("the entry of %s cannot be copied", old_release);
+        goto out;
+    }
+    free(head);
+    head = ks_asprintf("}\nmenuentry 'kswap trial: %s' --class gnu-linux --class os "
+                       "$menuentry_id_option '%s' {\n",
+                       new_release, KS_TRIAL_ENTRY_ID);
+    k = head ? append(&buf, &len, head, strlen(head)) : -ENOMEM;
+    if (k >= 0)
+        k = body_of(cfg, pn.entry, args, &buf, &len, &n_linux);
+    if (k >= 0 && n_linux == 0)
+        k = -EINVAL;
+    if (k >= 0)
+        k = append(&buf, &len, "}\n", 2);
+    if (k < 0) {
+        if (ret_detail && k == -EINVAL)
+            *ret_detail = ks_asprintf("the entry of %s has no linux line kswap can extend",
+                                      new_release);
+        goto out;
+    }
+    *ret = TAKE_PTR(buf);
+out:
+    ks_grub_entry_path_done(&pn);
+    ks_grub_entry_path_done(&po);
+    return k;
+}
+
+int ks_trial_grubd_write(const ks_root *root, const char *text)
+{
+    return ks_write_atomic(root, KS_TRIAL_GRUBD_PATH, text, strlen(text), 0755);
+}
+
+static int unlink_if_exists(const ks_root *root, const char *path)
+{
+    int k;
+
+    if (!ks_root_exists(root, path))
+        return 0;
+    k = ks_unlink_durable(root, path);
+    return k == -ENOENT ? 0 : k;
+}
+
+int ks_trial_grubd_remove(const ks_root *root)
+{
+    return unlink_if_exists(root, KS_TRIAL_GRUBD_PATH);
+}
+
+bool ks_trial_grubd_exists(const ks_root *root)
+{
+    return ks_root_exists(root, KS_TRIAL_GRUBD_PATH);
+}
+
+int ks_trial_stages_read(const ks_root *root, bool *ret_deadline, char **ret_last, char **ret_text)
+{
+    _cleanup_free_ char *text = NULL, *last = NULL;
+    bool deadline = false;
+    size_t len = 0;
+    int k;
+
+    k = ks_root_read_file(root, KS_TRIAL_STAGES_PATH, 4096, &text, &len);
+    if (k == -ENOENT)
+        return 0;
+    if (k < 0)
+        return k;
+    for (const char *p = text; p && *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t n = strcspn(p, " \t\n");
+        if (n > 0 && n < 32) {
+            if (n == 8 && memcmp(p, "deadline", 8) == 0)
+                deadline = true;
+            else {
+                free(last);
+                last = strndup(p, n);
+                if (!last)
+                    return -ENOMEM;
+            }
+        }
+        p = nl ? nl + 1 : NULL;
+    }
+    if (ret_deadline)
+        *ret_deadline = deadline;
+    if (ret_last)
+        *ret_last = TAKE_PTR(last);
+    if (ret_text)
+        *ret_text = TAKE_PTR(text);
+    return 1;
+}
+
+int ks_trial_stages_clear(const ks_root *root)
+{
+    return unlink_if_exists(root, KS_TRIAL_STAGES_PATH);
+}

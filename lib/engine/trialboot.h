@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include "grub/cfg.h"
+#include "lib/basic/root.h"
+
+/*
+ * The trial boot's own GRUB entries. While a trial is armed, kswap keeps a script in
+ * /etc/grub.d (the 40_custom form: `exec tail -n +3 $0`, static text) that update-grub puts
+ * right after 00_header, so its entries are the first two of the menu:
+ *   kswap-way-back  entry 0: the old kernel's entry body unchanged;
+ *   kswap-trial     the new kernel's entry body, its linux lines carrying the trial-only
+ *                   arguments (ks_trial_args): the one-shot next_entry names this entry, and
+ *                   saved_entry never does;
+ * and a line `if [ "${default}" = kswap-trial ]; then set fallback="0"; fi`: only on the
+ * one-shot boot of the trial entry, a kernel GRUB cannot load (or whose boot returns) sends
+ * GRUB on to the old kernel instead of "Press any key" and the menu (grub-core/normal/menu.c,
+ * grub_menu_execute_with_fallback; upstream GRUB reads fallback as a menu position only).
+ * The script goes at pin and rollback (and update-grub runs).
+ */
+#define KS_TRIAL_GRUBD_PATH "etc/grub.d/01_kswap_trial"
+#define KS_TRIAL_ENTRY_ID "kswap-trial"
+#define KS_WAYBACK_ENTRY_ID "kswap-way-back"
+#define KS_TRIAL_MARKER "kswap.trial"
+/* Files the trial boot's units write (checks/kswap-trial-generator). */
+#define KS_TRIAL_STAGES_PATH "var/lib/kswap/trial-stages"
+
+/* Defaults and limits of [accept] deadline, seconds from the kernel's start. */
+#define KS_TRIAL_DEADLINE_DEFAULT_S 900
+#define KS_TRIAL_DEADLINE_MIN_S 60
+#define KS_TRIAL_DEADLINE_MAX_S 86400
+
+/*
+ * The arguments only the trial boot carries: the marker kswap.trial=ID, kswap.deadline=S,
+ * oops=panic, softlockup_panic=1 and the pvpanic modules blacklisted (a host that pauses the
+ * guest on a pvpanic event would keep a panicking trial from rebooting).
+ */
+char *ks_trial_args(const char *trial_id, int deadline_s);
+
+/*
+ * The /etc/grub.d script for a trial of new_release with old_release as the way back, from
+ * the bodies of their entries in cfg. -ENOENT: no entry for one of them; -EINVAL: a linux
+ * line continued with a backslash (not rewritten); *ret_detail says which.
+ */
+int ks_trial_grubd_text(const ks_grub_cfg *cfg, const char *new_release, const char *old_release,
+                        const char *args, char **ret, char **ret_detail);
+/* Writes (atomically, mode 0755) or removes the script; a missing script is fine. */
+int ks_trial_grubd_write(const ks_root *root, const char *text);
+int ks_trial_grubd_remove(const ks_root *root);
+bool ks_trial_grubd_exists(const ks_root *root);
+
+/*
+ * What the trial boot's units left in var/lib/kswap/trial-stages (one line each: a stage name,
+ * the seconds since the kernel's start, then free text), for people: the last stage reached,
+ * and whether the deadline fired ("deadline" line). 0: no file; 1: read. *ret_last: the last
+ * stage, *ret_text: the whole file (at most 4 KiB), either may be NULL.
+ */
+int ks_trial_stages_read(const ks_root *root, bool *ret_deadline, char **ret_last, char **ret_text);
+int ks_trial_stages_clear(const ks_root *root);

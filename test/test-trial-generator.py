@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""checks/kswap-trial-generator (as built) and checks/kswap-trial-mark, run in temporary folders:
+  - without kswap.trial= on the command line (every boot but the trial boot): nothing at all;
+  - with it: kswap-trial-deadline.service (no default dependencies, IgnoreOnIsolate=yes,
+    FailureAction=reboot-force, RuntimeMaxSec = deadline minus uptime, at least 30 s) pulled in
+    by sysinit, emergency and rescue targets; the stage marks; journald Storage=persistent;
+  - systemd-analyze verify accepts the units (when systemd-analyze is installed);
+  - kswap-trial-mark: nothing without the marker; "deadline" only when the deadline ran out.
+usage: test-trial-generator.py GENERATOR MARK
+"""
+import os, re, shutil, subprocess, sys, tempfile
+
+GEN, MARK = sys.argv[1], sys.argv[2]
+checks = failures = 0
+
+
+def check(cond, name, detail=""):
+    global checks, failures
+    checks += 1
+    if not cond:
+        failures += 1
+        print(f"FAIL {name}" + (f"\n     {detail}" if detail else ""))
+    else:
+        print(f"ok   {name}")
+
+
+def run_gen(work, cmdline):
+    out = os.path.join(work, "gen")
+    runs = os.path.join(work, "run")
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.rmtree(runs, ignore_errors=True)
+    os.makedirs(out)
+    env = dict(os.environ, SYSTEMD_PROC_CMDLINE=cmdline, KSWAP_GENERATOR_RUN=runs)
+    p = subprocess.run(["sh", GEN, out, out + "-early", out + "-late"], env=env,
+                       capture_output=True, text=True)
+    files = sorted(os.path.relpath(os.path.join(d, f), out)
+                   for d, _, fs in os.walk(out) for f in fs)
+    return p, out, runs, files
+
+
+work = tempfile.mkdtemp(prefix="kswap-trialgen-")
+try:
+    p, out, runs, files = run_gen(work, "BOOT_IMAGE=/boot/vmlinuz-6.8.0-48-generic root=/dev/vda1 ro panic=10")
+    check(p.returncode == 0 and files == [] and not os.path.exists(runs),
+          "no marker (old or pinned kernel): no unit, no drop-in", (p.stderr, files))
+    p, out, runs, files = run_gen(work, "root=/dev/vda1 ro kswapx.trial=1 kswap.trialx=2")
+    check(files == [], "look-alike arguments are no marker", files)
+
+    with open("/proc/uptime") as f:
+        up = int(float(f.read().split()[0]))
+    p, out, runs, files = run_gen(work, "root=/dev/vda1 ro panic=10 kswap.trial=0123abcd kswap.deadline=86400 "
+                                        "oops=panic softlockup_panic=1")
+    check(p.returncode == 0, "generator exits 0 on the trial boot", p.stderr)
+    want = {"kswap-trial-deadline.service", "kswap-trial-stage@.service",
+            "sysinit.target.wants/kswap-trial-deadline.service",
+            "emergency.target.wants/kswap-trial-deadline.service",
+            "rescue.target.wants/kswap-trial-deadline.service",
+            "sysinit.target.wants/kswap-trial-stage@userspace.service",
+            "emergency.target.wants/kswap-trial-stage@emergency.service",
+            "rescue.target.wants/kswap-trial-stage@rescue.service",
+            "multi-user.target.wants/kswap-trial-stage@multi-user.service",
+            "kswap-trial-stage@multi-user.service.d/after.conf"}
+    check(set(files) == want, "the trial boot's units and links", sorted(set(files) ^ want))
+    unit = open(os.path.join(out, "kswap-trial-deadline.service")).read()
+    for line in ("DefaultDependencies=no", "IgnoreOnIsolate=yes", "FailureAction=reboot-force",
+                 "Type=simple", "ExecStart=/bin/sleep infinity"):
+        check(re.search("^" + re.escape(line) + "$", unit, re.M), f"deadline unit: {line}")
+    m = re.search(r"^RuntimeMaxSec=(\d+)s$", unit, re.M)
+    left = int(m.group(1)) if m else -1
+    check(m and 86400 - up - 5 <= left <= 86400 - up, f"RuntimeMaxSec = deadline - uptime ({left})")
+    check(not re.search(r"^(Conflicts|After|Before|Requires)=", unit, re.M),
+          "deadline unit: no ordering or conflict a stuck job or a reboot could hold it by")
+    for d in ("sysinit", "emergency", "rescue"):
+        link = os.readlink(os.path.join(out, f"{d}.target.wants/kswap-trial-deadline.service"))
+        check(link == "../kswap-trial-deadline.service", f"{d}.target wants the deadline", link)
+    jd = os.path.join(runs, "systemd/journald.conf.d/50-kswap-trial.conf")
+    check(os.path.exists(jd) and "Storage=persistent" in open(jd).read(),
+          "journald Storage=persistent for the trial boot (runtime drop-in)")
+
+    p, out, runs, files = run_gen(work, "root=/dev/vda1 kswap.trial=1 kswap.deadline=60")
+    unit = open(os.path.join(out, "kswap-trial-deadline.service")).read()
+    want_left = max(60 - up, 30)
+    check(f"RuntimeMaxSec={want_left}s" in unit or f"RuntimeMaxSec={want_left - 1}s" in unit,
+          "a deadline already (almost) passed still leaves 30 s", unit)
+
+    analyze = shutil.which("systemd-analyze")
+    if analyze:
+        # Units that name programs of this machine: verify the syntax only.
+        p = subprocess.run([analyze, "verify", "--man=no",
+                            os.path.join(out, "kswap-trial-deadline.service")],
+                           capture_output=True, text=True)
+        bad = [l for l in (p.stderr + p.stdout).splitlines()
+               if "kswap-trial-deadline" in l and ("Unknown" in l or "Invalid" in l or "Failed to parse" in l)]
+        check(not bad, "systemd-analyze verify: no unknown or invalid setting", "\n".join(bad))
+    else:
+        print("skip systemd-analyze verify (not installed)")
+
+    # kswap-trial-mark writes under /var/lib/kswap of the machine: only its no-op paths here.
+    p = subprocess.run(["sh", "-c", f"grep -q 'kswap\\.trial=' /proc/cmdline || {MARK} userspace; echo rc=$?"],
+                       capture_output=True, text=True)
+    check("rc=0" in p.stdout and "kswap trial stage" not in p.stdout,
+          "kswap-trial-mark does nothing without the marker", p.stdout + p.stderr)
+finally:
+    shutil.rmtree(work, ignore_errors=True)
+print(f"{checks} checks, {failures} failed")
+sys.exit(1 if failures else 0)
