@@ -327,7 +327,7 @@ static const struct {
     {"secureboot", "Secure Boot"}, {"boot", "/boot"},       {"grub", "GRUB"},
     {"kernel", "kernel"},       {"modules", "modules"},     {"bbr", "BBR"},
     {"initrd", "initramfs"},    {"repo", "repository"},     {"config", "configuration"},
-    {"accept", "acceptance"},
+    {"accept", "acceptance"},   {"host", "host"},
 };
 
 const char *ks_finding_subject(const char *id)
