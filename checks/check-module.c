@@ -113,8 +113,8 @@ int ks_check_module(const ks_check_ctx *c, ks_check *chk)
     chk->detail =
         how ? ks_asprintf("%s is %s", name, how)
         : chk->final
-            ? ks_asprintf("%s is neither loaded nor built into %s, and %s has no such module",
-                          name, strempty(c->kernel), strempty(c->kernel))
+            ? ks_asprintf("%s is neither loaded nor built into %s, and %s has no such module", name,
+                          strempty(c->kernel), strempty(c->kernel))
             : ks_asprintf("%s is neither loaded nor built into %s", name, strempty(c->kernel));
     return chk->detail ? how != NULL : -ENOMEM;
 }

@@ -33,10 +33,11 @@ int ks_check_script(const ks_check_ctx *c, ks_check *chk)
     exe = ks_spawn_open_in_root(c->root, chk->arg);
     if (exe < 0)
         return exe;
-    k = ks_spawn(argv,
-                 &(ks_spawn_opts){.timeout_ms = tmo, .env = env, .max_output = SCRIPT_OUTPUT_MAX,
-                                  .exec_fd = exe},
-                 &res);
+    k = ks_spawn(
+        argv,
+        &(ks_spawn_opts){
+            .timeout_ms = tmo, .env = env, .max_output = SCRIPT_OUTPUT_MAX, .exec_fd = exe},
+        &res);
     if (k < 0)
         return k;
     ok = ks_spawn_succeeded(&res);

@@ -53,7 +53,9 @@ int ks_check_default_route(const ks_check_ctx *c, ks_check *chk)
 
         free(last);
         last = ks_asprintf("default route via %s: %s%s", tmp.arg, strempty(tmp.detail),
-                           up > 0 && !addr ? ", no address" : addr ? ", has an address" : "");
+                           up > 0 && !addr ? ", no address"
+                           : addr          ? ", has an address"
+                                           : "");
         free(tmp.detail);
         if (!last)
             return -ENOMEM;

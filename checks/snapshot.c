@@ -112,9 +112,10 @@ static int program(const ks_check_ctx *c, ks_run_snapshot *s, const char *what, 
 /* `systemctl list-units --type=service --state=active`: "NAME loaded active running ...". */
 static int take_services(const ks_check_ctx *c, ks_run_snapshot *s)
 {
-    char *argv[] = {(char *)"systemctl", (char *)"list-units", (char *)"--type=service",
-                    (char *)"--state=active", (char *)"--plain", (char *)"--no-legend",
-                    (char *)"--no-pager", NULL};
+    char *argv[] = {(char *)"systemctl",      (char *)"list-units",
+                    (char *)"--type=service", (char *)"--state=active",
+                    (char *)"--plain",        (char *)"--no-legend",
+                    (char *)"--no-pager",     NULL};
     _cleanup_free_ char *out = NULL;
     const char *line;
     size_t pos = 0, n;
@@ -165,8 +166,7 @@ static int take_sockets(const ks_check_ctx *c, ks_run_snapshot *s)
         if (k < 0) {
             if (k == -ENOMEM)
                 return k;
-            _cleanup_free_ char *what =
-                ks_asprintf("listen (%s)", ks_sock_proto_to_string(p));
+            _cleanup_free_ char *what = ks_asprintf("listen (%s)", ks_sock_proto_to_string(p));
             k = what ? skip(s, what, k) : -ENOMEM;
             if (k < 0)
                 return k;
@@ -180,7 +180,8 @@ static int take_sockets(const ks_check_ctx *c, ks_run_snapshot *s)
                 continue;
             /* A port the kernel picked (the ephemeral range) differs per boot, unless the
              * socket is on the wildcard address: servers such as WireGuard (51820) are. */
-            if (x->local_port >= lo && x->local_port <= hi && !ks_sock_is_wildcard(x, !(p == KS_SOCK_TCP || p == KS_SOCK_UDP)))
+            if (x->local_port >= lo && x->local_port <= hi &&
+                !ks_sock_is_wildcard(x, !(p == KS_SOCK_TCP || p == KS_SOCK_UDP)))
                 continue;
             k = add_item(s, "listen:%s:%u", ks_sock_proto_to_string(p), x->local_port);
             if (k < 0) {
@@ -450,8 +451,7 @@ static int take_nft(const ks_check_ctx *c, ks_run_snapshot *s)
         fam = str_member(t, "family");
         table = str_member(t, "table");
         name = str_member(t, "name");
-        if (fam && table && name &&
-            (k = add_item(s, "nft-chain:%s:%s:%s", fam, table, name)) >= 0)
+        if (fam && table && name && (k = add_item(s, "nft-chain:%s:%s:%s", fam, table, name)) >= 0)
             k = 1;
     }
     json_object_put(arr);
@@ -478,8 +478,8 @@ static int take_modules(const ks_check_ctx *c, ks_run_snapshot *s)
 int ks_run_snapshot_take(const ks_check_ctx *c, ks_run_snapshot *ret)
 {
     static int (*const takers[])(const ks_check_ctx *, ks_run_snapshot *) = {
-        take_services, take_sockets,  take_interfaces, take_routes,
-        take_wireguard, take_qdiscs, take_nft,        take_modules,
+        take_services,  take_sockets, take_interfaces, take_routes,
+        take_wireguard, take_qdiscs,  take_nft,        take_modules,
     };
     ks_run_snapshot s = {0};
     int k;
@@ -592,10 +592,10 @@ int ks_checklist_add_snapshot(ks_checklist *l, const ks_run_snapshot *s, char *c
         const char *prefix;
         ks_check_fn fn;
     } kinds[] = {
-        {"service:", ks_check_service},    {"listen:", ks_check_listen},
+        {"service:", ks_check_service},     {"listen:", ks_check_listen},
         {"interface:", ks_check_interface}, {"route:", ks_check_route},
         {"wireguard:", ks_check_wireguard}, {"wg-peer:", ks_check_wg_peer},
-        {"qdisc:", ks_check_qdisc},        {"nft-table:", ks_check_nft_table},
+        {"qdisc:", ks_check_qdisc},         {"nft-table:", ks_check_nft_table},
         {"nft-chain:", ks_check_nft_chain}, {"module:", ks_check_module},
     };
     int k;
@@ -639,7 +639,8 @@ int ks_check_route(const ks_check_ctx *c, ks_check *chk)
     if (k < 0)
         return k;
     return set_detail(chk,
-                      ks_asprintf("%s route via %s %s", ks_startswith(chk->arg, "default6:") ? "IPv6 default" : "default",
+                      ks_asprintf("%s route via %s %s",
+                                  ks_startswith(chk->arg, "default6:") ? "IPv6 default" : "default",
                                   strchr(chk->arg, ':') + 1,
                                   ks_strv_contains(r, chk->arg) ? "present" : "missing"),
                       ks_strv_contains(r, chk->arg));
@@ -695,7 +696,7 @@ int ks_check_wg_peer(const ks_check_ctx *c, ks_check *chk)
         return k;
     return set_detail(chk,
                       ks_asprintf("peer %s of %s: %s", colon + 1, ifname,
-                                  !f.found    ? "not configured"
+                                  !f.found   ? "not configured"
                                   : f.recent ? "handshake within 180 s"
                                              : "no recent handshake yet"),
                       f.found && f.recent);

@@ -11,8 +11,11 @@ static bool confirm(const ks_ctx *ctx, const ks_apply_opts *o)
             "kswap apply on %s will make the running kernel GRUB's default, install and verify "
             "%s%s and arm ONE trial boot of it.\nProceed? [y/N] ",
             ks_root_is_host(ctx->root) ? "this machine" : ks_root_path(ctx->root),
-            o->deb ? "the package " : o->package ? "the package " : o->kernel ? "the kernel " : "",
-            o->deb      ? o->deb
+            o->deb       ? "the package "
+            : o->package ? "the package "
+            : o->kernel  ? "the kernel "
+                         : "",
+            o->deb       ? o->deb
             : o->package ? o->package
             : o->kernel  ? o->kernel
                          : "the XanMod package that fits the CPU");
@@ -85,8 +88,10 @@ static int run_apply(ks_ctx *ctx, int argc, char **argv)
         return ks_usage_error(&ks_cmd_apply, "options '--deb' and '--key' exclude each other: a "
                                              "local package needs no repository key");
     if (branch && (o.deb || o.package))
-        return ks_usage_error(&ks_cmd_apply, "option '--branch' excludes '--%s': the package "
-                                             "is named already", o.deb ? "deb" : "package");
+        return ks_usage_error(&ks_cmd_apply,
+                              "option '--branch' excludes '--%s': the package "
+                              "is named already",
+                              o.deb ? "deb" : "package");
     /* Without the unit nothing judges the trial boot: refuse before anything changes. */
     {
         ks_findings unit = {0};
@@ -112,8 +117,10 @@ static int run_apply(ks_ctx *ctx, int argc, char **argv)
     }
     if (ks_swap_config(ctx, &cfg) < 0)
         return KS_EXIT_ERROR;
-    o.common = (ks_swap_common){.config = cfg, .progress = ks_swap_progress,
-                           .progress_fd = ks_swap_progress_fd(), .userdata = ctx};
+    o.common = (ks_swap_common){.config = cfg,
+                                .progress = ks_swap_progress,
+                                .progress_fd = ks_swap_progress_fd(),
+                                .userdata = ctx};
     k = ks_apply(ctx->root, &o, &r);
     /* A failure is shown like any result (lib/engine/swap.h), unless it has no words. */
     if (k < 0 && !r.error) {

@@ -46,8 +46,7 @@ static int run_check(ks_ctx *ctx, int argc, char **argv)
             printf("  %-4s %s%s: %s\n", ks_check_status_to_string(x->status), x->id,
                    x->required ? "" : " (wanted)", strempty(x->detail));
         }
-        printf("what runs now: %u items, %u established connections\n", r.n_items,
-               r.established);
+        printf("what runs now: %u items, %u established connections\n", r.n_items, r.established);
         for (char **p = r.not_snapshotted; p && *p; p++)
             printf("  not snapshotted: %s\n", *p);
     }

@@ -11,11 +11,11 @@
 
 /* Exit codes: the stable contract (docs/design.md, "Command line and JSON"). */
 enum {
-    KS_EXIT_OK = 0,          /* done, or may proceed */
-    KS_EXIT_ERROR = 1,       /* could not evaluate or act */
-    KS_EXIT_REFUSED = 2,     /* refused or blocked by a finding */
+    KS_EXIT_OK = 0,      /* done, or may proceed */
+    KS_EXIT_ERROR = 1,   /* could not evaluate or act */
+    KS_EXIT_REFUSED = 2, /* refused or blocked by a finding */
     KS_EXIT_ACCEPT_FAILED = 3,
-    KS_EXIT_NOTHING = 4,     /* nothing to judge yet */
+    KS_EXIT_NOTHING = 4, /* nothing to judge yet */
 };
 
 /*
@@ -102,7 +102,7 @@ extern const ks_cmd ks_cmd_check;
 void ks_error(const char *fmt, ...) _printf_(1, 2);
 void ks_warn(const char *fmt, ...) _printf_(1, 2);
 void ks_info(const ks_ctx *ctx, const char *fmt, ...) _printf_(2, 3); /* only with --verbose */
-void ks_set_quiet(bool quiet); /* -q: ks_warn says nothing */
+void ks_set_quiet(bool quiet);                                        /* -q: ks_warn says nothing */
 /* Prints the usage line of one command to stderr and returns KS_EXIT_ERROR. */
 int ks_usage_error(const ks_cmd *cmd, const char *fmt, ...) _printf_(2, 3);
 

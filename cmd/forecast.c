@@ -59,7 +59,8 @@ json_object *ks_json_grub(const ks_boot *b, const ks_grub_forecast *f)
     json_object_object_add(g, "forecast", forecast_json(f));
     json_object_object_add(g, "env", env_json(b->env));
     json_object_object_add(g, "env_writable", json_object_new_boolean(b->env_writable));
-    json_object_object_add(g, "env_unwritable_reason", ks_json_string_or_null(b->unwritable_reason));
+    json_object_object_add(g, "env_unwritable_reason",
+                           ks_json_string_or_null(b->unwritable_reason));
     for (char **n = f->notes; n && *n; n++)
         json_object_array_add(notes, json_object_new_string(*n));
     json_object_object_add(g, "not_followed", notes);

@@ -8,10 +8,11 @@
 #include "cmd/cmd.h"
 #include "lib/host/units.h"
 
-static char *first_error;       /* the first ks_error message, for the JSON of a failure */
-static json_object *json_doc;   /* the command's one document, printed by ks_json_flush */
+static char *first_error;     /* the first ks_error message, for the JSON of a failure */
+static json_object *json_doc; /* the command's one document, printed by ks_json_flush */
 
-static void vmsg(const char *level, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+static void vmsg(const char *level, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
 
 static void vmsg(const char *level, const char *fmt, va_list ap)
 {
@@ -120,8 +121,8 @@ int ks_json_flush(const ks_cmd *cmd, bool json, int exit_code)
                                json_object_new_string(first_error ? first_error : "failed"));
     }
     json_object_object_add(o, "exit_code", json_object_new_int(exit_code));
-    s = json_object_to_json_string_ext(
-        o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
+    s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                                              JSON_C_TO_STRING_NOSLASHESCAPE);
     if (fputs(s, stdout) == EOF || fputc('\n', stdout) == EOF || fflush(stdout) == EOF) {
         ks_error("cannot write to standard output: %m");
         exit_code = KS_EXIT_ERROR;
@@ -323,11 +324,11 @@ static bool seen_before(const ks_findings *f, size_t i)
 static const struct {
     const char *prefix, *subject;
 } subjects[] = {
-    {"os", "operating system"}, {"virt", "virtualization"}, {"cpu", "CPU level"},
-    {"secureboot", "Secure Boot"}, {"boot", "/boot"},       {"grub", "GRUB"},
-    {"kernel", "kernel"},       {"modules", "modules"},     {"bbr", "BBR"},
-    {"initrd", "initramfs"},    {"repo", "repository"},     {"config", "configuration"},
-    {"accept", "acceptance"},   {"host", "host"},
+    {"os", "operating system"},    {"virt", "virtualization"}, {"cpu", "CPU level"},
+    {"secureboot", "Secure Boot"}, {"boot", "/boot"},          {"grub", "GRUB"},
+    {"kernel", "kernel"},          {"modules", "modules"},     {"bbr", "BBR"},
+    {"initrd", "initramfs"},       {"repo", "repository"},     {"config", "configuration"},
+    {"accept", "acceptance"},      {"host", "host"},
 };
 
 const char *ks_finding_subject(const char *id)
@@ -354,13 +355,15 @@ int ks_accept_unit_finding(const ks_ctx *ctx, ks_findings *f)
         k = ks_findings_add(f, "accept.unit-disabled", KS_SEV_WARN,
                             "systemctl enable " KS_ACCEPT_UNIT,
                             KS_ACCEPT_UNIT " is installed but not enabled (%s): the trial boot "
-                            "would run unjudged", how);
+                                           "would run unjudged",
+                            how);
     else
         k = ks_findings_add(f, "accept.unit-disabled", KS_SEV_WARN,
                             "install kswap's package, or copy " KS_ACCEPT_UNIT
                             " to /etc/systemd/system, then systemctl enable " KS_ACCEPT_UNIT,
                             KS_ACCEPT_UNIT " is not installed (%s): the trial boot would run "
-                            "unjudged", how);
+                                           "unjudged",
+                            how);
     return k < 0 ? k : s == KS_UNIT_ENABLED;
 }
 

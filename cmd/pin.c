@@ -25,8 +25,10 @@ static int run_pin(ks_ctx *ctx, int argc, char **argv)
     if (ks_swap_config(ctx, &cfg) < 0)
         return KS_EXIT_ERROR;
     k = ks_pin(ctx->root,
-               &(ks_swap_common){.config = cfg, .progress = ks_swap_progress,
-                           .progress_fd = ks_swap_progress_fd(), .userdata = ctx},
+               &(ks_swap_common){.config = cfg,
+                                 .progress = ks_swap_progress,
+                                 .progress_fd = ks_swap_progress_fd(),
+                                 .userdata = ctx},
                optind < argc ? argv[optind] : NULL, force, &r);
     /* A failure is shown like any result (lib/engine/swap.h), unless it has no words. */
     if (k < 0 && !r.error) {

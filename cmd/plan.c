@@ -55,7 +55,8 @@ static json_object *plan_json(const ks_plan *p)
     json_object_object_add(boot, "env_writable", json_object_new_boolean(p->env_writable));
     json_object_object_add(boot, "env_unwritable_reason",
                            ks_json_string_or_null(p->bootfs.unwritable_reason));
-    json_object_object_add(boot, "free_bytes", json_object_new_int64((int64_t)p->bootfs.free_bytes));
+    json_object_object_add(boot, "free_bytes",
+                           json_object_new_int64((int64_t)p->bootfs.free_bytes));
     json_object_object_add(boot, "needed_bytes",
                            json_object_new_int64((int64_t)p->boot_needed_bytes));
     json_object_object_add(o, "boot", boot);
@@ -74,10 +75,9 @@ static json_object *plan_json(const ks_plan *p)
     grub = json_object_new_object();
     json_object_object_add(grub, "default", ks_json_string_or_null(p->grub_default));
     json_object_object_add(grub, "default_file", ks_json_string_or_null(p->grub_default_file));
-    json_object_object_add(grub, "recordfail_timeout",
-                           p->recordfail_timeout == INT_MIN
-                               ? NULL
-                               : json_object_new_int(p->recordfail_timeout));
+    json_object_object_add(
+        grub, "recordfail_timeout",
+        p->recordfail_timeout == INT_MIN ? NULL : json_object_new_int(p->recordfail_timeout));
     json_object_object_add(grub, "panic", ks_json_string_or_null(p->panic_value));
     json_object_object_add(grub, "panic_source", ks_json_string_or_null(p->panic_source));
     json_object_object_add(o, "grub", grub);
@@ -86,9 +86,11 @@ static json_object *plan_json(const ks_plan *p)
     json_object_object_add(bbr, "congestion_control_live", ks_json_string_or_null(p->cc_live));
     json_object_object_add(bbr, "congestion_control_configured",
                            ks_json_string_or_null(p->cc_config));
-    json_object_object_add(bbr, "congestion_control_file", ks_json_string_or_null(p->cc_config_file));
+    json_object_object_add(bbr, "congestion_control_file",
+                           ks_json_string_or_null(p->cc_config_file));
     json_object_object_add(bbr, "default_qdisc_live", ks_json_string_or_null(p->qdisc_live));
-    json_object_object_add(bbr, "default_qdisc_configured", ks_json_string_or_null(p->qdisc_config));
+    json_object_object_add(bbr, "default_qdisc_configured",
+                           ks_json_string_or_null(p->qdisc_config));
     json_object_object_add(bbr, "tcp_bbr",
                            json_object_new_string(p->bbr_builtin  ? "builtin"
                                                   : p->bbr_module ? "module"
@@ -106,9 +108,9 @@ static void plan_print(const ks_ctx *ctx, const ks_plan *p)
     const char *sep = ctx->sep;
     size_t warns = 0, blocks = 0;
 
-    printf("host    %s%s%s%sx86-64-v%d (%s)%s%u CPUs%srunning %s\n", ks_esc(p->os_pretty_name),
-           sep, strempty(p->virt), sep, p->x86_64_level, p->level_from_cpuid ? "CPUID" : "cpuinfo",
-           sep, p->n_processors, sep, strempty(p->running_kernel));
+    printf("host    %s%s%s%sx86-64-v%d (%s)%s%u CPUs%srunning %s\n", ks_esc(p->os_pretty_name), sep,
+           strempty(p->virt), sep, p->x86_64_level, p->level_from_cpuid ? "CPUID" : "cpuinfo", sep,
+           p->n_processors, sep, strempty(p->running_kernel));
     printf("boot    %s%sboot/grub on %s %s", p->secureboot.efi ? "UEFI" : "BIOS", sep,
            p->bootfs.fs_type ? p->bootfs.fs_type : "unknown fs",
            p->bootfs.source ? p->bootfs.source : "(unknown device)");
@@ -136,8 +138,7 @@ static void plan_print(const ks_ctx *ctx, const ks_plan *p)
         blocks += p->findings.v[i].severity == KS_SEV_BLOCK;
     }
     printf("\nverdict: %s%s%s (%zu blocking, %zu warning%s)\n", ks_color(ctx, worst),
-           ks_verdict_to_string(worst), ks_color_reset(ctx), blocks, warns,
-           warns == 1 ? "" : "s");
+           ks_verdict_to_string(worst), ks_color_reset(ctx), blocks, warns, warns == 1 ? "" : "s");
 }
 
 static const ks_option plan_options[] = {
@@ -167,8 +168,7 @@ static int run_plan(ks_ctx *ctx, int argc, char **argv)
         case 'b':
             opts.branch = ks_branch_from_string(optarg);
             if (opts.branch < 0)
-                return ks_usage_error(&ks_cmd_plan, "unknown branch '%s': use lts or main",
-                                      optarg);
+                return ks_usage_error(&ks_cmd_plan, "unknown branch '%s': use lts or main", optarg);
             break;
         default:
             return KS_EXIT_ERROR;
@@ -191,8 +191,7 @@ static int run_plan(ks_ctx *ctx, int argc, char **argv)
     if (k >= 0 && !cfg &&
         ks_findings_add(&p.findings, "config.invalid", KS_SEV_BLOCK,
                         "fix the configuration; every other command refuses it too",
-                        "the configuration is invalid: %s",
-                        cfg_err ? cfg_err : "cannot parse") < 0)
+                        "the configuration is invalid: %s", cfg_err ? cfg_err : "cannot parse") < 0)
         k = -ENOMEM;
     if (k >= 0 && ks_accept_unit_finding(ctx, &p.findings) < 0)
         ks_warn("cannot tell whether kswap-accept.service is enabled");
@@ -207,8 +206,9 @@ static int run_plan(ks_ctx *ctx, int argc, char **argv)
             json_object *o = json_object_new_object();
             json_object_object_add(o, "verdict", json_object_new_string("error"));
             json_object_object_add(o, "error_file", ks_json_string_or_null(p.error_file));
-            json_object_object_add(o, "error", json_object_new_string(
-                                                   p.error_detail ? p.error_detail : ks_strerror(k)));
+            json_object_object_add(
+                o, "error",
+                json_object_new_string(p.error_detail ? p.error_detail : ks_strerror(k)));
             ks_print_json(o);
             json_object_put(o);
         }

@@ -21,7 +21,8 @@ static ks_journal *load_journal(const ks_ctx *ctx)
 
 static void print_journal(const ks_ctx *ctx, const ks_journal *j)
 {
-    const char *new = ks_journal_get(j, KS_JF_NEW_KERNEL), *old = ks_journal_get(j, KS_JF_OLD_KERNEL);
+    const char *new = ks_journal_get(j, KS_JF_NEW_KERNEL),
+               *old = ks_journal_get(j, KS_JF_OLD_KERNEL);
     const char *reason = ks_journal_get(j, KS_JF_REASON);
     ks_state s = ks_journal_state(j);
 
@@ -177,9 +178,8 @@ static int run_status(ks_ctx *ctx, int argc, char **argv)
             o, "state",
             json_object_new_string(!have_forecast || !j ? "error"
                                                         : ks_state_to_string(ks_journal_state(j))));
-        json_object_object_add(o, "error", ks_json_string_or_null(have_forecast && j
-                                                                       ? NULL
-                                                                       : ks_first_error()));
+        json_object_object_add(
+            o, "error", ks_json_string_or_null(have_forecast && j ? NULL : ks_first_error()));
         json_object_object_add(o, "running", ks_json_string_or_null(running));
         json_object_object_add(o, "journal", j ? ks_journal_to_json(j) : NULL);
         json_object_object_add(o, "grub", have_forecast ? ks_json_grub(&b, &f) : NULL);

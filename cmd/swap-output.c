@@ -72,13 +72,15 @@ ks_next ks_next_step(const ks_journal *j, const char *running, const char *boot_
     case KS_STATE_VERIFIED:
         return (ks_next){"kswap apply --yes",
                          ks_asprintf("an apply stopped after '%s': running it again resumes; "
-                                     "'kswap rollback' undoes it", ks_state_to_string(s)),
+                                     "'kswap rollback' undoes it",
+                                     ks_state_to_string(s)),
                          KS_EXIT_NOTHING};
     case KS_STATE_ARMED:
         if (armed && boot_id && streq(armed, boot_id))
             return (ks_next){"systemctl reboot",
                              ks_asprintf("reboot to start the trial of %s; 'kswap rollback' "
-                                         "cancels it", new),
+                                         "cancels it",
+                                         new),
                              KS_EXIT_NOTHING};
         __attribute__((fallthrough));
     case KS_STATE_TRIAL_BOOTED:
@@ -88,7 +90,8 @@ ks_next ks_next_step(const ks_journal *j, const char *running, const char *boot_
                              KS_EXIT_OK};
         return (ks_next){"kswap status --wait",
                          ks_asprintf("the trial boot of %s waits for kswap-accept.service's "
-                                     "verdict (journalctl -u kswap-accept.service)", new),
+                                     "verdict (journalctl -u kswap-accept.service)",
+                                     new),
                          KS_EXIT_NOTHING};
     case KS_STATE_PINNED:
         if (running && !streq(running, new))
@@ -105,19 +108,19 @@ ks_next ks_next_step(const ks_journal *j, const char *running, const char *boot_
     case KS_STATE_ROLLED_BACK:
         if (running && !streq(running, old))
             return (ks_next){"systemctl reboot",
-                             ks_asprintf("%s is the default again but %s still runs", old,
-                                         running),
+                             ks_asprintf("%s is the default again but %s still runs", old, running),
                              failed_outcome(o) ? KS_EXIT_ACCEPT_FAILED : KS_EXIT_OK};
         if (failed_outcome(o))
             return (ks_next){"journalctl -b -1 -p warning",
                              ks_asprintf("the trial of %s failed (%s) and %s runs again: read "
                                          "why, then 'kswap apply' again or 'kswap rollback "
-                                         "--purge'", new, ks_outcome_to_string(o), old),
+                                         "--purge'",
+                                         new, ks_outcome_to_string(o), old),
                              KS_EXIT_ACCEPT_FAILED};
-        return (ks_next){"kswap rollback --purge",
-                         ks_asprintf("%s is the default; --purge removes what kswap installed",
-                                     old),
-                         KS_EXIT_OK};
+        return (ks_next){
+            "kswap rollback --purge",
+            ks_asprintf("%s is the default; --purge removes what kswap installed", old),
+            KS_EXIT_OK};
     default:
         return (ks_next){"kswap status", ks_asprintf("unknown state"), KS_EXIT_ERROR};
     }
@@ -172,11 +175,15 @@ int ks_swap_render(const ks_ctx *ctx, const char *what, const ks_swap_result *r)
     (void)ks_root_read_line(ctx->root, "proc/sys/kernel/osrelease", &running);
     (void)ks_root_read_line(ctx->root, "proc/sys/kernel/random/boot_id", &boot_id);
     if (r->status == KS_SWAP_BUSY)
-        next = (ks_next){NULL, ks_asprintf("another kswap holds the lock: run this again when it "
-                                           "is done"), exit_code};
+        next = (ks_next){NULL,
+                         ks_asprintf("another kswap holds the lock: run this again when it "
+                                     "is done"),
+                         exit_code};
     else if (r->rebooting)
-        next = (ks_next){"kswap status --wait", ks_asprintf("after the reboot: wait for the "
-                                                            "verdict"), exit_code};
+        next = (ks_next){"kswap status --wait",
+                         ks_asprintf("after the reboot: wait for the "
+                                     "verdict"),
+                         exit_code};
     else
         next = ks_next_step(r->journal, running, boot_id);
 

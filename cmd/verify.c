@@ -74,8 +74,7 @@ static void verify_print(const ks_ctx *ctx, const ks_verify_result *r)
 
 static const ks_option verify_options[] = {
     {"kernel", 'k', "RELEASE", "the installed kernel tree lib/modules/RELEASE", NULL},
-    {"deb", 'd', "FILE", "a kernel package (a path on this machine), read without unpacking",
-     NULL},
+    {"deb", 'd', "FILE", "a kernel package (a path on this machine), read without unpacking", NULL},
     {},
 };
 

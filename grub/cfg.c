@@ -848,8 +848,7 @@ ks_grub_cfg *ks_grub_cfg_free(ks_grub_cfg *c)
 }
 
 /* grub_script_argv_split_append(): fields on white space, the first joins the current one. */
-static int argv_append(char ***argv, size_t *n, size_t *cap, bool *open, const char *s,
-                       size_t len)
+static int argv_append(char ***argv, size_t *n, size_t *cap, bool *open, const char *s, size_t len)
 {
     char **v;
 

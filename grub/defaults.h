@@ -12,9 +12,9 @@
  * on a line (commands, conditionals) is skipped and counted in n_skipped.
  */
 typedef struct ks_grub_defaults {
-    char **keys;   /* parallel arrays, in first-assignment order */
+    char **keys; /* parallel arrays, in first-assignment order */
     char **values;
-    char **files;  /* the file (inside the root) that set each key last */
+    char **files; /* the file (inside the root) that set each key last */
     size_t n;
     size_t keys_cap, values_cap, files_cap;
     size_t n_skipped;

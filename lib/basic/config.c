@@ -143,13 +143,13 @@ static bool item_any(const char *v)
 
 static const char *const on_failure_values[] = {"reboot", "stay", NULL};
 
-#define LIST(s, k, fn, d)                                                                         \
-    {                                                                                             \
-        .section = s, .key = k, .type = KS_CT_LIST, .item_ok = fn, .def = d                     \
+#define LIST(s, k, fn, d)                                                                          \
+    {                                                                                              \
+        .section = s, .key = k, .type = KS_CT_LIST, .item_ok = fn, .def = d                        \
     }
-#define UINT(s, k, lo, hi, d)                                                                     \
-    {                                                                                             \
-        .section = s, .key = k, .type = KS_CT_UINT, .min = lo, .max = hi, .def = #d              \
+#define UINT(s, k, lo, hi, d)                                                                      \
+    {                                                                                              \
+        .section = s, .key = k, .type = KS_CT_UINT, .min = lo, .max = hi, .def = #d                \
     }
 
 static const ks_config_key keys[] = {
@@ -313,8 +313,8 @@ static char *value_problem(const ks_config_key *k, const char *value)
         for (char **w = words; w && *w; w++)
             if (k->item_ok && !k->item_ok(*w))
                 return ks_asprintf("'%s' is not a valid item of %s%s", *w, k->key,
-                                   k->item_ok == item_listen    ? " (PROTO:PORT, PROTO tcp, tcp6, "
-                                                                  "udp or udp6, PORT 1-65535)"
+                                   k->item_ok == item_listen   ? " (PROTO:PORT, PROTO tcp, tcp6, "
+                                                                 "udp or udp6, PORT 1-65535)"
                                    : k->item_ok == item_sysctl ? " (KEY=VALUE)"
                                    : k->item_ok == item_qdisc  ? " (IF:KIND)"
                                    : k->item_ok == item_name   ? " (a name, not a path)"
@@ -332,8 +332,8 @@ static char *value_problem(const ks_config_key *k, const char *value)
         return NULL;
     case KS_CT_BOOL:
         if (ks_config_parse_bool(value, &b) < 0)
-            return ks_asprintf("%s = %s is not a boolean (yes/no, true/false, on/off, 1/0)",
-                               k->key, value);
+            return ks_asprintf("%s = %s is not a boolean (yes/no, true/false, on/off, 1/0)", k->key,
+                               value);
         return NULL;
     case KS_CT_ENUM:
         for (const char *const *e = k->enum_values; *e; e++)
@@ -447,8 +447,8 @@ static int handler(void *user, const char *section, const char *name, const char
                         ks_asprintf("%s:%u: unknown key '%s' in [%s]; it belongs in [%s]",
                                     s->origin, s->lineno, name, section, other));
         return fail(s, -EBADMSG,
-                    ks_asprintf("%s:%u: unknown key '%s' in [%s]%s%s%s", s->origin, s->lineno,
-                                name, section, near ? "; did you mean '" : "", near ? near : "",
+                    ks_asprintf("%s:%u: unknown key '%s' in [%s]%s%s%s", s->origin, s->lineno, name,
+                                section, near ? "; did you mean '" : "", near ? near : "",
                                 near ? "'?" : ""));
     }
     v = strdup(value ? value : "");
@@ -498,7 +498,8 @@ int ks_config_parse(ks_config *c, const char *text, const char *origin, char **r
         }
         if (llen && *line == '[') {
             const char *close = memchr(line, ']', llen);
-            _cleanup_free_ char *name = close ? strndup(line + 1, (size_t)(close - line - 1)) : NULL;
+            _cleanup_free_ char *name =
+                close ? strndup(line + 1, (size_t)(close - line - 1)) : NULL;
             if (name && *name && !section_known(name)) {
                 s.lineno = lineno;
                 (void)fail(&s, -EBADMSG, unknown_section(&s, name));

@@ -36,10 +36,10 @@ typedef enum ks_config_type {
 typedef struct ks_config_key {
     const char *section, *key;
     ks_config_type type;
-    uint64_t min, max;                /* KS_CT_UINT */
-    const char *def;                  /* the default as text; NULL: none */
+    uint64_t min, max;                 /* KS_CT_UINT */
+    const char *def;                   /* the default as text; NULL: none */
     bool (*item_ok)(const char *word); /* KS_CT_LIST */
-    const char *const *enum_values; /* KS_CT_ENUM, NULL-terminated */
+    const char *const *enum_values;    /* KS_CT_ENUM, NULL-terminated */
 } ks_config_key;
 
 const ks_config_key *ks_config_keys(size_t *ret_n);

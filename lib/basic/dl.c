@@ -11,8 +11,8 @@ int ks_dlopen_library(ks_dl_library *lib, const char **ret_error)
     if (lib->state == 0) {
         h = dlopen(lib->soname, RTLD_NOW | RTLD_NODELETE);
         if (!h)
-            lib->error = ks_asprintf("%s cannot be loaded (%s); install %s", lib->soname,
-                                     dlerror(), lib->package);
+            lib->error = ks_asprintf("%s cannot be loaded (%s); install %s", lib->soname, dlerror(),
+                                     lib->package);
         for (size_t i = 0; h && i < lib->n_symbols; i++) {
             *lib->symbols[i].ptr = dlsym(h, lib->symbols[i].name);
             if (!*lib->symbols[i].ptr) {

@@ -14,10 +14,13 @@ typedef struct ks_dl_symbol {
     void **ptr;
 } ks_dl_symbol;
 
-#define KS_DL_SYMBOL(name) {#name, (void **)&sym_##name}
+#define KS_DL_SYMBOL(name)                                                                         \
+    {                                                                                              \
+#name, (void **)&sym_##name                                                                \
+    }
 
 typedef struct ks_dl_library {
-    const char *soname; /* the one the headers were built against */
+    const char *soname;  /* the one the headers were built against */
     const char *package; /* what to install when it is missing */
     const ks_dl_symbol *symbols;
     size_t n_symbols;

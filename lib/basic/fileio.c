@@ -50,7 +50,8 @@ int ks_open_error_kind(int dirfd, const char *path, int err)
 {
     struct stat st;
     /* open() of a socket fails with ENXIO: say what it is. */
-    if (err == -ENXIO && fstatat(dirfd, path, &st, *path ? 0 : AT_EMPTY_PATH) == 0 && S_ISSOCK(st.st_mode))
+    if (err == -ENXIO && fstatat(dirfd, path, &st, *path ? 0 : AT_EMPTY_PATH) == 0 &&
+        S_ISSOCK(st.st_mode))
         return -ENOTSOCK;
     return err;
 }

@@ -15,7 +15,7 @@ typedef enum ks_severity {
 } ks_severity;
 
 typedef struct ks_finding {
-    char *id;      /* stable id, documented in kswap(8), e.g. "virt.container" */
+    char *id; /* stable id, documented in kswap(8), e.g. "virt.container" */
     ks_severity severity;
     char *message; /* what is the case, lower-case start, no full stop */
     char *remedy;  /* what to do about it; NULL when nothing needs doing */

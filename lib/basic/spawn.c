@@ -187,7 +187,8 @@ int ks_spawn(char *const argv[], const ks_spawn_opts *opts, ks_spawn_result *ret
         /* apt draws its progress only on a terminal: the program gets one, kswap reads it. */
         struct winsize ws;
         rfd = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-        if (rfd < 0 || grantpt(rfd) < 0 || unlockpt(rfd) < 0 || ptsname_r(rfd, pty_name, sizeof(pty_name)) != 0) {
+        if (rfd < 0 || grantpt(rfd) < 0 || unlockpt(rfd) < 0 ||
+            ptsname_r(rfd, pty_name, sizeof(pty_name)) != 0) {
             free(res.output);
             return -errno;
         }

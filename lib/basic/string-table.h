@@ -35,7 +35,8 @@ ptrdiff_t ks_string_table_lookup(const char *const *table, size_t n, const char 
         return i < 0 ? (type)-EINVAL : (type)i;                                                    \
     }
 
-#define DEFINE_STRING_TABLE_LOOKUP_TO_STRING(name, type) _DEFINE_STRING_TABLE_TO_STRING(name, type, )
+#define DEFINE_STRING_TABLE_LOOKUP_TO_STRING(name, type)                                           \
+    _DEFINE_STRING_TABLE_TO_STRING(name, type, )
 #define DEFINE_STRING_TABLE_LOOKUP_FROM_STRING(name, type)                                         \
     _DEFINE_STRING_TABLE_FROM_STRING(name, type, )
 #define DEFINE_STRING_TABLE_LOOKUP(name, type)                                                     \

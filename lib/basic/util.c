@@ -224,8 +224,7 @@ char *ks_asprintf(const char *fmt, ...)
     return r < 0 ? NULL : s;
 }
 
-bool ks_next_line(const char *text, size_t len, size_t *pos, const char **ret_line,
-                  size_t *ret_len)
+bool ks_next_line(const char *text, size_t len, size_t *pos, const char **ret_line, size_t *ret_len)
 {
     const char *nl;
     size_t n;

@@ -111,7 +111,7 @@ static inline void ks_strv_freep(char ***l)
     ks_strv_free(*l);
 }
 size_t ks_strv_length(char *const *l);
-int ks_strv_push(char ***l, char *value);      /* takes ownership of value */
+int ks_strv_push(char ***l, char *value);         /* takes ownership of value */
 int ks_strv_extend(char ***l, const char *value); /* copies value */
 bool ks_strv_contains(char *const *l, const char *value);
 void ks_strv_sort(char **l);
@@ -124,7 +124,7 @@ bool ks_endswith(const char *s, const char *suffix);
 char *ks_strstrip(char *s); /* strips leading and trailing white space in place */
 int ks_safe_atou64(const char *s, unsigned long long *ret); /* whole string, base 10 */
 int ks_safe_atoi(const char *s, int *ret);                  /* whole string, base 10 */
-char *ks_asprintf(const char *fmt, ...) _printf_(1, 2); /* NULL when out of memory */
+char *ks_asprintf(const char *fmt, ...) _printf_(1, 2);     /* NULL when out of memory */
 /* The same, returning 0 or -ENOMEM; *ret is untouched on failure. */
 int ks_asprintf_r(char **ret, const char *fmt, ...) _printf_(2, 3);
 int ks_vasprintf_r(char **ret, const char *fmt, va_list ap) _printf_(2, 0);

@@ -216,8 +216,9 @@ static bool same_boot_id(const char *a, const char *b)
  */
 static int trial_boot_logged(acc *a)
 {
-    char *argv[] = {(char *)"journalctl", (char *)"-b", (char *)"-1", (char *)"-n", (char *)"1",
-                    (char *)"-o", (char *)"export", (char *)"--no-pager", (char *)"-q", NULL};
+    char *argv[] = {(char *)"journalctl", (char *)"-b", (char *)"-1",     (char *)"-n",
+                    (char *)"1",          (char *)"-o", (char *)"export", (char *)"--no-pager",
+                    (char *)"-q",         NULL};
     _cleanup_free_ char *out = journal_query(a, argv, 65536);
     const char *armed = ks_journal_armed_boot_id(a->j);
     const char *p;
@@ -237,8 +238,9 @@ static int trial_boot_logged(acc *a)
  */
 static char *previous_boot_log(acc *a)
 {
-    char *argv[] = {(char *)"journalctl", (char *)"-b", (char *)"-1", (char *)"-p", (char *)"warning",
-                    (char *)"-n", (char *)"25", (char *)"--no-pager", (char *)"-q", NULL};
+    char *argv[] = {(char *)"journalctl", (char *)"-b", (char *)"-1", (char *)"-p",
+                    (char *)"warning",    (char *)"-n", (char *)"25", (char *)"--no-pager",
+                    (char *)"-q",         NULL};
 
     return journal_query(a, argv, 4000);
 }
@@ -380,8 +382,7 @@ static int judge_checks(acc *a)
 {
     const ks_config *cfg = a->o->config;
     _cleanup_free_ char *cfg_err = NULL, *on_failure = NULL;
-    int timeout_s =
-        a->o->timeout_s >= 0 ? a->o->timeout_s : (int)cfg_uint(a, "timeout");
+    int timeout_s = a->o->timeout_s >= 0 ? a->o->timeout_s : (int)cfg_uint(a, "timeout");
     ks_check_ctx ctx = {
         .root = a->root,
         .root_abs = a->root_abs,
@@ -715,8 +716,10 @@ int ks_accept_run_hooks(const ks_root *root, const char *which, const char *json
         exe = ks_spawn_open_in_root(root, rel);
         k = exe < 0 ? exe
                     : ks_spawn(argv,
-                               &(ks_spawn_opts){.timeout_ms = timeout_ms, .env = env,
-                                                .stdin_fd = fd, .max_output = 4096,
+                               &(ks_spawn_opts){.timeout_ms = timeout_ms,
+                                                .env = env,
+                                                .stdin_fd = fd,
+                                                .max_output = 4096,
                                                 .exec_fd = exe},
                                &res);
         if (k < 0)

@@ -24,21 +24,21 @@ int ks_boot_load(const ks_root *root, ks_boot *ret, char **ret_error)
     k = ks_grub_cfg_parse(text, len, &b.cfg, &err);
     if (k < 0) {
         if (ret_error)
-            *ret_error = k == -EBADMSG ? ks_asprintf("cannot parse '/%s': line %u, column %u: %s",
-                                                     KS_GRUB_CFG_PATH, err.line, err.column,
-                                                     err.message)
-                                       : ks_asprintf("cannot parse '/%s': %s", KS_GRUB_CFG_PATH,
-                                                     strerror(-k));
+            *ret_error =
+                k == -EBADMSG
+                    ? ks_asprintf("cannot parse '/%s': line %u, column %u: %s", KS_GRUB_CFG_PATH,
+                                  err.line, err.column, err.message)
+                    : ks_asprintf("cannot parse '/%s': %s", KS_GRUB_CFG_PATH, strerror(-k));
         return k;
     }
     k = ks_grubenv_load(root, KS_GRUBENV_PATH, &b.env);
     if (k < 0 && k != -ENOENT) {
         if (ret_error)
-            *ret_error = ks_asprintf("'/%s' is not a usable GRUB environment block: %s",
-                                     KS_GRUBENV_PATH,
-                                     k == -EMSGSIZE  ? "not 1024 bytes"
-                                     : k == -EBADMSG ? "no signature or broken lines"
-                                                     : strerror(-k));
+            *ret_error =
+                ks_asprintf("'/%s' is not a usable GRUB environment block: %s", KS_GRUBENV_PATH,
+                            k == -EMSGSIZE  ? "not 1024 bytes"
+                            : k == -EBADMSG ? "no signature or broken lines"
+                                            : strerror(-k));
         ks_boot_done(&b);
         return k;
     }
@@ -51,8 +51,8 @@ int ks_boot_load(const ks_root *root, ks_boot *ret, char **ret_error)
             b.unwritable_reason = strdup(fs.unwritable_reason);
         ks_bootfs_done(&fs);
     } else
-        b.unwritable_reason = ks_asprintf("the filesystem of /boot/grub is unknown (%s)",
-                                          strerror(-k));
+        b.unwritable_reason =
+            ks_asprintf("the filesystem of /boot/grub is unknown (%s)", strerror(-k));
     if (b.env_writable && ks_grub_cfg_scan(text, len, &facts) >= 0) {
         if (facts.lacks_write_support) {
             b.env_writable = false;
@@ -117,8 +117,8 @@ int ks_boot_entry_path(const ks_boot *b, const char *release, ks_grub_entry_path
 }
 
 /* Checks the forecast against what was promised; *ret_detail says what differs. */
-static int check_promise(const ks_boot *b, const char *first, bool first_one_shot,
-                         const char *rest, char **ret_detail)
+static int check_promise(const ks_boot *b, const char *first, bool first_one_shot, const char *rest,
+                         char **ret_detail)
 {
     ks_grub_forecast f = {0};
     int k;
@@ -138,13 +138,14 @@ static int check_promise(const ks_boot *b, const char *first, bool first_one_sho
             continue;
         if (!x || x->waits || !streq_ptr(x->kernel, want) || x->one_shot != want_one_shot ||
             x->fell_back || x->recovery) {
-            *ret_detail = ks_asprintf(
-                "boot %zu would start %s%s%s instead of %s%s", i + 1,
-                !x ? "nothing" : x->waits ? "nothing (GRUB waits at the menu)"
-                                          : x->kernel ? x->kernel : "an entry without Linux",
-                x && x->one_shot ? " as a one-shot" : "",
-                x && x->fell_back ? " (the path fell back to entry 0)" : "", want,
-                want_one_shot ? " as a one-shot" : "");
+            *ret_detail = ks_asprintf("boot %zu would start %s%s%s instead of %s%s", i + 1,
+                                      !x          ? "nothing"
+                                      : x->waits  ? "nothing (GRUB waits at the menu)"
+                                      : x->kernel ? x->kernel
+                                                  : "an entry without Linux",
+                                      x && x->one_shot ? " as a one-shot" : "",
+                                      x && x->fell_back ? " (the path fell back to entry 0)" : "",
+                                      want, want_one_shot ? " as a one-shot" : "");
             k = -EPROTO;
             break;
         }
@@ -165,9 +166,9 @@ static int restore_env(const ks_root *root, const ks_grubenv *old)
  * Applies edit to a copy of the block, writes it, reads it back from disk and checks the
  * promise. When anything fails after the write, the previous block goes back on disk.
  */
-static int change_env(const ks_root *root, ks_boot *b,
-                      int (*edit)(ks_grubenv *e, const void *arg), const void *arg,
-                      const char *first, bool first_one_shot, const char *rest, char **ret_detail)
+static int change_env(const ks_root *root, ks_boot *b, int (*edit)(ks_grubenv *e, const void *arg),
+                      const void *arg, const char *first, bool first_one_shot, const char *rest,
+                      char **ret_detail)
 {
     _cleanup_grubenv_ ks_grubenv *next = NULL, *reread = NULL;
     _cleanup_free_ char *detail = NULL;
@@ -180,8 +181,7 @@ static int change_env(const ks_root *root, ks_boot *b,
     k = edit(next, arg);
     if (k < 0) {
         detail = ks_asprintf("cannot edit the environment block: %s",
-                             k == -ENOSPC ? "the values do not fit into 1024 bytes"
-                                          : strerror(-k));
+                             k == -ENOSPC ? "the values do not fit into 1024 bytes" : strerror(-k));
         goto out;
     }
     /* An atomic write that fails leaves the previous file as it was. */
@@ -296,8 +296,8 @@ int ks_boot_arm(const ks_root *root, ks_boot *b, const char *new_release, const 
         }
     }
     if (entry_id)
-        return change_env(root, b, edit_arm, &(path_arg){entry_id}, new_release, true,
-                          old_release, ret_detail);
+        return change_env(root, b, edit_arm, &(path_arg){entry_id}, new_release, true, old_release,
+                          ret_detail);
     k = path_of(b, new_release, &p, ret_detail);
     if (k < 0)
         return k;

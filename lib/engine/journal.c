@@ -230,7 +230,8 @@ static json_object *snapshot_to_json(ks_json_builder *b, const ks_snapshot *s)
 json_object *ks_journal_to_json(const ks_journal *j)
 {
     ks_json_builder b = {0};
-    json_object *o = ks_jb_object(&b), *steps = ks_jb_array(&b), *changes = ks_jb_array(&b), *guard = NULL;
+    json_object *o = ks_jb_object(&b), *steps = ks_jb_array(&b), *changes = ks_jb_array(&b),
+                *guard = NULL;
 
     ks_jb_add(&b, o, "version", ks_jb_int(&b, KS_JOURNAL_VERSION));
     ks_jb_add(&b, o, "state", ks_jb_string(&b, ks_state_to_string(j->state)));
@@ -239,7 +240,8 @@ json_object *ks_journal_to_json(const ks_journal *j)
     for (int i = 0; i < _KS_JF_MAX; i++)
         ks_jb_add(&b, o, ks_journal_field_table[i], ks_jb_string(&b, j->fields[i]));
     ks_jb_add(&b, o, "armed_boot_id", ks_jb_string(&b, j->armed_boot_id));
-    ks_jb_add(&b, o, "armed_btime", j->armed_boot_id ? ks_jb_int(&b, (int64_t)j->armed_btime) : NULL);
+    ks_jb_add(&b, o, "armed_btime",
+              j->armed_boot_id ? ks_jb_int(&b, (int64_t)j->armed_btime) : NULL);
     ks_jb_add(&b, o, "armed_at", ks_jb_string(&b, j->armed_at));
     if (j->guard_trial_boot_id) {
         guard = ks_jb_object(&b);
@@ -273,7 +275,8 @@ json_object *ks_journal_to_json(const ks_journal *j)
         if (c->kind == KS_CHANGE_FILE) {
             ks_jb_add(&b, x, "path", ks_jb_string(&b, c->name));
             ks_jb_add(&b, x, "existed", ks_jb_bool(&b, c->existed));
-            ks_jb_add(&b, x, "previous", c->existed ? ks_jb_base64(&b, c->previous, c->previous_len) : NULL);
+            ks_jb_add(&b, x, "previous",
+                      c->existed ? ks_jb_base64(&b, c->previous, c->previous_len) : NULL);
             ks_jb_add(&b, x, "mode", c->existed ? ks_jb_int(&b, c->mode & 07777) : NULL);
         } else {
             ks_jb_add(&b, x, "name", ks_jb_string(&b, c->name));

@@ -141,9 +141,9 @@ static int check_os(const ks_root *root, const ks_plan_opts *opts, ks_plan *p)
     k = ks_os_release_load(root, &os, &file);
     if (k < 0)
         return fail(p,
-                    file                                   ? file
+                    file                                     ? file
                     : ks_root_exists(root, "etc/os-release") ? "etc/os-release"
-                                                           : "usr/lib/os-release",
+                                                             : "usr/lib/os-release",
                     k);
     p->os_release_file = strdup(file);
     make_abs(&p->os_release_file);
@@ -165,9 +165,8 @@ static int check_os(const ks_root *root, const ks_plan_opts *opts, ks_plan *p)
         bool local = opts->kernel || opts->deb;
         return add(p, "os.no-xanmod-suite", local ? KS_SEV_OK : KS_SEV_WARN,
                    "install from a local package: kswap apply --deb FILE (or --kernel RELEASE)",
-                   "%s: XanMod's archive has no packages for '%s'%s",
-                   strempty(p->os_pretty_name), strempty(p->os_codename),
-                   local ? ", a local kernel is given" : "");
+                   "%s: XanMod's archive has no packages for '%s'%s", strempty(p->os_pretty_name),
+                   strempty(p->os_codename), local ? ", a local kernel is given" : "");
     }
     return add(p, "os.unsupported", KS_SEV_OK, NULL, "%s is supported (XanMod suite '%s')",
                strempty(p->os_pretty_name), suite);
@@ -223,8 +222,8 @@ static int check_cpu(const ks_root *root, ks_plan *p)
                    "move the VM to a CPU model with x86-64-v2 or better (for KVM: host-passthrough "
                    "or a named model instead of qemu64)",
                    "the CPU is x86-64-v%d: XanMod builds need x86-64-v2 or v3", p->x86_64_level);
-    return add(p, "cpu.level", KS_SEV_OK, NULL, "the CPU is x86-64-v%d: %s fits",
-               p->x86_64_level, ks_xanmod_package(p->x86_64_level, p->branch));
+    return add(p, "cpu.level", KS_SEV_OK, NULL, "the CPU is x86-64-v%d: %s fits", p->x86_64_level,
+               ks_xanmod_package(p->x86_64_level, p->branch));
 }
 
 static bool has_xanmod(const char *release)
@@ -387,9 +386,9 @@ static int check_secureboot(const ks_root *root, ks_plan *p)
                    "Secure Boot is on: the shim rejects XanMod kernels and GRUB then waits at "
                    "the menu");
     return add(p, "secureboot.enabled", KS_SEV_OK, NULL, "%s",
-               !p->secureboot.efi          ? "BIOS boot, no Secure Boot"
-               : p->secureboot.enabled     ? "UEFI, Secure Boot on but shim validation off"
-                                           : "UEFI, Secure Boot off");
+               !p->secureboot.efi      ? "BIOS boot, no Secure Boot"
+               : p->secureboot.enabled ? "UEFI, Secure Boot on but shim validation off"
+                                       : "UEFI, Secure Boot off");
 }
 
 /* The last panic=N in a space-separated command line, or NULL. */
@@ -473,8 +472,9 @@ static int check_grub_settings(const ks_root *root, ks_plan *p)
         p->panic_value = strdup(last_panic(words));
         p->panic_source = strdup("proc/cmdline");
     } else {
-        config_cmdline = ks_asprintf("%s %s", strempty(ks_grub_defaults_get(&d, "GRUB_CMDLINE_LINUX")),
-                                     strempty(ks_grub_defaults_get(&d, "GRUB_CMDLINE_LINUX_DEFAULT")));
+        config_cmdline =
+            ks_asprintf("%s %s", strempty(ks_grub_defaults_get(&d, "GRUB_CMDLINE_LINUX")),
+                        strempty(ks_grub_defaults_get(&d, "GRUB_CMDLINE_LINUX_DEFAULT")));
         if (config_cmdline && ks_strv_split(config_cmdline, " \t", &cwords) >= 0 &&
             panic_reboots(last_panic(cwords))) {
             p->panic_value = strdup(last_panic(cwords));
@@ -518,11 +518,10 @@ static int check_bbr(const ks_root *root, ks_plan *p)
     qdisc_off = streq_ptr(p->cc_config, "bbr") && p->qdisc_config &&
                 !streq_ptr(p->qdisc_live, p->qdisc_config);
     if (cc_off || qdisc_off) {
-        detail = ks_asprintf("%s asks for %s%s%s, but the live values are %s and %s",
-                             strempty(p->cc_config_file), p->cc_config,
-                             p->qdisc_config ? " with default_qdisc " : "",
-                             strempty(p->qdisc_config), p->cc_live ? p->cc_live : "(unknown)",
-                             p->qdisc_live ? p->qdisc_live : "(unknown)");
+        detail = ks_asprintf(
+            "%s asks for %s%s%s, but the live values are %s and %s", strempty(p->cc_config_file),
+            p->cc_config, p->qdisc_config ? " with default_qdisc " : "", strempty(p->qdisc_config),
+            p->cc_live ? p->cc_live : "(unknown)", p->qdisc_live ? p->qdisc_live : "(unknown)");
         k = add(p, "bbr.not-active", KS_SEV_WARN,
                 "modprobe tcp_bbr && sysctl --system; list tcp_bbr in /etc/modules-load.d so it "
                 "is loaded before systemd-sysctl runs",
@@ -597,8 +596,7 @@ static int check_watchdog(const ks_root *root, ks_plan *p)
             _cleanup_free_ char *dp = ks_asprintf("sys/bus/pci/devices/%s/device", *d);
             _cleanup_free_ char *v = NULL, *dv = NULL;
             if (vp && dp && ks_root_read_line(root, vp, &v) >= 0 &&
-                ks_root_read_line(root, dp, &dv) >= 0 && streq(v, "0x1b36") &&
-                streq(dv, "0x0011"))
+                ks_root_read_line(root, dp, &dv) >= 0 && streq(v, "0x1b36") && streq(dv, "0x0011"))
                 where = ks_asprintf("PCI %s (1b36:0011)", *d);
         }
     if (!where && ks_root_exists(root, "sys/module/pvpanic"))
@@ -650,12 +648,13 @@ int ks_plan_run(const ks_root *root, const ks_plan_opts *opts, ks_plan *ret)
 void ks_plan_done(ks_plan *p)
 {
     char **strings[] = {
-        &p->os_id, &p->os_version_id, &p->os_codename, &p->os_pretty_name, &p->os_release_file,
-        &p->xanmod_suite, &p->virt, &p->virt_evidence, &p->cpu_model, &p->running_kernel,
-        &p->grub_default, &p->grub_default_file, &p->panic_value, &p->panic_source,
-        &p->cc_live, &p->cc_config, &p->cc_config_file, &p->qdisc_live, &p->qdisc_config,
-        &p->qdisc_config_file, &p->bbr_listed_file, &p->target_package, &p->target_release,
-        &p->error_file, &p->error_detail,
+        &p->os_id,           &p->os_version_id,  &p->os_codename,    &p->os_pretty_name,
+        &p->os_release_file, &p->xanmod_suite,   &p->virt,           &p->virt_evidence,
+        &p->cpu_model,       &p->running_kernel, &p->grub_default,   &p->grub_default_file,
+        &p->panic_value,     &p->panic_source,   &p->cc_live,        &p->cc_config,
+        &p->cc_config_file,  &p->qdisc_live,     &p->qdisc_config,   &p->qdisc_config_file,
+        &p->bbr_listed_file, &p->target_package, &p->target_release, &p->error_file,
+        &p->error_detail,
     };
     for (size_t i = 0; i < ARRAY_SIZE(strings); i++) {
         free(*strings[i]);

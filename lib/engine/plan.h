@@ -45,7 +45,7 @@ typedef struct ks_plan {
     ks_secureboot secureboot;
     bool grub_cfg_found;
     char *grub_default, *grub_default_file;
-    int recordfail_timeout; /* INT_MIN when none */
+    int recordfail_timeout;     /* INT_MIN when none */
     int efi_recordfail_timeout; /* Ubuntu's every-EFI-boot timeout when recordfail cannot save */
     char *panic_value, *panic_source; /* the panic=N that applies and where it comes from */
     uint64_t boot_needed_bytes;

@@ -29,8 +29,8 @@ int ks_check_ctx_for_root(const ks_root *root, const ks_config *cfg, const char 
     return 0;
 }
 
-int ks_record_running(const ks_root *root, const ks_config *cfg, const char *kernel,
-                      ks_journal *j, char **ret_summary)
+int ks_record_running(const ks_root *root, const ks_config *cfg, const char *kernel, ks_journal *j,
+                      char **ret_summary)
 {
     _cleanup_free_ char *abs = NULL;
     ks_run_snapshot *s = calloc(1, sizeof(*s));
@@ -56,10 +56,10 @@ int ks_record_running(const ks_root *root, const ks_config *cfg, const char *ker
             free(skipped);
             skipped = nx;
         }
-        *ret_summary = ks_asprintf("what runs now, to come back after the trial boot: %d items, "
-                                   "%u established connections%s%s",
-                                   n, s->established, skipped ? "; not snapshotted" : "",
-                                   strempty(skipped));
+        *ret_summary =
+            ks_asprintf("what runs now, to come back after the trial boot: %d items, "
+                        "%u established connections%s%s",
+                        n, s->established, skipped ? "; not snapshotted" : "", strempty(skipped));
     }
     ks_journal_set_running(j, s);
     return n;

@@ -18,5 +18,5 @@ int ks_check_ctx_for_root(const ks_root *root, const ks_config *cfg, const char 
  * number of items, or negative errno; *ret_summary (may be NULL) says how many and what was
  * not snapshotted, for the progress line.
  */
-int ks_record_running(const ks_root *root, const ks_config *cfg, const char *kernel,
-                      ks_journal *j, char **ret_summary);
+int ks_record_running(const ks_root *root, const ks_config *cfg, const char *kernel, ks_journal *j,
+                      char **ret_summary);

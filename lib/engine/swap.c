@@ -57,8 +57,7 @@ char *ks_grub_dropin_text(bool add_panic)
                   : "");
 }
 
-void ks_vprogressf(ks_progress_fn fn, void *userdata, const char *step, const char *fmt,
-                   va_list ap)
+void ks_vprogressf(ks_progress_fn fn, void *userdata, const char *step, const char *fmt, va_list ap)
 {
     _cleanup_free_ char *msg = NULL;
 
@@ -211,8 +210,8 @@ static int done(run *x, const char *step, const char *detail)
 static int journal_error(run *x, int k)
 {
     free(x->r->error);
-    x->r->error = ks_asprintf("cannot write the state journal '/%s': %s", KS_JOURNAL_PATH,
-                              strerror(-k));
+    x->r->error =
+        ks_asprintf("cannot write the state journal '/%s': %s", KS_JOURNAL_PATH, strerror(-k));
     x->r->status = KS_SWAP_FAILED;
     return k;
 }
@@ -221,9 +220,9 @@ static int lock_or_busy(run *x, ks_lock **ret)
 {
     pid_t holder = 0;
     int k = ks_lock_acquire(x->root,
-                            x->c->lock_timeout_ms ? x->c->lock_timeout_ms
-                                                  : timeout_ms(x, "lock_timeout",
-                                                               KS_LOCK_TIMEOUT_MS_DEFAULT / 1000),
+                            x->c->lock_timeout_ms
+                                ? x->c->lock_timeout_ms
+                                : timeout_ms(x, "lock_timeout", KS_LOCK_TIMEOUT_MS_DEFAULT / 1000),
                             ret, &holder);
     if (k == -EBUSY) {
         x->r->status = KS_SWAP_BUSY;
@@ -374,8 +373,8 @@ static int update_grub_and_load(run *x, const char *step, ks_boot *b)
     if (k < 0) {
         ks_boot_done(b);
         /* Mostly the grubenv itself (a FIFO, too large): say so, not "the journal". */
-        return fail_step(x, step, k, "cannot record '/%s' before changing it: %s",
-                         KS_GRUBENV_PATH, ks_strerror(k));
+        return fail_step(x, step, k, "cannot record '/%s' before changing it: %s", KS_GRUBENV_PATH,
+                         ks_strerror(k));
     }
     return 0;
 }
@@ -419,8 +418,7 @@ static int step_prepare(run *x, const ks_plan *plan, const char *old)
     }
     ks_boot_done(&b);
     if (k < 0)
-        return fail_step(x, "prepare", k, "cannot make %s the default: %s", old,
-                         strempty(detail));
+        return fail_step(x, "prepare", k, "cannot make %s the default: %s", old, strempty(detail));
     k = ks_journal_set_state(x->j, KS_STATE_PREPARED);
     if (k >= 0)
         k = done(x, "prepare", "every boot starts the running kernel");
@@ -466,10 +464,10 @@ static int step_repository(run *x, const ks_apply_opts *o, const ks_plan *plan)
                               strempty(info.fingerprint));
     ks_key_info_done(&info);
 
-    k = ks_aptsource_plan(x->root,
-                          &(ks_apt_takeover){.suite = plan->xanmod_suite, .keyring = keyring,
-                                             .keyring_len = len},
-                          &changes);
+    k = ks_aptsource_plan(
+        x->root,
+        &(ks_apt_takeover){.suite = plan->xanmod_suite, .keyring = keyring, .keyring_len = len},
+        &changes);
     if (k < 0)
         return fail_step(x, "repository", k, "cannot plan the apt source: %s", strerror(-k));
     /* The journal holds every file's previous bytes before any of them changes. */
@@ -523,16 +521,12 @@ static int step_install(run *x, const ks_apply_opts *o, const ks_plan *plan, cha
             return fail_step(x, "install", -errno, "cannot open '%s': %m", o->deb);
         pkg = deb_abs;
     } else {
-        char *update[] = {(char *)"apt-get",
-                          (char *)"-q",
-                          (char *)"-o",
-                          (char *)"Dir::Etc::sourcelist=sources.list.d/xanmod.sources",
-                          (char *)"-o",
-                          (char *)"Dir::Etc::sourceparts=-",
-                          (char *)"-o",
-                          (char *)"APT::Get::List-Cleanup=0",
-                          (char *)"update",
-                          NULL};
+        char *update[] = {
+            (char *)"apt-get", (char *)"-q",
+            (char *)"-o",      (char *)"Dir::Etc::sourcelist=sources.list.d/xanmod.sources",
+            (char *)"-o",      (char *)"Dir::Etc::sourceparts=-",
+            (char *)"-o",      (char *)"APT::Get::List-Cleanup=0",
+            (char *)"update",  NULL};
         pkg = o->package ? o->package : plan->target_package;
         progress(x, "install", "apt-get update (XanMod source only)");
         k = run_program(x, "install", update, timeout_ms(x, "apt_timeout", 1800), true);
@@ -612,8 +606,7 @@ static int step_verify(run *x, const char *release)
     k = ks_verify_run(x->root, x->c->config, &(ks_verify_opts){.release = release, .error = &err},
                       &v);
     if (k < 0)
-        return fail_step(x, "verify", k, "cannot verify %s: %s", release,
-                         err ? err : strerror(-k));
+        return fail_step(x, "verify", k, "cannot verify %s: %s", release, err ? err : strerror(-k));
     for (size_t i = 0; i < v.findings.n && k >= 0; i++)
         if (v.findings.v[i].severity != KS_SEV_OK)
             k = ks_findings_add(&x->r->findings, v.findings.v[i].id, v.findings.v[i].severity,
@@ -685,8 +678,7 @@ static int write_trial_entries(run *x, ks_boot *b, const char *old, const char *
         return journal_error(x, k);
     k = ks_trial_grubd_write(x->root, text);
     if (k < 0)
-        return fail_step(x, "arm", k, "cannot write '/%s': %s", KS_TRIAL_GRUBD_PATH,
-                         strerror(-k));
+        return fail_step(x, "arm", k, "cannot write '/%s': %s", KS_TRIAL_GRUBD_PATH, strerror(-k));
     ks_boot_done(b);
     return update_grub_and_load(x, "arm", b);
 }
@@ -738,7 +730,9 @@ static int step_arm(run *x, const char *old, const char *new)
         /* What runs now, on the old kernel: the checklist of accept after the trial boot. */
         _cleanup_free_ char *summary = NULL;
         if (ks_record_running(x->root, x->c->config, old, x->j, &summary) < 0)
-            progress(x, "arm", "cannot take the snapshot of what runs: accept checks only the configured list");
+            progress(
+                x, "arm",
+                "cannot take the snapshot of what runs: accept checks only the configured list");
         else if (summary)
             progress(x, "arm", "%s", summary);
     }
@@ -766,7 +760,8 @@ static int reboot_now(run *x, const char *step)
     return k < 0 ? journal_error(x, k) : 0;
 }
 
-/* The live sysctls acceptance will judge ([accept] sysctl = KEY=VALUE ...), for comparison later. */
+/* The live sysctls acceptance will judge ([accept] sysctl = KEY=VALUE ...), for comparison later.
+ */
 static char **snapshot_sysctls(const ks_config *cfg)
 {
     _cleanup_strv_free_ char **items = NULL;
@@ -895,8 +890,7 @@ static int remove_trial_entries(run *x, const char *step)
         return journal_error(x, k);
     k = ks_trial_grubd_remove(x->root);
     if (k < 0)
-        return fail_step(x, step, k, "cannot remove '/%s': %s", KS_TRIAL_GRUBD_PATH,
-                         strerror(-k));
+        return fail_step(x, step, k, "cannot remove '/%s': %s", KS_TRIAL_GRUBD_PATH, strerror(-k));
     k = run_program(x, step, update, timeout_ms(x, "update_grub_timeout", 300), false);
     return k < 0 ? k : 1;
 }
@@ -926,7 +920,8 @@ int ks_pin(const ks_root *root, const ks_swap_common *c, const char *release, bo
     k = running_kernel(root, ret, &running);
     if (k < 0)
         goto out;
-    /* docs/design.md, invariant 5: only a kernel that runs and passed acceptance becomes the default. */
+    /* docs/design.md, invariant 5: only a kernel that runs and passed acceptance becomes the
+     * default. */
     if (!force && !streq(running, target)) {
         ret->status = KS_SWAP_REFUSED;
         ret->error = ks_asprintf("%s is not the running kernel (%s runs); pin it after it "
@@ -988,7 +983,7 @@ static int purge(run *x, const char *running)
     const char *new = ks_journal_get(x->j, KS_JF_NEW_KERNEL);
     int k;
 
-    if (new && streq(new, running))
+    if (new &&streq(new, running))
         return fail_step(x, "purge", -EBUSY,
                          "%s is running: boot the old kernel first ('kswap rollback --reboot'), "
                          "then purge",
@@ -1074,8 +1069,7 @@ int ks_rollback(const ks_root *root, const ks_swap_common *c, bool do_purge, boo
         k = ks_boot_set_default(root, &b, old, &detail);
     ks_boot_done(&b);
     if (k < 0) {
-        fail_step(&x, "rollback", k, "cannot make %s the default again: %s", old,
-                  strempty(detail));
+        fail_step(&x, "rollback", k, "cannot make %s the default again: %s", old, strempty(detail));
         goto out;
     }
     k = ks_journal_set_state(x.j, KS_STATE_ROLLED_BACK);

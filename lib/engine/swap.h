@@ -22,8 +22,8 @@
 typedef void (*ks_progress_fn)(void *userdata, const char *step, const char *message);
 
 /* Formats one progress line and hands it to fn (nothing when fn is NULL). */
-void ks_vprogressf(ks_progress_fn fn, void *userdata, const char *step, const char *fmt,
-                   va_list ap) _printf_(4, 0);
+void ks_vprogressf(ks_progress_fn fn, void *userdata, const char *step, const char *fmt, va_list ap)
+    _printf_(4, 0);
 
 typedef struct ks_swap_common {
     const ks_config *config;

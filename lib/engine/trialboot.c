@@ -140,8 +140,8 @@ int ks_trial_grubd_text(const ks_grub_cfg *cfg, const char *new_release, const c
         k = append(&buf, &len, "}\n", 2);
     if (k < 0) {
         if (ret_detail && k == -EINVAL)
-            *ret_detail = ks_asprintf("the entry of %s has no linux line kswap can extend",
-                                      new_release);
+            *ret_detail =
+                ks_asprintf("the entry of %s has no linux line kswap can extend", new_release);
         goto out;
     }
     *ret = TAKE_PTR(buf);

@@ -8,8 +8,8 @@
 
 typedef struct ks_kernel {
     char *release;
-    bool has_modules;     /* lib/modules/RELEASE exists */
-    bool has_initrd;      /* boot/initrd.img-RELEASE exists */
+    bool has_modules; /* lib/modules/RELEASE exists */
+    bool has_initrd;  /* boot/initrd.img-RELEASE exists */
     uint64_t vmlinuz_size, initrd_size;
 } ks_kernel;
 

@@ -7,7 +7,7 @@
 
 /* The fields of os-release(5) kswap uses; any may be NULL. */
 typedef struct ks_os_release {
-    char *id;               /* "ubuntu", "debian" */
+    char *id; /* "ubuntu", "debian" */
     char *id_like;
     char *name;
     char *pretty_name;

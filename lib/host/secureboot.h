@@ -6,8 +6,8 @@
 #include "lib/basic/root.h"
 
 typedef struct ks_secureboot {
-    bool efi;                /* sys/firmware/efi exists: UEFI boot, else BIOS */
-    bool enabled;            /* SecureBoot data 1 and SetupMode 0 */
+    bool efi;                 /* sys/firmware/efi exists: UEFI boot, else BIOS */
+    bool enabled;             /* SecureBoot data 1 and SetupMode 0 */
     bool shim_validation_off; /* MokSBStateRT present */
 } ks_secureboot;
 

@@ -69,8 +69,8 @@ int ks_unit_state_get(const ks_root *root, const char *unit, ks_unit_state *ret,
         *ret = KS_UNIT_MISSING;
     else
         *ret = KS_UNIT_DISABLED;
-    *ret_how = ks_asprintf("systemctl is-enabled %s: %s", unit,
-                           last && last[0] ? last : "no answer");
+    *ret_how =
+        ks_asprintf("systemctl is-enabled %s: %s", unit, last && last[0] ? last : "no answer");
     ks_spawn_result_done(&r);
     return *ret_how ? 0 : -ENOMEM;
 }

@@ -15,18 +15,13 @@ typeof(ZSTD_getErrorName) *sym_ZSTD_getErrorName;
 typeof(ZSTD_isError) *sym_ZSTD_isError;
 
 static const ks_dl_symbol lzma_symbols[] = {
-    KS_DL_SYMBOL(lzma_code),
-    KS_DL_SYMBOL(lzma_cputhreads),
-    KS_DL_SYMBOL(lzma_end),
-    KS_DL_SYMBOL(lzma_stream_decoder),
-    KS_DL_SYMBOL(lzma_stream_decoder_mt),
+    KS_DL_SYMBOL(lzma_code),           KS_DL_SYMBOL(lzma_cputhreads),        KS_DL_SYMBOL(lzma_end),
+    KS_DL_SYMBOL(lzma_stream_decoder), KS_DL_SYMBOL(lzma_stream_decoder_mt),
 };
 
 static const ks_dl_symbol zstd_symbols[] = {
-    KS_DL_SYMBOL(ZSTD_createDCtx),
-    KS_DL_SYMBOL(ZSTD_decompressStream),
-    KS_DL_SYMBOL(ZSTD_freeDCtx),
-    KS_DL_SYMBOL(ZSTD_getErrorName),
+    KS_DL_SYMBOL(ZSTD_createDCtx), KS_DL_SYMBOL(ZSTD_decompressStream),
+    KS_DL_SYMBOL(ZSTD_freeDCtx),   KS_DL_SYMBOL(ZSTD_getErrorName),
     KS_DL_SYMBOL(ZSTD_isError),
 };
 

@@ -24,10 +24,10 @@
 #define XZ_MEMLIMIT_PER_THREAD (48u * 1024 * 1024)
 
 typedef enum comp {
-    COMP_NONE,   /* plain tar */
-    COMP_XZ,     /* liblzma, multi-threaded */
-    COMP_ZSTD,   /* libzstd */
-    COMP_GZIP,   /* libarchive's in-process filters (lib/kernel/unpack.h) */
+    COMP_NONE, /* plain tar */
+    COMP_XZ,   /* liblzma, multi-threaded */
+    COMP_ZSTD, /* libzstd */
+    COMP_GZIP, /* libarchive's in-process filters (lib/kernel/unpack.h) */
     COMP_BZIP2,
     COMP_LZMA,
 } comp;
@@ -38,8 +38,8 @@ static const struct {
     comp comp;
     bool control; /* allowed for control.tar too */
 } member_suffixes[] = {
-    {"", COMP_NONE, true},      {".gz", COMP_GZIP, true},   {".xz", COMP_XZ, true},
-    {".zst", COMP_ZSTD, true},  {".bz2", COMP_BZIP2, false}, {".lzma", COMP_LZMA, false},
+    {"", COMP_NONE, true},     {".gz", COMP_GZIP, true},    {".xz", COMP_XZ, true},
+    {".zst", COMP_ZSTD, true}, {".bz2", COMP_BZIP2, false}, {".lzma", COMP_LZMA, false},
 };
 
 static int member_comp(const char *name, const char *base, comp *ret)
@@ -209,8 +209,10 @@ static int find_data_member(int fd, uint64_t *ret_off, uint64_t *ret_size, comp 
         } else if (!control_seen) {
             r = member_comp(name, "control.tar", &c);
             if (r < 0) {
-                set_error(err, r == -ENOENT ? "not a Debian package ('%s' where dpkg expects control.tar)"
-                                            : "dpkg would refuse the member '%s' (unknown compression)",
+                set_error(err,
+                          r == -ENOENT
+                              ? "not a Debian package ('%s' where dpkg expects control.tar)"
+                              : "dpkg would refuse the member '%s' (unknown compression)",
                           name);
                 return -EBADMSG;
             }
@@ -218,8 +220,9 @@ static int find_data_member(int fd, uint64_t *ret_off, uint64_t *ret_size, comp 
         } else {
             r = member_comp(name, "data.tar", &c);
             if (r < 0) {
-                set_error(err, r == -ENOENT ? "not a Debian package ('%s' where dpkg expects data.tar)"
-                                            : "dpkg would refuse the member '%s' (unknown compression)",
+                set_error(err,
+                          r == -ENOENT ? "not a Debian package ('%s' where dpkg expects data.tar)"
+                                       : "dpkg would refuse the member '%s' (unknown compression)",
                           name);
                 return -EBADMSG;
             }
@@ -236,8 +239,9 @@ static int source_init(source *s, int fd, uint64_t off, uint64_t size, comp c, u
 {
     *s = (source){.fd = fd, .off = off, .end = off + size, .comp = c, .threads = 1, .cap = cap};
     if (c == COMP_GZIP || c == COMP_BZIP2 || c == COMP_LZMA) {
-        unsigned f = c == COMP_GZIP ? KS_FILTER_GZIP : c == COMP_BZIP2 ? KS_FILTER_BZIP2
-                                                                     : KS_FILTER_LZMA;
+        unsigned f = c == COMP_GZIP    ? KS_FILTER_GZIP
+                     : c == COMP_BZIP2 ? KS_FILTER_BZIP2
+                                       : KS_FILTER_LZMA;
         int r = ks_unpack_open(fd, off, off + size, f, cap, &s->unpack, &s->errmsg);
         if (r < 0)
             return r;
@@ -390,7 +394,8 @@ static la_ssize_t read_cb(struct archive *a, void *userdata, const void **ret_bu
             in = (ZSTD_inBuffer){.src = s->in, .size = s->in_len, .pos = s->in_pos};
             s->zret = sym_ZSTD_decompressStream(s->zd, &out, &in);
             if (sym_ZSTD_isError(s->zret)) {
-                set_error(&s->errmsg, "data.tar.zst is corrupt (%s)", sym_ZSTD_getErrorName(s->zret));
+                set_error(&s->errmsg, "data.tar.zst is corrupt (%s)",
+                          sym_ZSTD_getErrorName(s->zret));
                 r = -EBADMSG;
                 goto fail;
             }
@@ -639,8 +644,7 @@ static int handle_entry(reader *rd, struct archive *a, struct archive_entry *ent
     if (!raw)
         return 0;
     if (normalize_path(raw, &path) < 0) {
-        set_error(&rd->errmsg, "package holds an unsafe path '%s' (absolute or with '..')",
-                  raw);
+        set_error(&rd->errmsg, "package holds an unsafe path '%s' (absolute or with '..')", raw);
         return -EBADMSG;
     }
     rest = ks_startswith(path, "lib/modules/");

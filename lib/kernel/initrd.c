@@ -14,7 +14,7 @@
 
 /* The compressions the kernel's initramfs unpacker knows that libarchive decodes in-process. */
 #define INITRD_FILTERS                                                                             \
-    (KS_FILTER_GZIP | KS_FILTER_BZIP2 | KS_FILTER_XZ | KS_FILTER_LZMA | KS_FILTER_LZ4 |          \
+    (KS_FILTER_GZIP | KS_FILTER_BZIP2 | KS_FILTER_XZ | KS_FILTER_LZMA | KS_FILTER_LZ4 |            \
      KS_FILTER_ZSTD)
 
 typedef struct cpio_source {
@@ -166,12 +166,11 @@ int ks_initrd_list_modules_fd_max(int fd, uint64_t data_max, char ***ret_names, 
         _cleanup_free_ char *why = NULL;
         cpio_source src;
 
-        r = ks_unpack_open(fd, (uint64_t)off, UINT64_MAX, INITRD_FILTERS, data_max, &u,
-                           &why);
+        r = ks_unpack_open(fd, (uint64_t)off, UINT64_MAX, INITRD_FILTERS, data_max, &u, &why);
         if (r < 0) {
             if (ret_error)
-                *ret_error = ks_asprintf("cannot read the compressed part: %s",
-                                         why ? why : strerror(-r));
+                *ret_error =
+                    ks_asprintf("cannot read the compressed part: %s", why ? why : strerror(-r));
             return r;
         }
         buf = malloc(CPIO_BUF);

@@ -230,7 +230,8 @@ int ks_modset_set_builtin_version(ks_modset *s, const char *name, const char *ve
 unsigned ks_module_search_rank(const char *file)
 {
     /* depmod's search order without a "search" line in depmod.d: "updates built-in", i.e.
-     * updates/ first, then everything else (depmod.c cfg_load, depmod_module_is_higher_priority). */
+     * updates/ first, then everything else (depmod.c cfg_load, depmod_module_is_higher_priority).
+     */
     return ks_startswith(file, "updates/") ? 0 : 1;
 }
 
@@ -361,8 +362,10 @@ static int tree_check(ks_modset *s, const char *rel)
     if (fstat(fd, &st) < 0)
         return -errno;
     if (!S_ISREG(st.st_mode)) {
-        r = S_ISDIR(st.st_mode) ? -EISDIR : S_ISFIFO(st.st_mode) ? -ESPIPE
-                                          : S_ISSOCK(st.st_mode) ? -ENOTSOCK : -ENODEV;
+        r = S_ISDIR(st.st_mode)    ? -EISDIR
+            : S_ISFIFO(st.st_mode) ? -ESPIPE
+            : S_ISSOCK(st.st_mode) ? -ENOTSOCK
+                                   : -ENODEV;
         free(s->error);
         s->error = ks_asprintf("'/lib/modules/%s/%s' %s", s->release, rel, ks_strerror(r));
         return r;
@@ -397,8 +400,8 @@ static int resolve_indexed(ks_modset *s, const char *name)
             if (!rel || !*rel) {
                 /* An absolute path in modules.dep: outside the tree libkmod was given. */
                 free(s->error);
-                s->error = ks_asprintf("modules.dep of %s names '%s', outside the tree",
-                                       s->release, path);
+                s->error =
+                    ks_asprintf("modules.dep of %s names '%s', outside the tree", s->release, path);
                 sym_kmod_module_unref(m);
                 r = -EXDEV;
                 goto out;
@@ -661,18 +664,26 @@ static int read_at(ks_modset *s, const char *path, size_t max, char **ret, size_
     r = ks_read_fd(fd, max, ret, ret_len);
     if (r < 0) {
         free(s->error);
-        s->error = ks_asprintf("cannot read '/lib/modules/%s/%s': %s", s->release, path,
-                               ks_strerror(r));
+        s->error =
+            ks_asprintf("cannot read '/lib/modules/%s/%s': %s", s->release, path, ks_strerror(r));
     }
     return r;
 }
 
 /* The files libkmod reads by itself when it loads the indexes or judges a built-in module. */
 static const char *const kmod_files[] = {
-    "modules.dep.bin",      "modules.alias.bin",         "modules.symbols.bin",
-    "modules.builtin.bin",  "modules.builtin.alias.bin", "modules.builtin.modinfo",
-    "modules.softdep",      "modules.weakdep",           "modules.devname",
-    "modules.order",        "modules.dep",               "modules.alias",
+    "modules.dep.bin",
+    "modules.alias.bin",
+    "modules.symbols.bin",
+    "modules.builtin.bin",
+    "modules.builtin.alias.bin",
+    "modules.builtin.modinfo",
+    "modules.softdep",
+    "modules.weakdep",
+    "modules.devname",
+    "modules.order",
+    "modules.dep",
+    "modules.alias",
 };
 
 /* Records every module file below dir (relative path prefix rel). */

@@ -158,7 +158,7 @@ ssize_t ks_unpack_read(ks_unpack *u, void *buf, size_t len)
         u->error = ks_asprintf("%s data is corrupt: %s", ks_unpack_filter_name(u),
                                strempty(sym_archive_error_string(u->a)));
         return ks_startswith(strempty(sym_archive_error_string(u->a)), "Truncated") ? -EPIPE
-                                                                                  : -EBADMSG;
+                                                                                    : -EBADMSG;
     }
     if (n == 0) {
         u->eof = true;
@@ -167,8 +167,8 @@ ssize_t ks_unpack_read(ks_unpack *u, void *buf, size_t len)
     u->produced += (uint64_t)n;
     if (u->produced > u->cap) {
         free(u->error);
-        u->error = ks_asprintf("decompresses to more than %" PRIu64 " MiB (the limit)",
-                               u->cap >> 20);
+        u->error =
+            ks_asprintf("decompresses to more than %" PRIu64 " MiB (the limit)", u->cap >> 20);
         return -EFBIG;
     }
     return n;

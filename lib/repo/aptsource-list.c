@@ -40,7 +40,8 @@ static int parse_list_entry(const char *line, const char *file, unsigned lineno,
         for (char **o = opts; o && *o; o++) {
             char *eq = strchr(*o, '=');
             if (!eq)
-                return apt_add_problem(s, file, lineno, "malformed entry ([option] not assignment)");
+                return apt_add_problem(s, file, lineno,
+                                       "malformed entry ([option] not assignment)");
             if (eq == *o)
                 return apt_add_problem(s, file, lineno, "malformed entry ([option] no key)");
             if (!eq[1])

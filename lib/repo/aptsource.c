@@ -209,7 +209,7 @@ oom:
 }
 
 int apt_parse_text(const char *text, size_t len, const char *file, ks_apt_format f,
-                      ks_apt_sources *s)
+                   ks_apt_sources *s)
 {
     if (f == KS_APT_FORMAT_DEB822)
         return ks_aptsource_parse_deb822(text, len, file, s);

@@ -65,20 +65,15 @@ static void test_malformed(void)
         const char *text;
         size_t len; /* 0: strlen */
     } bad[] = {
-        {"Zg", 0},         /* unpadded */
-        {"Zg=", 0},        /* length not a multiple of 4 */
-        {"Zm9vY", 0},
-        {"Zg==Zg==", 0},   /* padding before the end */
-        {"Z===", 0},       /* three padding characters */
-        {"====", 0},
-        {"Zm=v", 0},       /* '=' in the middle of a group */
-        {"=m9v", 0},
-        {"Zm9 ", 0},       /* white space */
-        {"Zm9v\n", 0},
-        {"Zm-v", 0},       /* URL-safe alphabet is not ours */
-        {"Zm_v", 0},
-        {"Zm9\x80", 0},    /* not ASCII */
-        {"Zm\0v", 4},      /* NUL inside */
+        {"Zg", 0},                            /* unpadded */
+        {"Zg=", 0},                           /* length not a multiple of 4 */
+        {"Zm9vY", 0},        {"Zg==Zg==", 0}, /* padding before the end */
+        {"Z===", 0},                          /* three padding characters */
+        {"====", 0},         {"Zm=v", 0},     /* '=' in the middle of a group */
+        {"=m9v", 0},         {"Zm9 ", 0},     /* white space */
+        {"Zm9v\n", 0},       {"Zm-v", 0},     /* URL-safe alphabet is not ours */
+        {"Zm_v", 0},         {"Zm9\x80", 0},  /* not ASCII */
+        {"Zm\0v", 4},                         /* NUL inside */
         {"I=BHUlVCAA==", 0},
     };
 

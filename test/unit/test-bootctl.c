@@ -45,8 +45,8 @@ static void test_recovery_refused(void)
             ks_boot_done(&b);
             continue;
         }
-        CHECK_MSG(ks_boot_disarm(NULL, &b, "4.9.0-3-amd64", &detail) == cases[i].want,
-                  "%s: %s", cases[i].name, strempty(detail));
+        CHECK_MSG(ks_boot_disarm(NULL, &b, "4.9.0-3-amd64", &detail) == cases[i].want, "%s: %s",
+                  cases[i].name, strempty(detail));
         CHECK_MSG((cases[i].want < 0) == (detail != NULL), "%s: detail %s", cases[i].name,
                   strempty(detail));
         ks_boot_done(&b);

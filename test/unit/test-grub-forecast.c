@@ -76,8 +76,8 @@ static void run_case2(const char *name, const char *fixture, const char *from, c
                   b->recovery);
         if (want[i].wait_reason)
             CHECK_MSG(streq_ptr(b->wait_reason, want[i].wait_reason),
-                      "%s boot %zu: wait_reason %s, want %s", name, i + 1,
-                      strempty(b->wait_reason), want[i].wait_reason);
+                      "%s boot %zu: wait_reason %s, want %s", name, i + 1, strempty(b->wait_reason),
+                      want[i].wait_reason);
         if (want[i].after)
             CHECK_MSG(ks_strv_contains(b->changes, want[i].after), "%s boot %zu: changes [%s]",
                       name, i + 1, change_list(b->changes));

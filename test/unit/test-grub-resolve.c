@@ -211,19 +211,19 @@ static void test_strtoull(void)
     } cases[] = {
         {"0", 0, 0},
         {"2", 0, 2},
-        {"  12", 0, 12},          /* leading white space */
-        {"1>2", 0, 1},            /* no end check: the rest is the submenu's default */
+        {"  12", 0, 12}, /* leading white space */
+        {"1>2", 0, 1},   /* no end check: the rest is the submenu's default */
         {"3abc", 0, 3},
-        {"0x1f", 0, 31},          /* lower-case 0x: hex */
-        {"0X1f", 0, 0},           /* upper-case X is not a prefix: "0", then stop */
-        {"0x", -EINVAL, 0},       /* no hex digit: a title, not a number */
+        {"0x1f", 0, 31},    /* lower-case 0x: hex */
+        {"0X1f", 0, 0},     /* upper-case X is not a prefix: "0", then stop */
+        {"0x", -EINVAL, 0}, /* no hex digit: a title, not a number */
         {"0xg", -EINVAL, 0},
-        {"010", 0, 8},            /* 0 and an octal digit: octal */
-        {"08", 0, 8},             /* 0 and 8: decimal */
+        {"010", 0, 8}, /* 0 and an octal digit: octal */
+        {"08", 0, 8},  /* 0 and 8: decimal */
         {"017>1", 0, 15},
         {"", -EINVAL, 0},
         {"Ubuntu", -EINVAL, 0},
-        {"-1", -EINVAL, 0},       /* no sign */
+        {"-1", -EINVAL, 0}, /* no sign */
         {"18446744073709551615", 0, 18446744073709551615ULL},
         {"18446744073709551616", -ERANGE, 0},
     };

@@ -145,12 +145,12 @@ static void test_reads(const ks_root *root)
 /* The modules tree. */
 typedef struct tree_case {
     const char *name;
-    const char *file;   /* in lib/modules/REL */
+    const char *file; /* in lib/modules/REL */
     kind kind;
     const char *target; /* K_LINK: link target; K_FILE: content */
     int expect;
-    const char *error;  /* substring of the error */
-    bool has_bbr;       /* tcp_bbr found (unindexed tree walk) */
+    const char *error; /* substring of the error */
+    bool has_bbr;      /* tcp_bbr found (unindexed tree walk) */
     bool bbr_builtin;
 } tree_case;
 
@@ -159,8 +159,8 @@ static const tree_case tree_cases[] = {
     {"modules.builtin: absolute link out", "modules.builtin", K_LINK, "@HOST@/builtin", -EXDEV,
      "modules.builtin", false, false},
     {"modules.builtin: ../ link above the root", "modules.builtin", K_LINK,
-     "../../../../../../../../../../../../../..@HOST@/builtin", -EXDEV, "modules.builtin",
-     false, false},
+     "../../../../../../../../../../../../../..@HOST@/builtin", -EXDEV, "modules.builtin", false,
+     false},
     {"modules.builtin: ../ link inside the root", "modules.builtin", K_LINK,
      "../../../etc/builtin-inside", 0, NULL, true, true},
     {"modules.builtin.modinfo: absolute link out", "modules.builtin.modinfo", K_LINK,
@@ -173,8 +173,7 @@ static const tree_case tree_cases[] = {
      false}, /* the walk does not enter linked directories */
     {"modules.builtin: FIFO", "modules.builtin", K_FIFO, NULL, -ESPIPE, "FIFO", false, false},
     {"modules.dep.bin: FIFO", "modules.dep.bin", K_FIFO, NULL, -ESPIPE, "FIFO", false, false},
-    {"modules.builtin: socket", "modules.builtin", K_SOCK, NULL, -ENOTSOCK, "socket", false,
-     false},
+    {"modules.builtin: socket", "modules.builtin", K_SOCK, NULL, -ENOTSOCK, "socket", false, false},
     {"modules.builtin: directory", "modules.builtin", K_DIR, NULL, -EISDIR, "directory", false,
      false},
 };
@@ -208,8 +207,7 @@ static void test_tree(const ks_root *root)
         alarm(20);
         r = ks_modset_open_tree_full(root, REL, &set, &err);
         alarm(0);
-        CHECK_MSG(r == c->expect, "%s: %d (%s), expected %d", c->name, r, strempty(err),
-                  c->expect);
+        CHECK_MSG(r == c->expect, "%s: %d (%s), expected %d", c->name, r, strempty(err), c->expect);
         if (c->error)
             CHECK_MSG(err && strstr(err, c->error), "%s: error '%s' lacks '%s'", c->name,
                       strempty(err), c->error);
@@ -239,8 +237,7 @@ typedef struct exec_case {
 
 static const exec_case exec_cases[] = {
     {"a script", K_FILE, "#!/bin/sh\necho root-script\n", 0755, 0, "root-script\n"},
-    {"an absolute link: the root's file of that path", K_LINK, "@HOST@/prog", 0, 0,
-     "root-copy\n"},
+    {"an absolute link: the root's file of that path", K_LINK, "@HOST@/prog", 0, 0, "root-copy\n"},
     {"an absolute link to what only the host has", K_LINK, "@HOST@/only-host", 0, -ENOENT, NULL},
     {"a ../ link above the root", K_LINK, "../../../../../../../../../../..@HOST@/only-host", 0,
      -ENOENT, NULL},
@@ -282,8 +279,8 @@ static void test_exec(const ks_root *root)
             chmod(p, c->mode);
         }
         fd = ks_spawn_open_in_root(root, "etc/kswap/hooks.d/pinned/hook");
-        CHECK_MSG(fd == c->expect_open || (c->expect_open == 0 && fd >= 0), "%s: open %d",
-                  c->name, fd);
+        CHECK_MSG(fd == c->expect_open || (c->expect_open == 0 && fd >= 0), "%s: open %d", c->name,
+                  fd);
         if (fd < 0)
             continue;
         CHECK(ks_spawn(argv, &(ks_spawn_opts){.timeout_ms = 10000, .exec_fd = fd}, &res) == 0);

@@ -86,10 +86,8 @@ static void test_names(void)
         ks_outcome o;
         const char *name;
     } outcomes[] = {
-        {KS_OUTCOME_TRIAL_OK, "trial-ok"},
-        {KS_OUTCOME_HEALTH_FAILED, "health-failed"},
-        {KS_OUTCOME_FELL_BACK, "fell-back"},
-        {KS_OUTCOME_NO_REBOOT, "no-reboot"},
+        {KS_OUTCOME_TRIAL_OK, "trial-ok"},     {KS_OUTCOME_HEALTH_FAILED, "health-failed"},
+        {KS_OUTCOME_FELL_BACK, "fell-back"},   {KS_OUTCOME_NO_REBOOT, "no-reboot"},
         {KS_OUTCOME_TRIAL_HUNG, "trial-hung"},
     };
 

@@ -6,7 +6,8 @@
 
 static const char *text(json_object *o)
 {
-    return json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+    return json_object_to_json_string_ext(o,
+                                          JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 }
 
 int main(void)
@@ -26,8 +27,9 @@ int main(void)
         ks_jb_add(&b, o, "a", a);
         o = ks_jb_finish(&b, o);
         CHECK(o != NULL && !b.failed);
-        CHECK_STREQ(o ? text(o) : NULL,
-                    "{\"s\":\"a/b\",\"n\":null,\"i\":-5,\"t\":true,\"b\":\"AAEC/w==\",\"a\":[1,\"x\"]}");
+        CHECK_STREQ(
+            o ? text(o) : NULL,
+            "{\"s\":\"a/b\",\"n\":null,\"i\":-5,\"t\":true,\"b\":\"AAEC/w==\",\"a\":[1,\"x\"]}");
         json_object_put(o);
     }
     {

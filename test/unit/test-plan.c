@@ -14,7 +14,7 @@ static void test_suite(void)
         {"ubuntu", "26.04", "resolute", "resolute", true},
         {"ubuntu", "22.04", "jammy", NULL, true}, /* local package only */
         {"ubuntu", "20.04", "focal", NULL, false},
-        {"ubuntu", "24.04", NULL, NULL, false},   /* no codename: no suite to name */
+        {"ubuntu", "24.04", NULL, NULL, false}, /* no codename: no suite to name */
         {"ubuntu", "24.04x", "noble", NULL, false},
         {"debian", "12", "bookworm", "bookworm", true},
         {"debian", "13", "trixie", "trixie", true},
@@ -27,8 +27,8 @@ static void test_suite(void)
     };
     for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
         bool supported = !cases[i].supported;
-        const char *s = ks_xanmod_suite(cases[i].id, cases[i].version, cases[i].codename,
-                                        &supported);
+        const char *s =
+            ks_xanmod_suite(cases[i].id, cases[i].version, cases[i].codename, &supported);
         CHECK_STREQ(s, cases[i].suite);
         CHECK_MSG(supported == cases[i].supported, "case %zu", i);
     }
@@ -82,9 +82,12 @@ static void test_dpkg(void)
         const char *pkg;
         bool installed;
     } cases[] = {
-        {"linux-xanmod-lts-x64v3", false}, {"linux-image-6.8.0-48-generic", true},
-        {"linux-image-6.8.0-48", false},   {"grub-pc", true},
-        {"linux-generic", true},           {"half", false},
+        {"linux-xanmod-lts-x64v3", false},
+        {"linux-image-6.8.0-48-generic", true},
+        {"linux-image-6.8.0-48", false},
+        {"grub-pc", true},
+        {"linux-generic", true},
+        {"half", false},
         {"missing", false},
     };
     for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {

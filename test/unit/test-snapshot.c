@@ -6,12 +6,18 @@
 
 int main(void)
 {
-    char *items[] = {(char *)"listen:tcp:22",        (char *)"module:wireguard",
-                     (char *)"service:user@0.service", (char *)"service:xray.service",
-                     (char *)"interface:veth12",     (char *)"strange:thing",
-                     (char *)"service:",             NULL};
+    char *items[] = {(char *)"listen:tcp:22",
+                     (char *)"module:wireguard",
+                     (char *)"service:user@0.service",
+                     (char *)"service:xray.service",
+                     (char *)"interface:veth12",
+                     (char *)"strange:thing",
+                     (char *)"service:",
+                     NULL};
     char *skipped[] = {(char *)"wireguard: the program is not installed", NULL};
-    ks_run_snapshot s = {.kernel = (char *)"6.8.0-48-generic", .items = items, .skipped = skipped,
+    ks_run_snapshot s = {.kernel = (char *)"6.8.0-48-generic",
+                         .items = items,
+                         .skipped = skipped,
                          .established = 7},
                     back = {0};
     static const struct {

@@ -13,7 +13,8 @@ static void test_pty(void)
     int fds[2];
 
     CHECK(pipe(fds) == 0);
-    CHECK(ks_spawn(argv, &(ks_spawn_opts){.pty = true, .tee_fd = fds[1], .timeout_ms = 5000}, &r) == 0);
+    CHECK(ks_spawn(argv, &(ks_spawn_opts){.pty = true, .tee_fd = fds[1], .timeout_ms = 5000}, &r) ==
+          0);
     CHECK(ks_spawn_succeeded(&r));
     CHECK(strstr(r.output, "on-a-tty") != NULL);
     {

@@ -37,7 +37,7 @@ static void test_numbers(void)
         const char *in;
         int ret, value;
     } cases[] = {
-        {"0", 0, 0},      {"10", 0, 10},  {"-1", 0, -1},          {"", -EINVAL, 0},
+        {"0", 0, 0},        {"10", 0, 10},      {"-1", 0, -1},      {"", -EINVAL, 0},
         {" 1", -EINVAL, 0}, {"1 ", -EINVAL, 0}, {"1x", -EINVAL, 0}, {"99999999999", -ERANGE, 0},
     };
     for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
@@ -78,10 +78,10 @@ static void test_findings(void)
 static void test_greedy_realloc(void)
 {
     static const struct {
-        size_t need;     /* elements asked for, one call after the other */
-        bool ok;         /* the call succeeds */
-        size_t min_cap;  /* capacity at least this afterwards */
-        bool zeroed;     /* GREEDY_REALLOC0: the new elements read 0 */
+        size_t need;    /* elements asked for, one call after the other */
+        bool ok;        /* the call succeeds */
+        size_t min_cap; /* capacity at least this afterwards */
+        bool zeroed;    /* GREEDY_REALLOC0: the new elements read 0 */
     } cases[] = {
         {1, true, 1, true},
         {8, true, 8, true},
@@ -108,26 +108,28 @@ static void test_greedy_realloc(void)
     }
 }
 
-typedef enum { COLOUR_RED, COLOUR_GREEN, COLOUR_BLUE, _COLOUR_MAX, _COLOUR_INVALID = -EINVAL } colour;
+typedef enum {
+    COLOUR_RED,
+    COLOUR_GREEN,
+    COLOUR_BLUE,
+    _COLOUR_MAX,
+    _COLOUR_INVALID = -EINVAL
+} colour;
 static const char *const colour_table[_COLOUR_MAX] = {
-    [COLOUR_RED] = "red",
-    [COLOUR_BLUE] = "blue", /* GREEN has no name */
+    [COLOUR_RED] = "red", [COLOUR_BLUE] = "blue", /* GREEN has no name */
 };
 DEFINE_PRIVATE_STRING_TABLE_LOOKUP(colour, colour);
 
 static void test_string_table(void)
 {
     static const struct {
-        const char *name;  /* looked up with _from_string */
-        colour value;      /* what it gives */
-        const char *back;  /* _to_string of value */
+        const char *name; /* looked up with _from_string */
+        colour value;     /* what it gives */
+        const char *back; /* _to_string of value */
     } cases[] = {
-        {"red", COLOUR_RED, "red"},
-        {"blue", COLOUR_BLUE, "blue"},
-        {"green", _COLOUR_INVALID, NULL},
-        {"", _COLOUR_INVALID, NULL},
-        {"RED", _COLOUR_INVALID, NULL},
-        {NULL, _COLOUR_INVALID, NULL},
+        {"red", COLOUR_RED, "red"},       {"blue", COLOUR_BLUE, "blue"},
+        {"green", _COLOUR_INVALID, NULL}, {"", _COLOUR_INVALID, NULL},
+        {"RED", _COLOUR_INVALID, NULL},   {NULL, _COLOUR_INVALID, NULL},
     };
     for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
         colour c = colour_from_string(cases[i].name);

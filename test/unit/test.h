@@ -67,8 +67,10 @@ static inline const char *ks_fixture_dir(void)
         d = "test/fixtures";
     if (access(d, R_OK) != 0) {
         /* A missing data folder must not look like a parser bug (or pass by reading nothing). */
-        fprintf(stderr, "fixtures folder '%s' is missing: run the tests with meson test, or set "
-                        "KS_FIXTURES to the checkout's test/fixtures\n", d);
+        fprintf(stderr,
+                "fixtures folder '%s' is missing: run the tests with meson test, or set "
+                "KS_FIXTURES to the checkout's test/fixtures\n",
+                d);
         exit(1);
     }
     return d;
