@@ -536,35 +536,10 @@ static int read_host_file(const char *path, char **ret)
 {
     /* Never blocks on a FIFO or a device given as --config (lib/basic/fileio.h). */
     _cleanup_close_ int fd = ks_open_regular(path);
-    _cleanup_free_ char *buf = NULL;
-    size_t len = 0;
-    struct stat st;
 
     if (fd < 0)
         return fd;
-    if (fstat(fd, &st) < 0)
-        return -errno;
-    if (!S_ISREG(st.st_mode))
-        return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
-    buf = malloc(CONFIG_FILE_MAX + 1);
-    if (!buf)
-        return -ENOMEM;
-    for (;;) {
-        ssize_t k = read(fd, buf + len, CONFIG_FILE_MAX + 1 - len);
-        if (k < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        if (k == 0)
-            break;
-        len += (size_t)k;
-        if (len > CONFIG_FILE_MAX)
-            return -EFBIG;
-    }
-    buf[len] = '\0';
-    *ret = TAKE_PTR(buf);
-    return 0;
+    return ks_read_fd(fd, CONFIG_FILE_MAX, ret, NULL);
 }
 
 int ks_config_load(const ks_root *root, const char *path, ks_config **ret, char **ret_error)
@@ -581,7 +556,7 @@ int ks_config_load(const ks_root *root, const char *path, ks_config **ret, char 
         r = read_host_file(path, &text);
         if (r < 0) {
             if (ret_error)
-                *ret_error = ks_asprintf("cannot read '%s': %s", path, strerror(-r));
+                *ret_error = ks_asprintf("cannot read '%s': %s", path, ks_strerror(r));
             return r;
         }
         r = ks_config_parse(c, text, path, ret_error);
@@ -591,7 +566,7 @@ int ks_config_load(const ks_root *root, const char *path, ks_config **ret, char 
             r = 0;
         else if (r < 0) {
             if (ret_error)
-                *ret_error = ks_asprintf("cannot read '%s': %s", KS_CONFIG_PATH, strerror(-r));
+                *ret_error = ks_asprintf("cannot read '%s': %s", KS_CONFIG_PATH, ks_strerror(r));
             return r;
         } else
             r = ks_config_parse(c, text, KS_CONFIG_PATH, ret_error);
@@ -615,7 +590,7 @@ int ks_config_load(const ks_root *root, const char *path, ks_config **ret, char 
         r = ks_root_read_file(root, p, CONFIG_FILE_MAX, &t, &len);
         if (r < 0) {
             if (ret_error)
-                *ret_error = ks_asprintf("cannot read '%s': %s", p, strerror(-r));
+                *ret_error = ks_asprintf("cannot read '%s': %s", p, ks_strerror(r));
             return r;
         }
         r = ks_config_parse(c, t, p, ret_error);

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <sys/random.h>
@@ -259,4 +260,37 @@ int ks_unlink_durable(const ks_root *r, const char *path)
     if (unlinkat(dfd, base, 0) < 0)
         return -errno;
     return fsync(dfd) < 0 ? -errno : 0;
+}
+
+int ks_unlink_if_exists(const ks_root *r, const char *path)
+{
+    int k;
+
+    assert(r);
+    assert(path);
+    if (!ks_root_exists(r, path))
+        return 0;
+    k = ks_unlink_durable(r, path);
+    return k == -ENOENT ? 0 : k;
+}
+
+int ks_pread_all(int fd, void *buf, size_t len, uint64_t off, size_t *ret_n)
+{
+    size_t got = 0;
+
+    assert(fd >= 0);
+    assert(buf || len == 0);
+    assert(ret_n);
+    while (got < len) {
+        ssize_t k = pread(fd, (char *)buf + got, len - got, (off_t)(off + got));
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return -errno;
+        if (k == 0)
+            break;
+        got += (size_t)k;
+    }
+    *ret_n = got;
+    return 0;
 }

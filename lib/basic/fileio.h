@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stdint.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -41,3 +42,10 @@ int ks_mkdir_p(const ks_root *r, const char *path, mode_t mode);
 
 /* Removes a file atomically from the point of view of readers and fsyncs its directory. */
 int ks_unlink_durable(const ks_root *r, const char *path);
+/* ks_unlink_durable() of a file that may be absent: 0 when it was not there. */
+int ks_unlink_if_exists(const ks_root *r, const char *path);
+/*
+ * Reads up to len bytes at offset off (retrying short reads and EINTR); *ret_n is what was
+ * read, less than len only at the end of the file.
+ */
+int ks_pread_all(int fd, void *buf, size_t len, uint64_t off, size_t *ret_n);

@@ -12,19 +12,9 @@ int ks_trial_flag_set(const ks_root *root, const char *release)
     return ks_write_atomic(root, KS_TRIAL_FLAG_PATH, text, strlen(text), 0644);
 }
 
-static int unlink_if_exists(const ks_root *root, const char *path)
-{
-    int k;
-
-    if (!ks_root_exists(root, path))
-        return 0;
-    k = ks_unlink_durable(root, path);
-    return k == -ENOENT ? 0 : k;
-}
-
 int ks_trial_flag_clear(const ks_root *root)
 {
-    return unlink_if_exists(root, KS_TRIAL_FLAG_PATH);
+    return ks_unlink_if_exists(root, KS_TRIAL_FLAG_PATH);
 }
 
 int ks_motd_set(const ks_root *root, const char *line)
@@ -38,5 +28,5 @@ int ks_motd_set(const ks_root *root, const char *line)
 
 int ks_motd_clear(const ks_root *root)
 {
-    return unlink_if_exists(root, KS_MOTD_PATH);
+    return ks_unlink_if_exists(root, KS_MOTD_PATH);
 }

@@ -156,19 +156,9 @@ int ks_trial_grubd_write(const ks_root *root, const char *text)
     return ks_write_atomic(root, KS_TRIAL_GRUBD_PATH, text, strlen(text), 0755);
 }
 
-static int unlink_if_exists(const ks_root *root, const char *path)
-{
-    int k;
-
-    if (!ks_root_exists(root, path))
-        return 0;
-    k = ks_unlink_durable(root, path);
-    return k == -ENOENT ? 0 : k;
-}
-
 int ks_trial_grubd_remove(const ks_root *root)
 {
-    return unlink_if_exists(root, KS_TRIAL_GRUBD_PATH);
+    return ks_unlink_if_exists(root, KS_TRIAL_GRUBD_PATH);
 }
 
 bool ks_trial_grubd_exists(const ks_root *root)
@@ -214,5 +204,5 @@ int ks_trial_stages_read(const ks_root *root, bool *ret_deadline, char **ret_las
 
 int ks_trial_stages_clear(const ks_root *root)
 {
-    return unlink_if_exists(root, KS_TRIAL_STAGES_PATH);
+    return ks_unlink_if_exists(root, KS_TRIAL_STAGES_PATH);
 }

@@ -136,23 +136,6 @@ int ks_ar_parse_header(const char hdr[60], char ret_name[17], uint64_t *ret_size
     return 0;
 }
 
-static int pread_full(int fd, void *buf, size_t len, uint64_t off, size_t *ret_n)
-{
-    size_t got = 0;
-    while (got < len) {
-        ssize_t k = pread(fd, (char *)buf + got, len - got, (off_t)(off + got));
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k < 0)
-            return -errno;
-        if (k == 0)
-            break;
-        got += (size_t)k;
-    }
-    *ret_n = got;
-    return 0;
-}
-
 /* Finds data.tar* in the ar container. */
 static int find_data_member(int fd, uint64_t *ret_off, uint64_t *ret_size, comp *ret_comp,
                             char **err)
@@ -168,7 +151,7 @@ static int find_data_member(int fd, uint64_t *ret_off, uint64_t *ret_size, comp 
 
     if (fstat(fd, &st) < 0)
         return -errno;
-    r = pread_full(fd, magic, sizeof(magic), 0, &n);
+    r = ks_pread_all(fd, magic, sizeof(magic), 0, &n);
     if (r < 0)
         return r;
     if (n < sizeof(magic) || memcmp(magic, "!<arch>\n", 8) != 0) {
@@ -176,7 +159,7 @@ static int find_data_member(int fd, uint64_t *ret_off, uint64_t *ret_size, comp 
         return -EBADMSG;
     }
     for (;;) {
-        r = pread_full(fd, hdr, sizeof(hdr), off, &n);
+        r = ks_pread_all(fd, hdr, sizeof(hdr), off, &n);
         if (r < 0)
             return r;
         if (n == 0) {
@@ -300,7 +283,7 @@ static int source_fill(source *s)
         s->in_eof = true;
         return 0;
     }
-    r = pread_full(s->fd, s->in, want, s->off, &n);
+    r = ks_pread_all(s->fd, s->in, want, s->off, &n);
     if (r < 0)
         return r;
     if (n < want) {

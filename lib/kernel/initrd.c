@@ -7,6 +7,7 @@
 #include "lib/kernel/modinfo.h"
 #include "lib/kernel/archive-dl.h"
 #include "lib/kernel/unpack.h"
+#include "lib/basic/fileio.h"
 #include "lib/basic/util.h"
 
 #define NEWC_HDR 110
@@ -67,23 +68,6 @@ static int hex8(const char *s, unsigned long *ret)
     return 0;
 }
 
-static int pread_all(int fd, void *buf, size_t len, off_t off, size_t *ret_n)
-{
-    size_t got = 0;
-    while (got < len) {
-        ssize_t k = pread(fd, (char *)buf + got, len - got, off + (off_t)got);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k < 0)
-            return -errno;
-        if (k == 0)
-            break;
-        got += (size_t)k;
-    }
-    *ret_n = got;
-    return 0;
-}
-
 /*
  * Walks the uncompressed newc/crc cpio segments at the start (as the kernel's initramfs
  * unpacker does), recording module names; returns the offset of the first byte that is not
@@ -100,14 +84,14 @@ static int skip_plain_segments(int fd, off_t size, char ***names, off_t *ret_off
         unsigned long namesize, filesize;
         _cleanup_free_ char *name = NULL;
 
-        r = pread_all(fd, hdr, 4, off, &n);
+        r = ks_pread_all(fd, hdr, 4, off, &n);
         if (r < 0)
             return r;
         if (n == 4 && memcmp(hdr, "\0\0\0\0", 4) == 0) {
             off += 4; /* padding between segments */
             continue;
         }
-        r = pread_all(fd, hdr, sizeof(hdr), off, &n);
+        r = ks_pread_all(fd, hdr, sizeof(hdr), off, &n);
         if (r < 0)
             return r;
         if (n < 6 || (memcmp(hdr, "070701", 6) != 0 && memcmp(hdr, "070702", 6) != 0))
@@ -118,7 +102,7 @@ static int skip_plain_segments(int fd, off_t size, char ***names, off_t *ret_off
         name = malloc(namesize);
         if (!name)
             return -ENOMEM;
-        r = pread_all(fd, name, namesize, off + NEWC_HDR, &n);
+        r = ks_pread_all(fd, name, namesize, off + NEWC_HDR, &n);
         if (r < 0)
             return r;
         if (n < namesize)
