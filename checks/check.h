@@ -80,7 +80,9 @@ int ks_checklist_from_config(const ks_root *root, const ks_config *cfg, ks_check
  * interface of a default route is up with an address) and "floor:management" (a TCP socket
  * listens on [accept] management, default 22).
  */
-int ks_checklist_add_floor(ks_checklist *l, const ks_config *cfg);
+/* snapshot_items: what ran at arming (NULL with have_snapshot false: always required). */
+int ks_checklist_add_floor(ks_checklist *l, const ks_config *cfg, char *const *snapshot_items,
+                           bool have_snapshot);
 int ks_check_default_route(const ks_check_ctx *c, ks_check *chk);
 int ks_check_management(const ks_check_ctx *c, ks_check *chk);
 /* "default:IF" and "default6:IF" of proc/net/route and ipv6_route (checks/snapshot.c). */

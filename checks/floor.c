@@ -3,6 +3,7 @@
  * The reachability floor, always required: the interface of a default route is up with an
  * address, and the management port (sshd's 22, or [accept] management) listens.
  */
+#include <stdbool.h>
 #include <net/if.h>
 
 #include "checks/check.h"
@@ -96,16 +97,42 @@ int ks_check_management(const ks_check_ctx *c, ks_check *chk)
     return k;
 }
 
-int ks_checklist_add_floor(ks_checklist *l, const ks_config *cfg)
+static bool snapshot_has_prefix(char *const *items, const char *prefix)
+{
+    for (size_t i = 0; items && items[i]; i++)
+        if (ks_startswith(items[i], prefix))
+            return true;
+    return false;
+}
+
+static bool snapshot_listens_on(char *const *items, const char *port)
+{
+    for (size_t i = 0; items && items[i]; i++) {
+        const char *p = ks_startswith(items[i], "listen:tcp");
+        const char *colon = p ? strchr(p, ':') : NULL;
+        if (colon && streq(colon + 1, port))
+            return true;
+    }
+    return false;
+}
+
+int ks_checklist_add_floor(ks_checklist *l, const ks_config *cfg, char *const *snapshot_items,
+                           bool have_snapshot)
 {
     uint64_t port = 22;
     char buf[8];
+    bool route, management;
     int k;
 
     (void)ks_config_get_u64(cfg, "accept", "management", &port);
     snprintf(buf, sizeof(buf), "%u", (unsigned)port);
-    k = ks_checklist_add(l, "floor:default-route", NULL, true, ks_check_default_route);
+    /* Required unless the old kernel, at arming, had no default route or nothing listening on
+     * the management port either: a trial cannot lose what the node never had (it is then
+     * reported, not required). Without a snapshot (kswap check, an older trial) always required. */
+    route = !have_snapshot || snapshot_has_prefix(snapshot_items, "route:default");
+    management = !have_snapshot || snapshot_listens_on(snapshot_items, buf);
+    k = ks_checklist_add(l, "floor:default-route", NULL, route, ks_check_default_route);
     if (k >= 0)
-        k = ks_checklist_add(l, "floor:management", buf, true, ks_check_management);
+        k = ks_checklist_add(l, "floor:management", buf, management, ks_check_management);
     return k;
 }

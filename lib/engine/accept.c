@@ -418,7 +418,8 @@ static int judge_checks(acc *a)
             return k;
         passed = 0;
     } else {
-        k = ks_checklist_add_floor(&a->r->checks, cfg);
+        const ks_run_snapshot *snap = ks_journal_running(a->j);
+        k = ks_checklist_add_floor(&a->r->checks, cfg, snap ? snap->items : NULL, snap != NULL);
         if (k >= 0)
             k = add_snapshot_checks(a, &ctx);
         if (k < 0)
@@ -774,7 +775,7 @@ int ks_check_now(const ks_root *root, const ks_config *cfg, ks_check_now_result 
         r.error = ks_asprintf("cannot read the checklist: %s", cfg_err ? cfg_err : strerror(-k));
         goto fail;
     }
-    k = ks_checklist_add_floor(&r.checks, cfg);
+    k = ks_checklist_add_floor(&r.checks, cfg, NULL, false);
     if (k >= 0)
         k = ks_run_snapshot_take(&ctx, &now);
     if (k >= 0)
