@@ -55,6 +55,10 @@ for line in open(log):
     if name in SYSCALLS:
         counts[name] += 1
 points = [(s, n) for s in sorted(counts) for n in range(1, counts[s] + 1)]
+# KS_KILL_ONLY="fsync#29,write#21" replays chosen kill points of apply alone (by hand; CI runs all).
+only = [w for w in os.environ.get("KS_KILL_ONLY", "").split(",") if w]
+if only:
+    points = [(s, n) for s, n in points if f"{s}#{n}" in only]
 print("kill points from a clean run:", dict(counts), "total", len(points))
 
 failed = 0
