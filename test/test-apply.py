@@ -200,6 +200,23 @@ if scenario("refused"):
     check(open(os.path.join(r2, "boot/grub/grubenv"), "rb").read() == raw and
           not os.path.exists(os.path.join(r2, "etc/default/grub.d/90-kswap.cfg")),
           "... nothing changed on disk")
+    # accept's checklist fails on the old kernel already: refused before the first change.
+    r4 = fresh_root("check-fails")
+    os.makedirs(os.path.join(r4, "etc/kswap/kswap.conf.d"), exist_ok=True)
+    with open(os.path.join(r4, "etc/kswap/kswap.conf.d/50-svc.conf"), "w") as f:
+        f.write("[accept]\nservices = wanted-but-dead.service\n")
+    raw = open(os.path.join(r4, "boot/grub/grubenv"), "rb").read()
+    p, d = kswap(r4, "--json", "apply", "--deb", good, "--yes")
+    fails = [f for f in (d or {}).get("findings", []) if f["id"] == "accept.fails-now"]
+    check(p.returncode == 2 and d and d.get("result") == "refused" and fails and
+          "service:wanted-but-dead.service" in fails[0]["message"],
+          "a checklist that fails on the old kernel: refused (exit 2), accept.fails-now names it",
+          p.stdout[-2000:])
+    check(open(os.path.join(r4, "boot/grub/grubenv"), "rb").read() == raw and
+          not os.path.exists(os.path.join(r4, "etc/default/grub.d/90-kswap.cfg")) and
+          not os.path.exists(os.path.join(r4, "var/log/fake-apt.log")) and
+          not os.path.exists(os.path.join(r4, "var/lib/kswap/state.json")),
+          "... before any change (GRUB, apt, the journal)")
     r3 = fresh_root("noyes")
     p = subprocess.run([exe, "--root", r3, "apply", "--deb", good], stdin=subprocess.DEVNULL,
                        capture_output=True, text=True, env=env())

@@ -751,7 +751,8 @@ void ks_check_now_result_done(ks_check_now_result *r)
     *r = (ks_check_now_result){0};
 }
 
-int ks_check_now(const ks_root *root, const ks_config *cfg, ks_check_now_result *ret)
+static int check_now(const ks_root *root, const ks_config *cfg, bool as_armed,
+                     ks_check_now_result *ret)
 {
     _cleanup_free_ char *abs = NULL, *cfg_err = NULL;
     _cleanup_strv_free_ char **ignore = NULL;
@@ -775,9 +776,10 @@ int ks_check_now(const ks_root *root, const ks_config *cfg, ks_check_now_result 
         r.error = ks_asprintf("cannot read the checklist: %s", cfg_err ? cfg_err : strerror(-k));
         goto fail;
     }
-    k = ks_checklist_add_floor(&r.checks, cfg, NULL, false);
+    k = ks_run_snapshot_take(&ctx, &now);
+    /* As armed: the floor asks what accept will ask, given the snapshot arming would take. */
     if (k >= 0)
-        k = ks_run_snapshot_take(&ctx, &now);
+        k = ks_checklist_add_floor(&r.checks, cfg, as_armed ? now.items : NULL, as_armed);
     if (k >= 0)
         k = ks_config_get_strv(cfg, "accept", "ignore", NULL, &ignore);
     if (k >= 0)
@@ -803,4 +805,14 @@ fail:
     *ret = (ks_check_now_result){.error = TAKE_PTR(r.error)};
     ks_check_now_result_done(&r);
     return k < 0 ? k : -EIO;
+}
+
+int ks_check_now(const ks_root *root, const ks_config *cfg, ks_check_now_result *ret)
+{
+    return check_now(root, cfg, false, ret);
+}
+
+int ks_check_before_apply(const ks_root *root, const ks_config *cfg, ks_check_now_result *ret)
+{
+    return check_now(root, cfg, true, ret);
 }

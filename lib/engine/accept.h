@@ -99,4 +99,10 @@ typedef struct ks_check_now_result {
 } ks_check_now_result;
 
 int ks_check_now(const ks_root *root, const ks_config *cfg, ks_check_now_result *ret);
+/*
+ * The same as apply runs it before its first change: the floor is required only where the
+ * snapshot arming would take has it (a node without a default route today is not asked for
+ * one after the trial either), exactly as accept will judge the trial.
+ */
+int ks_check_before_apply(const ks_root *root, const ks_config *cfg, ks_check_now_result *ret);
 void ks_check_now_result_done(ks_check_now_result *r);

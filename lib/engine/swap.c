@@ -7,12 +7,14 @@
 
 #include "lib/repo/aptsource.h"
 #include "lib/basic/config.h"
+#include "lib/engine/accept.h"
 #include "lib/engine/bootctl.h"
 #include "lib/host/boot-identity.h"
 #include "lib/host/dpkg.h"
 #include "lib/basic/fileio.h"
 #include "lib/host/kernels.h"
 #include "lib/repo/keyring.h"
+#include "lib/repo/probe.h"
 #include "lib/engine/lock.h"
 #include "lib/basic/spawn.h"
 #include "lib/engine/run-snapshot.h"
@@ -354,6 +356,49 @@ static int step_plan(run *x, const ks_apply_opts *o, ks_plan *plan)
 }
 
 /*
+ * accept's checklist on the old kernel, before the first change (kswap check, judged as accept
+ * will judge the trial): a new kernel cannot be expected to pass what the old one fails.
+ */
+static int step_checklist(run *x, const ks_apply_opts *o)
+{
+    ks_check_now_result cr = {0};
+    size_t failed = 0;
+    int k;
+
+    progress(x, "check", "running accept's checklist on the running kernel");
+    k = ks_check_before_apply(x->root, o->common.config, &cr);
+    if (k < 0) {
+        x->r->status = KS_SWAP_FAILED;
+        x->r->error = ks_asprintf("cannot run accept's checklist: %s; nothing was changed",
+                                  cr.error ? cr.error : strerror(-k));
+        ks_check_now_result_done(&cr);
+        return k;
+    }
+    for (size_t i = 0; i < cr.checks.n && k >= 0; i++) {
+        const ks_check *c = &cr.checks.v[i];
+        if (!c->required || c->status == KS_CHECK_PASS)
+            continue;
+        failed++;
+        k = ks_findings_add(&x->r->findings, "accept.fails-now", KS_SEV_BLOCK,
+                            "fix it on this kernel first ('kswap check' shows the checklist), "
+                            "or leave it out of the checklist ([accept] ignore)",
+                            "%s fails on the running kernel %s: %s", c->id, strempty(cr.kernel),
+                            strempty(c->detail));
+    }
+    if (k >= 0 && !cr.passed) {
+        x->r->status = KS_SWAP_REFUSED;
+        x->r->error = ks_asprintf(
+            "accept's checklist fails on the running kernel (%zu required check%s): a new kernel "
+            "cannot be expected to pass what this one fails; nothing was changed",
+            failed, failed == 1 ? "" : "s");
+        k = -EPERM;
+    } else if (k >= 0)
+        progress(x, "check", "%zu checks pass on %s", cr.checks.n, strempty(cr.kernel));
+    ks_check_now_result_done(&cr);
+    return k;
+}
+
+/*
  * update-grub, then the new grub.cfg with grubenv and what GRUB can write at boot; grubenv's
  * bytes go into the journal before anything changes them.
  */
@@ -433,6 +478,73 @@ static const char *key_path(const ks_apply_opts *o)
     return p ? p : KSWAP_DATADIR "/keys/xanmod-archive-keyring.asc";
 }
 
+/*
+ * Tries the repository before anything changes (lib/repo/probe.h): apt-get update into a
+ * private folder with the source and keyring kswap is about to write, and the index must name
+ * the package. A refusal is a failed step with apt's words; nothing was written.
+ */
+static int probe_repository(run *x, const ks_apt_takeover *source, const char *package)
+{
+    _cleanup_free_ char *path = NULL, *root_env = NULL;
+    char *env[4] = {(char *)"DEBIAN_FRONTEND=noninteractive", NULL, NULL, NULL};
+    ks_repo_probe_result pr = {0};
+    bool refused;
+    int k;
+
+    if (!package)
+        return fail_step(x, "repository", -ENOENT,
+                         "no XanMod package fits this CPU (see 'kswap plan'); nothing to install");
+    k = check_program(x, "apt-get", &path);
+    if (k == -EPERM)
+        return fail_step(x, "repository", k,
+                         "refusing to run this machine's 'apt-get' for the root '%s': put a "
+                         "program that works on that root first on PATH",
+                         x->root_abs);
+    if (k < 0)
+        return fail_step(x, "repository", k, "cannot find 'apt-get' on PATH");
+    if (x->root_abs) {
+        root_env = ks_asprintf("KSWAP_ROOT=%s", x->root_abs);
+        if (!root_env)
+            return -ENOMEM;
+        env[1] = root_env;
+    }
+    progress(x, "repository", "checking %s %s with apt-get update into a private folder",
+             source->uri, source->suite);
+    k = ks_repo_probe(&(ks_repo_probe_opts){.apt_get = path,
+                                            .env = env,
+                                            .timeout_ms = timeout_ms(x, "apt_timeout", 1800),
+                                            .progress_fd = x->c->progress_fd,
+                                            .source = source,
+                                            .package = package},
+                      &pr);
+    if (k >= 0 && pr.verdict == KS_REPO_OK) {
+        progress(x, "repository", "%s %s carries %s %s (%zu packages)", source->uri, source->suite,
+                 package, strempty(pr.version), pr.n_packages);
+        ks_repo_probe_result_done(&pr);
+        return 0;
+    }
+    free(x->r->output);
+    x->r->output = TAKE_PTR(pr.apt_output);
+    refused = k >= 0;
+    k = fail_step(x, "repository",
+                  k < 0                              ? k
+                  : pr.verdict == KS_REPO_NO_PACKAGE ? -ENOENT
+                                                     : -EBADMSG,
+                  "%s%s; nothing was changed",
+                  k < 0                               ? ""
+                  : pr.verdict == KS_REPO_UNTRUSTED   ? "apt refuses the repository's signature: "
+                  : pr.verdict == KS_REPO_UNREACHABLE ? "apt cannot fetch the repository: "
+                  : pr.verdict == KS_REPO_NO_INDEX
+                      ? "the repository has no index for this machine: "
+                      : "the repository lacks the package: ",
+                  strempty(pr.reason));
+    /* apt's refusal of the repository is a verdict on it, not a failure of kswap */
+    if (refused)
+        x->r->status = KS_SWAP_REFUSED;
+    ks_repo_probe_result_done(&pr);
+    return k;
+}
+
 static int step_repository(run *x, const ks_apply_opts *o, const ks_plan *plan)
 {
     _cleanup_free_ void *keyring = NULL;
@@ -468,14 +580,16 @@ static int step_repository(run *x, const ks_apply_opts *o, const ks_plan *plan)
     {
         /* A mirror's own entries are taken over as XanMod's are: apt sees one Signed-By. */
         char *const archives[] = {(char *)KS_APT_XANMOD_URI, plan->repo_uri, NULL};
-        k = ks_aptsource_plan(x->root,
-                              &(ks_apt_takeover){.archive_uris = archives,
-                                                 .uri = plan->repo_uri,
-                                                 .suite = plan->xanmod_suite,
-                                                 .components = plan->repo_components,
-                                                 .keyring = keyring,
-                                                 .keyring_len = len},
-                              &changes);
+        const ks_apt_takeover source = {.archive_uris = archives,
+                                        .uri = plan->repo_uri,
+                                        .suite = plan->xanmod_suite,
+                                        .components = plan->repo_components,
+                                        .keyring = keyring,
+                                        .keyring_len = len};
+        k = probe_repository(x, &source, o->package ? o->package : plan->target_package);
+        if (k < 0)
+            return k;
+        k = ks_aptsource_plan(x->root, &source, &changes);
     }
     if (k < 0)
         return fail_step(x, "repository", k, "cannot plan the apt source: %s", strerror(-k));
@@ -839,6 +953,9 @@ int ks_apply(const ks_root *root, const ks_apply_opts *o, ks_swap_result *ret)
         progress(&x, "apply", "resuming an interrupted apply (state %s)",
                  ks_state_to_string(ks_journal_state(x.j)));
     } else {
+        k = step_checklist(&x, o);
+        if (k < 0)
+            goto out;
         ks_journal_reset(x.j);
         k = ks_journal_set(x.j, KS_JF_OLD_KERNEL, running);
         if (k >= 0) {
@@ -854,9 +971,13 @@ int ks_apply(const ks_root *root, const ks_apply_opts *o, ks_swap_result *ret)
     }
     old = ks_journal_get(x.j, KS_JF_OLD_KERNEL);
 
-    k = step_prepare(&x, &plan, old);
-    if (k >= 0 && !o->deb && !(o->kernel && ks_kernels_find(&plan.kernels, o->kernel)))
+    /* The repository first: its check (apt-get update into a private folder) refuses a
+     * repository apt would refuse before GRUB or anything else is touched. */
+    k = 0;
+    if (!o->deb && !(o->kernel && ks_kernels_find(&plan.kernels, o->kernel)))
         k = step_repository(&x, o, &plan);
+    if (k >= 0)
+        k = step_prepare(&x, &plan, old);
     if (k >= 0) {
         const ks_journal_step *s = ks_journal_step_find(x.j, "install");
         const char *known = ks_journal_get(x.j, KS_JF_NEW_KERNEL);

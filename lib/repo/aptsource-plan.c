@@ -67,6 +67,7 @@ static int plan_write(const ks_root *root, ks_transaction *l, const char *path, 
 }
 
 static bool valid_word(const char *s);
+static bool valid_takeover(const ks_apt_takeover *t);
 
 /* A suite that ends in '/' is an exact path (a flat repository): apt wants no components. */
 static bool suite_is_flat(const char *suite)
@@ -75,13 +76,15 @@ static bool suite_is_flat(const char *suite)
     return n > 0 && suite[n - 1] == '/';
 }
 
-static int source_text(const ks_apt_takeover *t, char **ret)
+int ks_aptsource_text(const ks_apt_takeover *t, const char *keyring_path, char **ret)
 {
     static char *const main_only[] = {(char *)"main", NULL};
     const char *uri = t->uri ? t->uri : KS_APT_XANMOD_URI;
     _cleanup_free_ char *components = NULL;
     char *s;
 
+    if (!valid_takeover(t) || !keyring_path || keyring_path[0] != '/')
+        return -EINVAL;
     if (!suite_is_flat(t->suite)) {
         components = ks_strv_join(t->components ? t->components : main_only, " ");
         if (!components)
@@ -93,9 +96,9 @@ static int source_text(const ks_apt_takeover *t, char **ret)
                                          "URIs: %s\n"
                                          "Suites: %s\n"
                                          "%s%s%s"
-                                         "Signed-By: /%s\n",
+                                         "Signed-By: %s\n",
                     uri, t->suite, components ? "Components: " : "", strempty(components),
-                    components ? "\n" : "", KS_APT_KEYRING_PATH);
+                    components ? "\n" : "", keyring_path);
     if (!s)
         return -ENOMEM;
     *ret = s;
@@ -123,6 +126,12 @@ static bool valid_word(const char *s)
         if (isspace((unsigned char)*s) || !isprint((unsigned char)*s))
             return false;
     return true;
+}
+
+static bool valid_takeover(const ks_apt_takeover *t)
+{
+    return t && valid_word(t->suite) && t->keyring && t->keyring_len > 0 &&
+           (!t->uri || valid_word(t->uri)) && valid_components(t);
 }
 
 /* Text with lines [first, last] of each range prefixed (or, when uncomment, un-prefixed). */
@@ -257,10 +266,9 @@ int ks_aptsource_plan(const ks_root *root, const ks_apt_takeover *t, ks_transact
     size_t n = 0;
     int k;
 
-    if (!t || !valid_word(t->suite) || !t->keyring || t->keyring_len == 0 ||
-        (t->uri && !valid_word(t->uri)) || !valid_components(t))
+    if (!valid_takeover(t))
         return -EINVAL;
-    k = source_text(t, &src);
+    k = ks_aptsource_text(t, "/" KS_APT_KEYRING_PATH, &src);
     if (k < 0)
         return k;
 

@@ -103,6 +103,8 @@ typedef struct ks_apt_takeover {
  * other archives too (kswap would lose them); -EINVAL on a missing suite or keyring.
  */
 int ks_aptsource_plan(const ks_root *root, const ks_apt_takeover *t, ks_transaction *ret);
+/* The deb822 source kswap writes for t, with Signed-By naming keyring_path (absolute). */
+int ks_aptsource_text(const ks_apt_takeover *t, const char *keyring_path, char **ret);
 /*
  * Plans what `rollback --purge` does, from the root alone (no journal needed): remove the source
  * kswap wrote (found by KS_APT_SOURCE_MARKER), rename NAME.kswap.disabled files back, uncomment

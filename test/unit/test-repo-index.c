@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "lib/basic/util.h"
+#include "lib/repo/packages-index.h"
+#include "lib/repo/probe.h"
+#include "test.h"
+
+/* What apt-get update prints, as apt 2.6 and 2.9 word it (the words are the contract). */
+static void test_apt_complaint(void)
+{
+    static const struct {
+        const char *name, *output;
+        ks_repo_verdict verdict;
+        const char *lines; /* the complaint kswap quotes; NULL: none */
+    } cases[] = {
+        {"clean", "Get:1 file:/r bookworm InRelease [2,345 B]\nReading package lists...\n",
+         KS_REPO_OK, NULL},
+        {"unsigned",
+         "Ign:1 file:/r bookworm InRelease\nGet:2 file:/r bookworm Release [1,234 B]\n"
+         "Ign:3 file:/r bookworm Release.gpg\nReading package lists...\n"
+         "E: The repository 'file:/r bookworm Release' is not signed.\n"
+         "N: Updating from such a repository can't be done securely, and is therefore disabled "
+         "by default.\n",
+         KS_REPO_UNTRUSTED, "E: The repository 'file:/r bookworm Release' is not signed."},
+        {"no-pubkey",
+         "Err:1 file:/r bookworm InRelease\n  The following signatures couldn't be verified "
+         "because the public key is not available: NO_PUBKEY 711CABDE329E566E\n"
+         "W: GPG error: file:/r bookworm InRelease: NO_PUBKEY 711CABDE329E566E\n",
+         KS_REPO_UNTRUSTED,
+         "Err:1 file:/r bookworm InRelease; The following signatures couldn't be verified "
+         "because the public key is not available: NO_PUBKEY 711CABDE329E566E; W: GPG error: "
+         "file:/r bookworm InRelease: NO_PUBKEY 711CABDE329E566E"},
+        {"badsig", "W: GPG error: http://m.example bookworm InRelease: BADSIG 86F7D09EE734E623\n",
+         KS_REPO_UNTRUSTED,
+         "W: GPG error: http://m.example bookworm InRelease: BADSIG "
+         "86F7D09EE734E623"},
+        {"expired",
+         "W: GPG error: http://m.example bookworm InRelease: The following signatures were "
+         "invalid: EXPKEYSIG 86F7D09EE734E623\n",
+         KS_REPO_UNTRUSTED,
+         "W: GPG error: http://m.example bookworm InRelease: The following signatures were "
+         "invalid: EXPKEYSIG 86F7D09EE734E623"},
+        {"no-suite",
+         "Err:2 file:/r trixie Release\n  File not found - /r/dists/trixie/Release (2: No such "
+         "file or directory)\nE: The repository 'file:/r trixie Release' does not have a "
+         "Release file.\n",
+         KS_REPO_UNREACHABLE,
+         "Err:2 file:/r trixie Release; File not found - /r/dists/trixie/Release (2: No such "
+         "file or directory); E: The repository 'file:/r trixie Release' does not have a Release "
+         "file."},
+        {"dns",
+         "Err:1 http://deb.xanmod.org bookworm InRelease\n  Could not resolve "
+         "'deb.xanmod.org'\nW: Failed to fetch http://deb.xanmod.org/dists/bookworm/InRelease  "
+         "Could not resolve 'deb.xanmod.org'\n",
+         KS_REPO_UNREACHABLE,
+         "Err:1 http://deb.xanmod.org bookworm InRelease; Could not resolve 'deb.xanmod.org'; W: "
+         "Failed to fetch http://deb.xanmod.org/dists/bookworm/InRelease  Could not resolve "
+         "'deb.xanmod.org'"},
+        {"progress-cr", "0% [Working]\r\rE: The repository 'x' is not signed.\r\n",
+         KS_REPO_UNTRUSTED, "E: The repository 'x' is not signed."},
+        {"indented-not-after-err", "Hit:1 x\n  some detail\n", KS_REPO_OK, NULL},
+        {"empty", "", KS_REPO_OK, NULL},
+    };
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        _cleanup_free_ char *lines = NULL;
+        ks_repo_verdict v = _KS_REPO_VERDICT_INVALID;
+        CHECK_MSG(ks_repo_apt_complaint(cases[i].output, &v, &lines) == 0, "%s", cases[i].name);
+        CHECK_MSG(v == cases[i].verdict, "%s: verdict %s", cases[i].name,
+                  strempty(ks_repo_verdict_to_string(v)));
+        CHECK_MSG(streq_ptr(lines, cases[i].lines), "%s: lines '%s'", cases[i].name,
+                  strempty(lines));
+    }
+}
+
+static void test_index_scan(void)
+{
+    static const struct {
+        const char *name, *text, *package;
+        size_t n_packages;
+        bool found;
+        const char *version;
+    } cases[] = {
+        {"one", "Package: linux-xanmod-lts-x64v3\nVersion: 6.12.9-1\nArchitecture: amd64\n",
+         "linux-xanmod-lts-x64v3", 1, true, "6.12.9-1"},
+        {"version-first", "Version: 2\nPackage: p\n\nPackage: q\nVersion: 3\n", "p", 2, true, "2"},
+        {"last-wins", "Package: p\nVersion: 1\n\nPackage: p\nVersion: 2\n", "p", 2, true, "2"},
+        {"prefix-only", "Package: linux-xanmod-lts-x64v3-dbg\nVersion: 1\n",
+         "linux-xanmod-lts-x64v3", 1, false, NULL},
+        {"case-and-blanks", "package:\t p \r\nVERSION:  7 \r\n\r\n", "p", 1, true, "7"},
+        {"continuation", "Package: q\nDescription: x\n Package: p\n", "p", 1, false, NULL},
+        {"no-version", "Package: p\n", "p", 1, true, NULL},
+        {"empty", "", "p", 0, false, NULL},
+        {"garbage", "\x01\xff:\n:\nPackage\n:Package: p\n", "p", 0, false, NULL},
+    };
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        ks_packages_index_info info = {0};
+        CHECK_MSG(ks_packages_index_scan(cases[i].text, strlen(cases[i].text), cases[i].package,
+                                         &info) == 0,
+                  "%s", cases[i].name);
+        CHECK_MSG(info.n_packages == cases[i].n_packages, "%s: %zu packages", cases[i].name,
+                  info.n_packages);
+        CHECK_MSG(info.found == cases[i].found, "%s: found", cases[i].name);
+        CHECK_MSG(streq_ptr(info.version, cases[i].version), "%s: version %s", cases[i].name,
+                  strempty(info.version));
+        ks_packages_index_info_done(&info);
+    }
+}
+
+int main(void)
+{
+    test_apt_complaint();
+    test_index_scan();
+    TEST_DONE();
+}
