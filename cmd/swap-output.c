@@ -179,6 +179,11 @@ int ks_swap_render(const ks_ctx *ctx, const char *what, const ks_swap_result *r)
                          ks_asprintf("another kswap holds the lock: run this again when it "
                                      "is done"),
                          exit_code};
+    else if (r->status == KS_SWAP_REFUSED && ks_findings_get(&r->findings, "accept.fails-now"))
+        next = (ks_next){"kswap check",
+                         ks_asprintf("accept's checklist fails on this kernel: see which check, "
+                                     "fix it or leave it out ([accept] ignore), then apply"),
+                         exit_code};
     else if (r->rebooting)
         next = (ks_next){"kswap status --wait",
                          ks_asprintf("after the reboot: wait for the "
