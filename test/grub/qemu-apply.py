@@ -165,7 +165,7 @@ def boot_root(sc, core, root, label, want, boots=3):
     stub = os.path.join(sdir, "stub.cfg")
     H["run"](TOOL, "stub", cfg, stub)
     # Byte-exact expectation from the same GRUB model (forecast-tool writes after-N.env).
-    out = H["run"](TOOL, "forecast", cfg, envf, "1", sdir).stdout.decode()
+    out = H["run"](TOOL, "forecast", cfg, envf, "1", sdir, *(["efi"] if H["EFI"] else [])).stdout.decode()
     tool_kernels = [dict(kv.split("=", 1) for kv in l.split())["kernel"] for l in out.splitlines()]
     sc.check(tool_kernels[:boots] == kernels[:boots],
              f"{label}: forecast-tool {tool_kernels} differs from kswap status {kernels}")
