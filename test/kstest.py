@@ -104,10 +104,13 @@ class Unavailable(Exception):
 
 def debian_mirror():
     """The Debian mirror the host's apt sources name for its own Debian suites (the first URI of
-    a deb source whose suites are Debian's: bookworm, trixie, ...), or deb.debian.org."""
+    a deb source whose suites are Debian's: bookworm, trixie, ...), or deb.debian.org;
+    KS_DEBIAN_MIRROR overrides it."""
     import glob
     import re
 
+    if os.environ.get("KS_DEBIAN_MIRROR"):
+        return os.environ["KS_DEBIAN_MIRROR"].rstrip("/")
     texts = []
     for path in ["/etc/apt/sources.list"] + sorted(glob.glob("/etc/apt/sources.list.d/*")):
         try:
@@ -173,8 +176,11 @@ def debian_packages(suite, packages):
             if cached:  # offline: the newest tree fetched before
                 d = os.path.dirname(cached[-1])
                 return _version_of(d), d
-            why = (up.stderr.strip() or up.stdout.strip() or "apt-get update failed").splitlines()
-            raise Unavailable(f"Debian {suite} archive at {debian_mirror()} unreachable: {why[-1]}")
+            lines = (up.stdout + up.stderr).splitlines()
+            why = [l for l in lines if "Failed to fetch" in l] or [l for l in lines if l.startswith("E:")] \
+                or lines[-1:] or ["apt-get update failed"]
+            raise Unavailable(f"Debian {suite} archive at {debian_mirror()} unreachable (and "
+                              f"nothing cached in {base}): {why[0].strip()}")
         versions = []
         for p in packages:
             q = subprocess.run(["apt-cache", *opts, "show", "--no-all-versions", p],
