@@ -48,7 +48,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "%u:%u: %s\n", err.line, err.column, err.message);
             return 1;
         }
-        if (ks_grub_forecast_run(c, env, true, 3, &f) < 0)
+        if (ks_grub_forecast_run(c, env, true, false, 3, &f) < 0)
             return 1;
         clock_gettime(CLOCK_MONOTONIC, &b);
         t[i] = (double)(b.tv_sec - a.tv_sec) * 1e6 + (double)(b.tv_nsec - a.tv_nsec) / 1e3;

@@ -8,6 +8,8 @@ static const char *boot_label(const ks_grub_forecast_boot *f)
 {
     if (f->waits && streq_ptr(f->wait_reason, "password"))
         return "waits for a GRUB password";
+    if (f->waits && streq_ptr(f->wait_reason, "firmware-setup"))
+        return "waits in the firmware's setup";
     if (f->waits)
         return "waits at the menu";
     if (f->fell_back)

@@ -52,10 +52,11 @@ struct ks_grub_eval {
     unsigned steps;
     size_t expanded; /* bytes of arguments built so far, against MAX_EXPANDED */
     bool returning, breaking, stopped;
+    bool efi; /* grub_platform=efi: fwsetup exists */
     unsigned save_env_failures;
     char **notes;
     /* what the entry being run did */
-    bool loaded, halted;
+    bool loaded, halted, firmware_setup;
     char *linux_path, *linux_args;
 };
 
@@ -239,6 +240,7 @@ int ks_grub_eval_new(const ks_grub_cfg *cfg, const ks_grub_eval_opts *opts, ks_g
     ev->cfg = cfg;
     ev->cur_menu = &ev->top;
     ev->env_writable = opts && opts->env_writable;
+    ev->efi = opts && opts->efi;
     ev->ctx = calloc(1, sizeof(context));
     if (!ev->ctx)
         goto fail;
@@ -683,6 +685,18 @@ static int exec_cmd(ks_grub_eval *ev, const ks_grub_node *n)
         ev->loaded = true;
         return 0;
     }
+    if (streq(c, "fwsetup")) {
+        /* grub-core/commands/efi/efifwsetup.c, EFI only: --is-supported answers whether the
+         * firmware offers its setup UI (OVMF and servers' firmware do); without arguments it
+         * reboots into that UI, which waits for someone at the console. */
+        if (!ev->efi)
+            return 1; /* no such command on i386-pc: an error */
+        if (argv[1] || ev->registering)
+            return 0;
+        ev->firmware_setup = true;
+        ev->stopped = true;
+        return 0;
+    }
     if (streq(c, "halt") || streq(c, "reboot") || streq(c, "poweroff")) {
         if (ev->registering)
             return 0;
@@ -961,7 +975,7 @@ int ks_grub_eval_boot(ks_grub_eval *ev, ks_grub_boot_result *ret)
         if (k < 0)
             break;
         r.recovery = e->recovery;
-        ev->loaded = ev->halted = false;
+        ev->loaded = ev->halted = ev->firmware_setup = false;
         k = call_block(ev, e->node->body, NULL);
         ev->stopped = false;
         if (k < 0)
@@ -969,7 +983,10 @@ int ks_grub_eval_boot(ks_grub_eval *ev, ks_grub_boot_result *ret)
         k = 0;
         r.halted = ev->halted;
         r.loaded = ev->loaded;
-        if (ev->loaded) {
+        if (ev->firmware_setup) {
+            r.waits = true; /* the firmware's setup UI, after a reset */
+            r.wait_reason = "firmware-setup";
+        } else if (ev->loaded) {
             r.linux_path = strdup(ev->linux_path);
             r.linux_args = ev->linux_args ? strdup(ev->linux_args) : NULL;
             r.kernel = ks_grub_release_from_path(ev->linux_path);

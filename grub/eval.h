@@ -71,7 +71,8 @@ typedef struct ks_grub_boot_result {
     char *linux_args;
     bool halted;             /* halt/poweroff/reboot ran in the entry */
     const char *wait_reason; /* static text when it waits: "timeout", "password",
-                                "nothing-loaded", "no-entries" */
+                                "nothing-loaded", "no-entries",
+                                "firmware-setup" */
 } ks_grub_boot_result;
 
 /* Picks the default entry and runs it (after ks_grub_eval_run). */

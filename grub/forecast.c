@@ -60,11 +60,11 @@ int ks_grubenv_diff(const ks_grubenv *a, const ks_grubenv *b, char ***ret)
     return 0;
 }
 
-static int one_boot(const ks_grub_cfg *cfg, const ks_grubenv *env, bool writable,
+static int one_boot(const ks_grub_cfg *cfg, const ks_grubenv *env, bool writable, bool efi,
                     ks_grub_forecast_boot *b, char ***notes)
 {
     _cleanup_grub_eval_ ks_grub_eval *ev = NULL;
-    ks_grub_eval_opts o = {.env = env, .env_writable = writable};
+    ks_grub_eval_opts o = {.env = env, .env_writable = writable, .efi = efi};
     ks_grub_boot_result r = {0};
     int k;
 
@@ -103,7 +103,7 @@ static int one_boot(const ks_grub_cfg *cfg, const ks_grubenv *env, bool writable
     return 0;
 }
 
-int ks_grub_forecast_run(const ks_grub_cfg *cfg, const ks_grubenv *env, bool env_writable,
+int ks_grub_forecast_run(const ks_grub_cfg *cfg, const ks_grubenv *env, bool env_writable, bool efi,
                          unsigned n_boots, ks_grub_forecast *ret)
 {
     ks_grub_forecast f = {0};
@@ -119,7 +119,7 @@ int ks_grub_forecast_run(const ks_grub_cfg *cfg, const ks_grubenv *env, bool env
         ks_grub_forecast_boot *b = &f.v[f.n++];
 
         b->boot = i + 1;
-        k = one_boot(cfg, cur, env_writable, b, &f.notes);
+        k = one_boot(cfg, cur, env_writable, efi, b, &f.notes);
         if (k < 0)
             break;
         if (b->waits)

@@ -24,7 +24,8 @@ typedef struct ks_grub_forecast_boot {
     char *default_value;     /* what "default" held after the header */
     bool one_shot;           /* started by next_entry (boot_once) */
     bool waits;              /* stops at the menu without a timeout */
-    const char *wait_reason; /* "timeout", "password", "nothing-loaded", "no-entries"; NULL */
+    const char *wait_reason; /* "timeout", "password", "nothing-loaded", "no-entries",
+                              * "firmware-setup" (fwsetup, EFI); NULL */
     int timeout;             /* seconds shown before booting, -1 when it waits */
     bool fell_back;          /* default matched nothing at some level: GRUB took entry 0 there */
     bool recovery;
@@ -40,7 +41,11 @@ typedef struct ks_grub_forecast {
     char **notes; /* commands the model did not follow (source ...) */
 } ks_grub_forecast;
 
-int ks_grub_forecast_run(const ks_grub_cfg *cfg, const ks_grubenv *env, bool env_writable,
+/*
+ * efi: GRUB runs as x86_64-efi ($grub_platform is "efi": 30_uefi-firmware's "UEFI Firmware
+ * Settings" entry exists, the EFI branches of 00_header run); false: i386-pc.
+ */
+int ks_grub_forecast_run(const ks_grub_cfg *cfg, const ks_grubenv *env, bool env_writable, bool efi,
                          unsigned n_boots, ks_grub_forecast *ret);
 void ks_grub_forecast_done(ks_grub_forecast *f);
 /* Changes between two blocks (either may be NULL), for people. */

@@ -43,6 +43,9 @@ int ks_boot_load(const ks_root *root, ks_boot *ret, char **ret_error)
         return k;
     }
 
+    /* GRUB's platform follows the firmware that booted this system (as secureboot.c reads it). */
+    b.efi = ks_root_exists(root, "sys/firmware/efi");
+
     /* Unknown counts as unwritable: that is the case where a one-shot would repeat. */
     k = ks_bootfs_probe(root, &fs);
     if (k >= 0) {
@@ -75,7 +78,7 @@ void ks_boot_done(ks_boot *b)
 
 int ks_boot_forecast(const ks_boot *b, ks_grub_forecast *ret)
 {
-    return ks_grub_forecast_run(b->cfg, b->env, b->env_writable, KS_FORECAST_BOOTS, ret);
+    return ks_grub_forecast_run(b->cfg, b->env, b->env_writable, b->efi, KS_FORECAST_BOOTS, ret);
 }
 
 int ks_boot_forecast_findings(const ks_boot *b, const ks_grub_forecast *f, ks_findings *out)

@@ -26,6 +26,7 @@ typedef struct ks_boot {
     ks_grubenv *env; /* NULL: no grubenv yet */
     bool env_writable;
     char *unwritable_reason; /* NULL when writable */
+    bool efi;                /* booted by UEFI (sys/firmware/efi): GRUB is x86_64-efi */
 } ks_boot;
 
 /* Loads everything; *ret_error (if given) says which file and why, for people. */

@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Test helper for the qemu suite.
- *   forecast-tool forecast CFG ENV|- WRITABLE(0|1) OUTDIR
- *       kswap's 3-boot forecast: one line per boot on stdout
+ *   forecast-tool forecast CFG ENV|- WRITABLE(0|1) OUTDIR [efi]
+ *       kswap's 3-boot forecast (for GRUB x86_64-efi with "efi", else i386-pc): one line per
+ *       boot on stdout
  *       ("boot=N kernel=K|- one_shot=0|1 waits=0|1 fell_back=0|1"), and the 1024-byte block
  *       GRUB should leave after boot N in OUTDIR/after-N.env.
  *   forecast-tool stub CFG OUT
  *       CFG with only the bodies of menu entries replaced: the calls that write grubenv
  *       (recordfail, savedefault, initrdfail) stay in their order, then
- *       `echo KSWAP-BOOT <release>` and `halt`. Everything else stays byte for byte.
+ *       `echo KSWAP-BOOT <release>` and `halt` (<release> "none" for an entry without a
+ *       kernel, "firmware-setup" for one that runs fwsetup). Everything else stays byte for
+ *       byte.
  */
 #include <stdio.h>
 
@@ -27,7 +30,7 @@ static int read_all(const ks_root *r, const char *path, char **ret, size_t *len)
     return k;
 }
 
-static int do_forecast(const ks_root *r, char **argv)
+static int do_forecast(const ks_root *r, int argc, char **argv)
 {
     _cleanup_free_ char *text = NULL, *envdata = NULL;
     _cleanup_grub_cfg_ ks_grub_cfg *c = NULL;
@@ -49,13 +52,15 @@ static int do_forecast(const ks_root *r, char **argv)
         if (read_all(r, argv[3], &envdata, &elen) < 0 || ks_grubenv_parse(envdata, elen, &env) < 0)
             return 1;
     }
-    k = ks_grub_forecast_run(c, env, streq(argv[4], "1"), 3, &f);
+    k = ks_grub_forecast_run(c, env, streq(argv[4], "1"), argc == 7 && streq(argv[6], "efi"), 3,
+                             &f);
     if (k < 0)
         return 1;
     for (size_t i = 0; i < f.n; i++) {
         const ks_grub_forecast_boot *b = &f.v[i];
-        printf("boot=%u kernel=%s one_shot=%d waits=%d fell_back=%d\n", b->boot,
-               b->kernel ? b->kernel : "-", b->one_shot, b->waits, b->fell_back);
+        printf("boot=%u kernel=%s one_shot=%d waits=%d fell_back=%d reason=%s\n", b->boot,
+               b->kernel ? b->kernel : "-", b->one_shot, b->waits, b->fell_back,
+               b->wait_reason ? b->wait_reason : "-");
         if (b->env_after) {
             _cleanup_free_ char *p = ks_asprintf("%s/after-%u.env", argv[5], b->boot);
             if (!p ||
@@ -105,14 +110,17 @@ static int collect(const ks_grub_block *b, edit **v, size_t *n, size_t *cap)
         if (!streq(name, "menuentry"))
             continue;
 
-        /* The release the static view sees on the entry's linux line. */
+        /* The release the static view sees on the entry's linux line; "firmware-setup" for
+         * 30_uefi-firmware's entry (fwsetup would reset into the firmware's UI). */
         ks_grub_entry e = {.node = nd};
         ks_grub_entry_scan_body(&e);
         _cleanup_free_ char *before = strdup(""), *after = strdup("");
+        bool fwsetup = false;
         for (size_t j = 0; j < nd->body->n && before && after; j++) {
             _cleanup_free_ char *b2 = NULL;
             const char *c = cmd_name(nd->body->v[j], &b2);
             char **dst = c && streq(c, "initrdfail") ? &after : &before;
+            fwsetup = fwsetup || streq_ptr(c, "fwsetup");
             if (!c ||
                 (!streq(c, "recordfail") && !streq(c, "savedefault") && !streq(c, "initrdfail")))
                 continue;
@@ -127,8 +135,12 @@ static int collect(const ks_grub_block *b, edit **v, size_t *n, size_t *cap)
         edit *nv = *v;
         nv[*n].start = nd->body_start;
         nv[*n].end = nd->body_end;
-        nv[*n].text = ks_asprintf("\n%s\tterminal_output serial\n\techo KSWAP-BOOT %s\n%s\thalt\n",
-                                  before, e.release ? e.release : "none", after);
+        nv[*n].text =
+            ks_asprintf("\n%s\tterminal_output serial\n\techo KSWAP-BOOT %s\n%s\thalt\n", before,
+                        e.release ? e.release
+                        : fwsetup ? "firmware-setup"
+                                  : "none",
+                        after);
         (*n)++;
         ks_grub_entry_done(&e);
     }
@@ -174,10 +186,11 @@ int main(int argc, char **argv)
 
     if (ks_root_open("/", &r) < 0)
         return 1;
-    if (argc == 6 && streq(argv[1], "forecast"))
-        return do_forecast(r, argv);
+    if ((argc == 6 || (argc == 7 && streq(argv[6], "efi"))) && streq(argv[1], "forecast"))
+        return do_forecast(r, argc, argv);
     if (argc == 4 && streq(argv[1], "stub"))
         return do_stub(r, argv);
-    fprintf(stderr, "usage: forecast-tool forecast CFG ENV|- WRITABLE OUTDIR | stub CFG OUT\n");
+    fprintf(stderr,
+            "usage: forecast-tool forecast CFG ENV|- WRITABLE OUTDIR [efi] | stub CFG OUT\n");
     return 2;
 }

@@ -4,7 +4,8 @@
 
 Each scenario runs the kswap binary on a copy of test/roots/ubuntu-24.04-kvm/root with the fakes
 of test/fakes first on PATH (as test/test-apply.py does), then boots that root's
-boot/grub/grub.cfg and boot/grub/grubenv with Debian's GRUB 2.06 through test/grub/qemu-grub.py
+boot/grub/grub.cfg and boot/grub/grubenv with real GRUB through test/grub/qemu-grub.py (its
+--build: Debian 12's 2.06 for BIOS by default, Debian 13's 2.12 for BIOS or UEFI)
 (disk image, entry bodies replaced by `echo KSWAP-BOOT <release>; halt`, grubenv read back out of
 the image after every boot). Before booting, `kswap --root DIR status --json` gives the forecast;
 after boot N the release GRUB printed must be grub.forecast[N-1].kernel and the block GRUB left
@@ -20,7 +21,8 @@ forecast-tool (the same GRUB model) writes.
                   old kernel
   trial-damaged   apply, then the trial entry's kernel and initrd are not loadable: GRUB goes on
                   to the old kernel by itself (fallback, no key), next_entry cleared, boot 2 old
-usage: qemu-apply.py KSWAP FORECAST_TOOL [SCENARIO...]     exit 77 when a tool is missing
+usage: qemu-apply.py KSWAP FORECAST_TOOL [--build 2.06-pc|2.12-pc|2.12-efi] [SCENARIO...]
+exit 77 when a tool is missing
 """
 import concurrent.futures
 import json
@@ -34,7 +36,11 @@ import time
 
 KSWAP = os.path.abspath(sys.argv[1])
 TOOL = os.path.abspath(sys.argv[2])
-ONLY = sys.argv[3:]
+ARGS = sys.argv[3:]
+BUILD = "2.06-pc"
+if ARGS[:1] == ["--build"]:
+    BUILD, ARGS = ARGS[1], ARGS[2:]
+ONLY = ARGS
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 import kstest  # noqa: E402
@@ -43,7 +49,7 @@ from kstest import FAKES, NEW, NEW_PATH, OLD, OLD_PATH  # noqa: E402
 BASE_ROOT = kstest.EXAMPLE_ROOT
 
 
-H = kstest.load_qemu_grub(TOOL)  # also puts /usr/sbin on PATH
+H = kstest.load_qemu_grub(TOOL, BUILD)  # also puts /usr/sbin on PATH
 for tool in ("dpkg-deb", "depmod", (os.environ.get("CC") or "cc").split()[0], "cpio", "zstd", "xz"):
     if not shutil.which(tool):
         print(f"{tool} not installed (needed by test/fakes/make-kernel-deb.sh): skip")
@@ -159,7 +165,7 @@ def boot_root(sc, core, root, label, want, boots=3):
     stub = os.path.join(sdir, "stub.cfg")
     H["run"](TOOL, "stub", cfg, stub)
     # Byte-exact expectation from the same GRUB model (forecast-tool writes after-N.env).
-    out = H["run"](TOOL, "forecast", cfg, envf, "1", sdir).stdout.decode()
+    out = H["run"](TOOL, "forecast", cfg, envf, "1", sdir, *(["efi"] if H["EFI"] else [])).stdout.decode()
     tool_kernels = [dict(kv.split("=", 1) for kv in l.split())["kernel"] for l in out.splitlines()]
     sc.check(tool_kernels[:boots] == kernels[:boots],
              f"{label}: forecast-tool {tool_kernels} differs from kswap status {kernels}")

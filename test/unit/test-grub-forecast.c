@@ -29,9 +29,10 @@ static const char *change_list(char **l)
     return buf;
 }
 
-static void run_case2(const char *name, const char *fixture, const char *from, const char *to,
-                      const char *from2, const char *to2, const char *const *vars, bool writable,
-                      const expect *want, size_t n_want)
+/* efi: the forecast for GRUB x86_64-efi ($grub_platform "efi"), else i386-pc. */
+static void run_platform(const char *name, const char *fixture, const char *from, const char *to,
+                         const char *from2, const char *to2, const char *const *vars, bool writable,
+                         bool efi, const expect *want, size_t n_want)
 {
     _cleanup_free_ char *text = gt_read_fixture(fixture, NULL);
     _cleanup_free_ char *mut = NULL;
@@ -61,7 +62,7 @@ static void run_case2(const char *name, const char *fixture, const char *from, c
     if (!c)
         return;
     env = vars ? gt_env(vars) : NULL;
-    CHECK_MSG(ks_grub_forecast_run(c, env, writable, 3, &f) == 0, "%s", name);
+    CHECK_MSG(ks_grub_forecast_run(c, env, writable, efi, 3, &f) == 0, "%s", name);
     CHECK_MSG(f.n == n_want, "%s: %zu boots, want %zu", name, f.n, n_want);
     for (size_t i = 0; i < f.n && i < n_want; i++) {
         const ks_grub_forecast_boot *b = &f.v[i];
@@ -88,6 +89,13 @@ static void run_case2(const char *name, const char *fixture, const char *from, c
     }
     ks_grub_forecast_done(&f);
     ks_grub_cfg_free(c);
+}
+
+static void run_case2(const char *name, const char *fixture, const char *from, const char *to,
+                      const char *from2, const char *to2, const char *const *vars, bool writable,
+                      const expect *want, size_t n_want)
+{
+    run_platform(name, fixture, from, to, from2, to2, vars, writable, false, want, n_want);
 }
 
 static void run_case(const char *name, const char *fixture, const char *from, const char *to,
@@ -183,6 +191,41 @@ static void test_ubuntu_24_04(void)
              (expect[]){{NULL}, {NULL}, {NULL}}, 3);
 }
 
+/*
+ * $grub_platform: 30_uefi-firmware adds "UEFI Firmware Settings" (id uefi-firmware, fwsetup:
+ * a reset into the firmware's setup UI, which waits) after memtest only on EFI, so entry 4 is
+ * that entry on EFI and 40_custom's "Linux with custom options" on BIOS (GRUB 2.12 x86_64-efi
+ * under OVMF and i386-pc agree: test/grub/qemu-grub.py platform-entry-4).
+ */
+static void test_platform(void)
+{
+    const char *f = "ubuntu-24.04-two-kernels.cfg";
+    static const char *const four[] = {"saved_entry=4", NULL};
+    static const char *const none[] = {NULL};
+    const char *from = "set default=\"0\"", *to = "set default=\"${saved_entry}\"";
+
+    run_platform("entry 4 on pc", f, from, to, NULL, NULL, four, true, false,
+                 (expect[]){{NULL}, {NULL}, {NULL}}, 3);
+    /* A forecast stops at a boot that waits. */
+    run_platform("entry 4 on efi", f, from, to, NULL, NULL, four, true, true,
+                 (expect[]){{NULL, false, true, .wait_reason = "firmware-setup"}}, 1);
+    run_platform("uefi-firmware id on pc", f, "set default=\"0\"", "set default=\"uefi-firmware\"",
+                 NULL, NULL, none, true, false,
+                 (expect[]){{"6.8.0-48-generic", false, false, true},
+                            {"6.8.0-48-generic", false, false, true},
+                            {"6.8.0-48-generic", false, false, true}},
+                 3);
+    run_platform("uefi-firmware id on efi", f, "set default=\"0\"", "set default=\"uefi-firmware\"",
+                 NULL, NULL, none, true, true,
+                 (expect[]){{NULL, false, true, .wait_reason = "firmware-setup"}}, 1);
+    /* Everything else of the Ubuntu menu is the same on both platforms. */
+    run_platform("plain on efi", f, NULL, NULL, NULL, NULL, none, true, true,
+                 (expect[]){{"6.8.0-48-generic", false, false, false, "recordfail: unset -> '1'"},
+                            {"6.8.0-48-generic"},
+                            {"6.8.0-48-generic"}},
+                 3);
+}
+
 static void test_initrdfail(void)
 {
     const char *f = "ubuntu-22.04-aws-force-partuuid-two-kernels.cfg";
@@ -245,6 +288,7 @@ static void test_debian(void)
 int main(void)
 {
     test_ubuntu_24_04();
+    test_platform();
     test_initrdfail();
     test_debian();
     TEST_DONE();
