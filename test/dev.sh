@@ -51,7 +51,9 @@ test)
   # 1. plain build: every suite, the whole-VM suite (vm) last and alone
   [ -d build ] || meson setup build
   ninja -C build
-  KSWAP_VM=${KSWAP_VM:-1} meson test -C build --print-errorlogs --num-processes 2 || true
+  # qemu-extra and vm-extra (the long runs, see the README) only by hand: meson test --suite X
+  KSWAP_VM=${KSWAP_VM:-1} meson test -C build --print-errorlogs --num-processes 2 \
+    --no-suite qemu-extra --no-suite vm-extra || true
   logs+=(build/meson-logs/testlog.json)
   # 2. ASan + UBSan (clang, with libFuzzer targets): unit, fixture roots and bounded fuzzing
   fuzz=true
