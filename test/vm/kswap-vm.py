@@ -4,8 +4,9 @@
 kernels, systemd and the kswap build under test goes through apply, the trial boot, accept and
 pin, and survives a failing and a dying kernel.
 
-usage: kswap-vm.py build [--layout ext4|btrfs]        build (or find in the cache) the image
-       kswap-vm.py run SCENARIO...       happy happy-deb health panic btrfs
+usage: kswap-vm.py build [--layout ext4|btrfs|repo]   build (or find in the cache) the image
+       kswap-vm.py run SCENARIO...       happy happy-deb health panic btrfs accept-hang repo
+                                         repo-badsig
 Environment: KSWAP_VM=1 is required (otherwise exit 77); KS_CACHE (default
 /var/cache/kswap-test/vm) holds the images; KS_BUILD_ROOT is the meson build dir whose kswap is
 installed into the image (meson install --destdir). Exit 77 when a prerequisite is missing
@@ -28,7 +29,9 @@ service fails on NEW: accept reboots once, OLD, health-failed), panic (NEW's ini
 after arming by the same initrd without virtio_blk: the initramfs waits 30 s for the root disk,
 panics, panic=5 reboots, GRUB starts OLD, fell-back), btrfs (/boot on btrfs: apply refuses
 before arming, OLD keeps booting). health, panic and btrfs name NEW with --deb (plan line
-"src=deb"); happy uses --kernel.
+"src=deb"); happy uses --kernel. repo and repo-badsig (layout repo: the ext4 disk whose tree
+runs REPO_OLD, the kernel before OLD, without OLD and NEW) install through real apt from the
+signed repository of test/vm/vmrepo.py, a third disk (/dev/vdc): REPO_OLD -> OLD -> NEW.
 
 Each scenario boots a qcow2 overlay of the disk; a second small raw disk (/dev/vdb) carries the
 scenario's plan: what the VM does at its Nth boot (apply, reboot, ...). Every boot prints on the
@@ -157,6 +160,8 @@ plan=$(echo "$all" | sed -n "s/^$n=//p")
 # How apply names NEW: --kernel RELEASE (installed already) or --deb FILE (the same package).
 src="--kernel $NEW"
 [ "$(echo "$all" | sed -n 's/^src=//p')" = deb ] && src="--deb $(ls /var/lib/kswap-vm/linux-image-${NEW}_*.deb)"
+# src=repo: neither, kswap installs its metapackage from the configured repository.
+[ "$(echo "$all" | sed -n 's/^src=//p')" = repo ] && src=
 [ -n "$plan" ] || plan=poweroff
 for a in $(echo "$plan" | tr ',' ' '); do
   say "ACT $n $a"
@@ -624,13 +629,18 @@ def build_disk(layout):
     os.makedirs(CACHE, exist_ok=True)
     with Lock(os.path.join(CACHE, "lock")):
         tar, key1 = build_rootfs()
+        if start_deb:
+            t_k = time.monotonic()
+            tar, key1 = vmrepo.start_tree(CACHE, tar, key1, start_deb,
+                                          [f"linux-image-{OLD}", f"linux-image-{NEW}"])
+            log(f"the repo tree ({REPO_OLD} installed, {OLD} and {NEW} purged): "
+                f"{time.monotonic() - t_k:.0f} s")
         with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
             stage = stage_kswap(tmp)
             files = vm_files(old, NEW)
             key = sha(key1, layout, tree_hash(stage), MODDIR,
                       json.dumps(sorted((k, v) for k, v in files.items())),
-                      first_grub_cfg("", old), RECIPE, os.path.basename(new_deb()),
-                      *([os.path.basename(start_deb)] if start_deb else []))
+                      first_grub_cfg("", old), RECIPE, os.path.basename(new_deb()))
             img = os.path.join(CACHE, f"disk-{layout}-{key}.img")
             if os.path.exists(img):
                 return img
@@ -639,12 +649,6 @@ def build_disk(layout):
             root = os.path.join(tmp, "root")
             os.makedirs(root)
             run("tar", "-C", root, "-xpf", tar)
-            if start_deb:
-                t_k = time.monotonic()
-                vmrepo.install_start_kernel(root, start_deb, [f"linux-image-{OLD}",
-                                                              f"linux-image-{NEW}"])
-                log(f"{REPO_OLD} installed, {OLD} and {NEW} purged in the tree: "
-                    f"{time.monotonic() - t_k:.0f} s")
             # kswap as meson installs it: /usr/local/sbin/kswap, the unit in /lib/systemd/system.
             subprocess.run(f"tar -C {stage} -cf - . | tar -C {root} -xpf - --keep-directory-symlink",
                            shell=True, check=True)
@@ -812,12 +816,12 @@ SCENARIOS = {
     # Issue 16: the main path through real apt from a local signed repository (vmrepo.py).
     # REPO_OLD -> OLD (the repository's metapackage 1) -> NEW (metapackage 2, shown only after
     # OLD is pinned), each tried, accepted and pinned; the last boot runs NEW by GRUB's default.
-    "repo": ("repo", "1=repo1,apply-reboot,wait\n2=repoinfo,repo2,apply-reboot,wait\n"
+    "repo": ("repo", "src=repo\n1=repo1,apply-reboot,wait\n2=repoinfo,repo2,apply-reboot,wait\n"
              "3=repoinfo,reboot\n4=repoinfo,poweroff",
              [REPO_OLD, OLD, NEW, NEW], [REPO_OLD, OLD, NEW, NEW]),
     # The same repository signed by another key than the configured one: apt refuses it, apply
     # fails with apt's words, nothing is installed, the next boot is REPO_OLD again.
-    "repo-badsig": ("repo", "1=repo1,apply,repoinfo,reboot\n2=repoinfo,poweroff",
+    "repo-badsig": ("repo", "src=repo\n1=repo1,apply,repoinfo,reboot\n2=repoinfo,poweroff",
                     [REPO_OLD, REPO_OLD], [REPO_OLD, REPO_OLD]),
 }
 

@@ -104,6 +104,38 @@ def install_start_kernel(root, deb, purge):
             subprocess.run(["umount", "-l", p], check=False)
 
 
+def _self_hash():
+    h = hashlib.sha256()
+    with open(os.path.abspath(__file__), "rb") as f:
+        h.update(f.read())
+    return h
+
+
+def start_tree(cache, base_tar, base_key, deb, purge):
+    """The repo variant's root tree as a cached tar (rootfs-repo-KEY.tar, keyed by the base
+    tree's key, the package and this file): base_tar with deb installed and purge removed
+    (install_start_kernel). A new kswap then costs the repo disk only a tar extraction."""
+    h = _self_hash()
+    for part in (base_key, os.path.basename(deb), *purge):
+        h.update(part.encode() + b"\0")
+    key = h.hexdigest()[:16]
+    tar = os.path.join(cache, f"rootfs-repo-{key}.tar")
+    if os.path.exists(tar):
+        return tar, key
+    with tempfile.TemporaryDirectory(dir=cache) as tmp:
+        root = os.path.join(tmp, "root")
+        os.makedirs(root)
+        _run("tar", "-C", root, "-xpf", base_tar)
+        install_start_kernel(root, deb, purge)
+        out = os.path.join(tmp, "rootfs.tar")
+        _run("tar", "-C", root, "--numeric-owner", "--xattrs", "-cf", out, ".")
+        os.rename(out, tar)
+    for n in os.listdir(cache):
+        if n.startswith("rootfs-repo-") and n != os.path.basename(tar):
+            os.unlink(os.path.join(cache, n))
+    return tar, key
+
+
 def _gpg(home, *args, **kw):
     return _run("gpg", "--homedir", home, "--batch", "--quiet", "--no-tty", *args, **kw)
 
@@ -168,9 +200,7 @@ def build(cache, kernel_a, kernel_b, badsig=False):
     debs = [kernel_deb(cache, kernel_a), kernel_deb(cache, kernel_b)]
     if None in debs:
         return None
-    h = hashlib.sha256()
-    with open(os.path.abspath(__file__), "rb") as f:
-        h.update(f.read())
+    h = _self_hash()
     for part in (kernel_a, kernel_b, *map(os.path.basename, debs), str(badsig), str(CONF_URI)):
         h.update(part.encode() + b"\0")
     variant = "badsig" if badsig else "good"
