@@ -68,6 +68,19 @@ static json_object *plan_json(const ks_plan *p)
     json_object_object_add(target, "release", ks_json_string_or_null(p->target_release));
     json_object_object_add(target, "installed", json_object_new_boolean(p->target_installed));
     json_object_object_add(target, "repository_suite", ks_json_string_or_null(p->xanmod_suite));
+    {
+        json_object *repo = json_object_new_object(), *comps = NULL;
+        json_object_object_add(repo, "uri", ks_json_string_or_null(p->repo_uri));
+        json_object_object_add(repo, "suite", ks_json_string_or_null(p->xanmod_suite));
+        if (p->repo_components) {
+            comps = json_object_new_array();
+            for (char **c = p->repo_components; *c; c++)
+                json_object_array_add(comps, json_object_new_string(*c));
+        }
+        json_object_object_add(repo, "components", comps);
+        json_object_object_add(repo, "configured", json_object_new_boolean(p->repo_configured));
+        json_object_object_add(target, "repository", repo);
+    }
     json_object_object_add(o, "target", target);
     if (p->verified)
         json_object_object_add(o, "modules", ks_json_verify(&p->verify));
@@ -122,13 +135,21 @@ static void plan_print(const ks_ctx *ctx, const ks_plan *p)
     }
     printf("%s%llu MiB free\n", sep, (unsigned long long)(p->bootfs.free_bytes / MIB));
     if (p->target_package || p->target_release)
-        printf("target  %s%s%s%s%s%s%s\n", strempty(p->target_package),
+        printf("target  %s%s%s%s%s\n", strempty(p->target_package),
                p->target_release && p->target_package ? " " : "",
-               p->target_release ? p->target_release : "",
-               p->xanmod_suite ? " from deb.xanmod.org " : "", strempty(p->xanmod_suite), sep,
+               p->target_release ? p->target_release : "", sep,
                p->target_installed ? "installed" : "not installed");
     else
         printf("target  none (no XanMod build fits)\n");
+    if (p->xanmod_suite) {
+        _cleanup_free_ char *comps =
+            p->repo_components ? ks_strv_join(p->repo_components, " ") : NULL;
+        printf("repo    %s %s%s%s%s%s\n", ks_esc(p->repo_uri), ks_esc(p->xanmod_suite),
+               comps ? " " : "", comps ? ks_esc(comps) : "", sep,
+               p->repo_configured ? "from kswap.conf" : "XanMod's archive");
+    } else
+        printf("repo    none (XanMod has no suite for this OS: --deb FILE or [repository] "
+               "suite)\n");
     printf("\n");
     if (p->verified)
         ks_print_verify_modules(ctx, &p->verify);

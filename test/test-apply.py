@@ -225,6 +225,42 @@ if scenario("repository"):
     log = open(os.path.join(r, "var/log/fake-apt.log")).read()
     check("update" in log and "install" in log and "--no-install-recommends" in log,
           "apt-get update and install ran without questions", log)
+    # [repository] uri/suite/components: a mirror (an apt cache) in front of XanMod's archive.
+    rm = fresh_root("repo-mirror")
+    os.makedirs(os.path.join(rm, "etc/kswap/kswap.conf.d"), exist_ok=True)
+    with open(os.path.join(rm, "etc/kswap/kswap.conf.d/50-mirror.conf"), "w") as f:
+        f.write("[repository]\nuri = http://apt-cache.example:3142/xanmod\nsuite = releases\n"
+                "components = main extra\n")
+    with open(os.path.join(rm, "etc/apt/sources.list.d/our-mirror.list"), "w") as f:
+        f.write("deb http://apt-cache.example:3142/xanmod/ releases main\n")
+    p, d = kswap(rm, "--json", "plan")
+    repo = ((d or {}).get("target") or {}).get("repository") or {}
+    check(repo == {"uri": "http://apt-cache.example:3142/xanmod", "suite": "releases",
+                   "components": ["main", "extra"], "configured": True},
+          "plan --json shows the configured repository", json.dumps(repo))
+    p = subprocess.run([exe, "--root", rm, "plan"], capture_output=True, text=True, env=env())
+    check("repo    http://apt-cache.example:3142/xanmod releases main extra" in p.stdout,
+          "plan's repo line names the mirror", p.stdout)
+    p, d = kswap(rm, "--json", "apply", "--key", key, "--yes", KSWAP_FAKE_DEBS=debs)
+    check(p.returncode == 0 and d and d.get("state") == "armed", "apply from the mirror arms", p.stderr)
+    text = open(os.path.join(rm, "etc/apt/sources.list.d/xanmod.sources")).read()
+    check("URIs: http://apt-cache.example:3142/xanmod\n" in text and "Suites: releases\n" in text
+          and "Components: main extra\n" in text, "the source names the mirror", text)
+    check(not os.path.exists(os.path.join(rm, "etc/apt/sources.list.d/our-mirror.list")),
+          "the admin's own entry of the mirror was taken over, not duplicated")
+    log = open(os.path.join(rm, "var/log/fake-apt.log")).read()
+    check("Dir::Etc::sourcelist=sources.list.d/xanmod.sources" in log, "update limited to it", log)
+    p, d = kswap(rm, "--json", "rollback", "--purge")
+    check(p.returncode == 0 and os.path.exists(os.path.join(rm, "etc/apt/sources.list.d/our-mirror.list")),
+          "rollback --purge gives the admin's entry back", p.stderr)
+    rf = fresh_root("repo-flat")
+    os.makedirs(os.path.join(rf, "etc/kswap/kswap.conf.d"), exist_ok=True)
+    with open(os.path.join(rf, "etc/kswap/kswap.conf.d/50-flat.conf"), "w") as f:
+        f.write("[repository]\nuri = file:/srv/repo\nsuite = ./\ncomponents = main\n")
+    p, d = kswap(rf, "--json", "plan")
+    ids = [f["id"] for f in (d or {}).get("findings", []) if f["severity"] == "block"]
+    check(p.returncode == 2 and "config.invalid" in ids, "a flat suite with components blocks",
+          p.stdout)
     # A repository kernel that lacks sch_cake: installed, then verify stops before arming.
     bad = os.path.join(work, "debs-bad")
     os.makedirs(bad, exist_ok=True)

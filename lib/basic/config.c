@@ -141,6 +141,41 @@ static bool item_any(const char *v)
     return v[0] != '\0';
 }
 
+/* One word of an apt source (a suite or a component): what apt's parser keeps as one. */
+static bool item_apt_word(const char *v)
+{
+    if (!v[0] || v[0] == '-' || v[0] == '#')
+        return false;
+    for (; *v; v++)
+        if (*v <= ' ' || *v == 0x7f || *v == '[' || *v == ']' || *v == '"')
+            return false;
+    return true;
+}
+
+/*
+ * A repository URI apt fetches from: http(s)://, file:, copy: or a method in front of them
+ * (mirror+http://, tor+https://). One word; apt itself says what it cannot reach.
+ */
+static bool item_apt_uri(const char *v)
+{
+    static const char *const schemes[] = {"http://", "https://", "file:/", "copy:/"};
+    const char *plus = strchr(v, '+'), *rest = v;
+
+    if (!item_apt_word(v))
+        return false;
+    /* A method wrapper (mirror+, tor+) in front of a scheme, letters only. */
+    if (plus && plus < strchr(v, ':')) {
+        for (const char *c = v; c < plus; c++)
+            if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9')))
+                return false;
+        rest = plus + 1;
+    }
+    for (size_t i = 0; i < ARRAY_SIZE(schemes); i++)
+        if (ks_startswith(rest, schemes[i]) && rest[strlen(schemes[i])] != '\0')
+            return true;
+    return false;
+}
+
 static const char *const on_failure_values[] = {"reboot", "stay", NULL};
 
 #define LIST(s, k, fn, d)                                                                          \
@@ -157,6 +192,13 @@ static const ks_config_key keys[] = {
     UINT("verify", "bbr_version", 1, 255, 3),
     {.section = "repository", .key = "key", .type = KS_CT_STRING},
     {.section = "repository", .key = "fingerprint", .type = KS_CT_STRING},
+    {.section = "repository",
+     .key = "uri",
+     .type = KS_CT_STRING,
+     .def = KS_REPOSITORY_DEFAULT_URI,
+     .item_ok = item_apt_uri},
+    {.section = "repository", .key = "suite", .type = KS_CT_STRING, .item_ok = item_apt_word},
+    LIST("repository", "components", item_apt_word, "main"),
     {.section = "apply", .key = "add_panic", .type = KS_CT_BOOL, .def = "yes"},
     UINT("apply", "apt_timeout", 1, 86400, 1800),
     UINT("apply", "update_grub_timeout", 1, 86400, 300),
@@ -306,6 +348,13 @@ static char *value_problem(const ks_config_key *k, const char *value)
 
     switch (k->type) {
     case KS_CT_STRING:
+        if (k->item_ok && !k->item_ok(value))
+            return ks_asprintf("%s = %s is not valid%s", k->key, value,
+                               k->item_ok == item_apt_uri ? " (one word: http://, https://, file:/ "
+                                                            "or copy:/, optionally behind "
+                                                            "mirror+ or tor+)"
+                               : k->item_ok == item_apt_word ? " (one word, no spaces or brackets)"
+                                                             : "");
         return NULL;
     case KS_CT_LIST:
         if (ks_strv_split(value, " \t,", &words) < 0)
@@ -313,12 +362,13 @@ static char *value_problem(const ks_config_key *k, const char *value)
         for (char **w = words; w && *w; w++)
             if (k->item_ok && !k->item_ok(*w))
                 return ks_asprintf("'%s' is not a valid item of %s%s", *w, k->key,
-                                   k->item_ok == item_listen   ? " (PROTO:PORT, PROTO tcp, tcp6, "
-                                                                 "udp or udp6, PORT 1-65535)"
-                                   : k->item_ok == item_sysctl ? " (KEY=VALUE)"
-                                   : k->item_ok == item_qdisc  ? " (IF:KIND)"
-                                   : k->item_ok == item_name   ? " (a name, not a path)"
-                                                               : "");
+                                   k->item_ok == item_listen     ? " (PROTO:PORT, PROTO tcp, tcp6, "
+                                                                   "udp or udp6, PORT 1-65535)"
+                                   : k->item_ok == item_sysctl   ? " (KEY=VALUE)"
+                                   : k->item_ok == item_qdisc    ? " (IF:KIND)"
+                                   : k->item_ok == item_name     ? " (a name, not a path)"
+                                   : k->item_ok == item_apt_word ? " (one word, no brackets)"
+                                                                 : "");
         return NULL;
     case KS_CT_UINT:
         r = ks_config_parse_u64(value, k->min, k->max, &u);

@@ -23,6 +23,8 @@ typedef struct ks_config ks_config;
 #define KS_CONFIG_DROPIN_DIR "/etc/kswap/kswap.conf.d"
 #define KS_VERIFY_DEFAULT_MODULES "nf_tables nf_conntrack wireguard sch_cake sch_fq tcp_bbr"
 #define KS_VERIFY_DEFAULT_BBR_VERSION 3
+/* XanMod's archive; [repository] uri names a mirror or an apt cache in front of it. */
+#define KS_REPOSITORY_DEFAULT_URI "http://deb.xanmod.org"
 
 typedef enum ks_config_type {
     KS_CT_STRING,   /* one value, any text (the last one counts) */
@@ -38,7 +40,7 @@ typedef struct ks_config_key {
     ks_config_type type;
     uint64_t min, max;                 /* KS_CT_UINT */
     const char *def;                   /* the default as text; NULL: none */
-    bool (*item_ok)(const char *word); /* KS_CT_LIST */
+    bool (*item_ok)(const char *word); /* KS_CT_LIST: each word; KS_CT_STRING: the value */
     const char *const *enum_values;    /* KS_CT_ENUM, NULL-terminated */
 } ks_config_key;
 

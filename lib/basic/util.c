@@ -95,6 +95,29 @@ int ks_strv_split(const char *s, const char *separators, char ***ret)
     return 0;
 }
 
+char *ks_strv_join(char *const *l, const char *separator)
+{
+    size_t n = 1, sn = strlen(separator), at = 0;
+    char *out;
+
+    for (char *const *i = l; i && *i; i++)
+        n += strlen(*i) + sn;
+    out = malloc(n);
+    if (!out)
+        return NULL;
+    for (char *const *i = l; i && *i; i++) {
+        size_t w = strlen(*i);
+        if (i != l) {
+            memcpy(out + at, separator, sn);
+            at += sn;
+        }
+        memcpy(out + at, *i, w);
+        at += w;
+    }
+    out[at] = '\0';
+    return out;
+}
+
 const char *ks_startswith(const char *s, const char *prefix)
 {
     size_t n = strlen(prefix);

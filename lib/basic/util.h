@@ -117,6 +117,8 @@ bool ks_strv_contains(char *const *l, const char *value);
 void ks_strv_sort(char **l);
 /* Splits on any of the separator characters, dropping empty words. */
 int ks_strv_split(const char *s, const char *separators, char ***ret);
+/* The words joined by separator ("" for none); NULL only when out of memory. */
+char *ks_strv_join(char *const *l, const char *separator);
 
 /* Text helpers. */
 const char *ks_startswith(const char *s, const char *prefix);

@@ -131,6 +131,41 @@ static int fail(ks_plan *p, const char *file, int err)
     return err;
 }
 
+/*
+ * The repository apply installs from: kswap.conf's [repository] uri, suite and components
+ * (a mirror or an apt cache in front of XanMod's archive), else XanMod's archive with the
+ * OS's suite and "main". A suite ending in '/' is a flat repository: no components.
+ */
+static int resolve_repository(const ks_config *config, const char *os_suite, ks_plan *p)
+{
+    const char *uri = config ? ks_config_get_string(config, "repository", "uri", NULL) : NULL;
+    const char *suite = config ? ks_config_get_string(config, "repository", "suite", NULL) : NULL;
+    bool components_given =
+        config && ks_config_get_values(config, "repository", "components") != NULL;
+    int k;
+
+    p->repo_configured = uri || suite;
+    p->repo_uri = strdup(uri ? uri : KS_REPOSITORY_DEFAULT_URI);
+    p->xanmod_suite = dup_or_null(suite ? suite : os_suite);
+    if (!p->repo_uri || ((suite || os_suite) && !p->xanmod_suite))
+        return -ENOMEM;
+    if (p->xanmod_suite && ks_endswith(p->xanmod_suite, "/"))
+        return components_given
+                   ? add(p, "config.invalid", KS_SEV_BLOCK,
+                         "remove [repository] components, or give a suite that is not a path",
+                         "[repository] suite = %s is a flat repository (it ends in '/'): apt "
+                         "takes no components for it",
+                         p->xanmod_suite)
+                   : 0;
+    k = config ? ks_config_get_strv(config, "repository", "components", "main", &p->repo_components)
+               : ks_strv_split("main", " ", &p->repo_components);
+    if (k >= 0 && !p->repo_components[0])
+        return add(p, "config.invalid", KS_SEV_BLOCK,
+                   "name at least one component in [repository] components (XanMod's is main)",
+                   "[repository] components is empty");
+    return k;
+}
+
 static int check_os(const ks_root *root, const ks_plan_opts *opts, ks_plan *p)
 {
     ks_os_release os = {0};
@@ -154,7 +189,10 @@ static int check_os(const ks_root *root, const ks_plan_opts *opts, ks_plan *p)
     ks_os_release_done(&os);
 
     suite = ks_xanmod_suite(p->os_id, p->os_version_id, p->os_codename, &supported);
-    p->xanmod_suite = dup_or_null(suite);
+    k = resolve_repository(opts->config, suite, p);
+    if (k < 0)
+        return k;
+    suite = p->xanmod_suite;
     if (!supported)
         return add(p, "os.unsupported", KS_SEV_BLOCK,
                    "use Ubuntu 24.04 or later, Debian 12 or Debian 13",
@@ -654,12 +692,13 @@ void ks_plan_done(ks_plan *p)
         &p->panic_value,     &p->panic_source,   &p->cc_live,        &p->cc_config,
         &p->cc_config_file,  &p->qdisc_live,     &p->qdisc_config,   &p->qdisc_config_file,
         &p->bbr_listed_file, &p->target_package, &p->target_release, &p->error_file,
-        &p->error_detail,
+        &p->error_detail,    &p->repo_uri,
     };
     for (size_t i = 0; i < ARRAY_SIZE(strings); i++) {
         free(*strings[i]);
         *strings[i] = NULL;
     }
+    p->repo_components = ks_strv_free(p->repo_components);
     ks_kernels_done(&p->kernels);
     if (p->bootfs_known)
         ks_bootfs_done(&p->bootfs);

@@ -29,7 +29,12 @@ typedef struct ks_plan_opts {
 typedef struct ks_plan {
     /* host */
     char *os_id, *os_version_id, *os_codename, *os_pretty_name, *os_release_file;
-    char *xanmod_suite; /* repository suite, NULL when XanMod has none for this OS */
+    char *xanmod_suite; /* repository suite: [repository] suite, else XanMod's for this OS, NULL
+                         * when XanMod has none */
+    /* the repository apply installs from: [repository] uri (a mirror, an apt cache) or XanMod's */
+    char *repo_uri;
+    char **repo_components; /* NULL for a flat repository (a suite ending in '/') */
+    bool repo_configured;   /* uri or suite come from kswap.conf */
     char *virt, *virt_evidence;
     int x86_64_level; /* 0..4 */
     int x86_64_level_cpuinfo;

@@ -447,7 +447,8 @@ static int step_repository(run *x, const ks_apply_opts *o, const ks_plan *plan)
         return journal_error(x, k);
     if (!plan->xanmod_suite)
         return fail_step(x, "repository", -ENOENT,
-                         "XanMod's archive has no suite for this OS; give --deb FILE");
+                         "XanMod's archive has no suite for this OS; give --deb FILE, or name a "
+                         "mirror's suite in kswap.conf [repository] suite");
     if (!fpr && o->common.config)
         fpr = ks_config_get_string(o->common.config, "repository", "fingerprint", NULL);
     k = ks_keyring_export_binary(key_path(o), fpr, time(NULL), &info, &keyring, &len);
@@ -464,10 +465,18 @@ static int step_repository(run *x, const ks_apply_opts *o, const ks_plan *plan)
                               strempty(info.fingerprint));
     ks_key_info_done(&info);
 
-    k = ks_aptsource_plan(
-        x->root,
-        &(ks_apt_takeover){.suite = plan->xanmod_suite, .keyring = keyring, .keyring_len = len},
-        &changes);
+    {
+        /* A mirror's own entries are taken over as XanMod's are: apt sees one Signed-By. */
+        char *const archives[] = {(char *)KS_APT_XANMOD_URI, plan->repo_uri, NULL};
+        k = ks_aptsource_plan(x->root,
+                              &(ks_apt_takeover){.archive_uris = archives,
+                                                 .uri = plan->repo_uri,
+                                                 .suite = plan->xanmod_suite,
+                                                 .components = plan->repo_components,
+                                                 .keyring = keyring,
+                                                 .keyring_len = len},
+                              &changes);
+    }
     if (k < 0)
         return fail_step(x, "repository", k, "cannot plan the apt source: %s", strerror(-k));
     /* The journal holds every file's previous bytes before any of them changes. */
@@ -528,7 +537,7 @@ static int step_install(run *x, const ks_apply_opts *o, const ks_plan *plan, cha
             (char *)"-o",      (char *)"APT::Get::List-Cleanup=0",
             (char *)"update",  NULL};
         pkg = o->package ? o->package : plan->target_package;
-        progress(x, "install", "apt-get update (XanMod source only)");
+        progress(x, "install", "apt-get update (%s %s only)", plan->repo_uri, plan->xanmod_suite);
         k = run_program(x, "install", update, timeout_ms(x, "apt_timeout", 1800), true);
         if (k < 0)
             return k;

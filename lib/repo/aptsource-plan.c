@@ -66,21 +66,53 @@ static int plan_write(const ks_root *root, ks_transaction *l, const char *path, 
     return ks_transaction_add(l, &c);
 }
 
+static bool valid_word(const char *s);
+
+/* A suite that ends in '/' is an exact path (a flat repository): apt wants no components. */
+static bool suite_is_flat(const char *suite)
+{
+    size_t n = strlen(suite);
+    return n > 0 && suite[n - 1] == '/';
+}
+
 static int source_text(const ks_apt_takeover *t, char **ret)
 {
+    static char *const main_only[] = {(char *)"main", NULL};
     const char *uri = t->uri ? t->uri : KS_APT_XANMOD_URI;
-    char *s = ks_asprintf(KS_APT_SOURCE_MARKER ": the XanMod kernel archive. "
-                                               "`kswap rollback --purge` removes it.\n"
-                                               "Types: deb\n"
-                                               "URIs: %s\n"
-                                               "Suites: %s\n"
-                                               "Components: %s\n"
-                                               "Signed-By: /%s\n",
-                          uri, t->suite, t->component ? t->component : "main", KS_APT_KEYRING_PATH);
+    _cleanup_free_ char *components = NULL;
+    char *s;
+
+    if (!suite_is_flat(t->suite)) {
+        components = ks_strv_join(t->components ? t->components : main_only, " ");
+        if (!components)
+            return -ENOMEM;
+    }
+    s = ks_asprintf(KS_APT_SOURCE_MARKER ": the XanMod kernel archive. "
+                                         "`kswap rollback --purge` removes it.\n"
+                                         "Types: deb\n"
+                                         "URIs: %s\n"
+                                         "Suites: %s\n"
+                                         "%s%s%s"
+                                         "Signed-By: /%s\n",
+                    uri, t->suite, components ? "Components: " : "", strempty(components),
+                    components ? "\n" : "", KS_APT_KEYRING_PATH);
     if (!s)
         return -ENOMEM;
     *ret = s;
     return 0;
+}
+
+/* The components fit the suite: words, at least one, none for a flat repository. */
+static bool valid_components(const ks_apt_takeover *t)
+{
+    if (!t->components)
+        return true;
+    if (suite_is_flat(t->suite) || !t->components[0])
+        return suite_is_flat(t->suite) && !t->components[0];
+    for (char *const *c = t->components; *c; c++)
+        if (!valid_word(*c))
+            return false;
+    return true;
 }
 
 static bool valid_word(const char *s)
@@ -226,7 +258,7 @@ int ks_aptsource_plan(const ks_root *root, const ks_apt_takeover *t, ks_transact
     int k;
 
     if (!t || !valid_word(t->suite) || !t->keyring || t->keyring_len == 0 ||
-        (t->uri && !valid_word(t->uri)) || (t->component && !valid_word(t->component)))
+        (t->uri && !valid_word(t->uri)) || !valid_components(t))
         return -EINVAL;
     k = source_text(t, &src);
     if (k < 0)

@@ -280,11 +280,23 @@ static bool scheme_is_http(const char *s, size_t n)
            (n == 5 && strncasecmp(s, "https", 5) == 0);
 }
 
+/* Length of s without its trailing slashes. */
+static size_t trimmed_len(const char *s)
+{
+    size_t n = strlen(s);
+    while (n > 0 && s[n - 1] == '/')
+        n--;
+    return n;
+}
+
 static bool uri_same(const char *a, const char *b)
 {
     const char *as, *ah, *ap, *bs, *bh, *bp;
     size_t asn, ahn, apn, bsn, bhn, bpn;
 
+    /* file:/srv/repo and copy:/x have no host: the same text, trailing slashes aside. */
+    if (!strstr(a, "://") || !strstr(b, "://"))
+        return trimmed_len(a) == trimmed_len(b) && memcmp(a, b, trimmed_len(a)) == 0;
     if (!uri_split(a, &as, &asn, &ah, &ahn, &ap, &apn) ||
         !uri_split(b, &bs, &bsn, &bh, &bhn, &bp, &bpn))
         return false;

@@ -6,12 +6,13 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "lib/basic/config.h"
 #include "lib/basic/root.h"
 #include "lib/basic/transaction.h"
 #include "lib/basic/util.h"
 
 /* What kswap writes (paths inside the root; Signed-By names the keyring as apt sees it). */
-#define KS_APT_XANMOD_URI "http://deb.xanmod.org"
+#define KS_APT_XANMOD_URI KS_REPOSITORY_DEFAULT_URI
 #define KS_APT_SOURCE_PATH "etc/apt/sources.list.d/xanmod.sources"
 #define KS_APT_KEYRING_PATH "etc/apt/keyrings/xanmod-archive-keyring.gpg"
 /* The first line of the source file kswap writes; ks_aptsource_remove() looks for it. */
@@ -87,8 +88,8 @@ bool ks_apt_source_is_archive(const ks_apt_source *s, char *const *archive_uris)
 typedef struct ks_apt_takeover {
     char *const *archive_uris; /* sources of these are taken over; NULL: KS_APT_XANMOD_URI */
     const char *uri;           /* written to URIs:; NULL: KS_APT_XANMOD_URI */
-    const char *suite;         /* the codename (required) */
-    const char *component;     /* NULL: "main" */
+    const char *suite;         /* the codename (required); ending in '/': a flat repository */
+    char *const *components;   /* NULL: "main"; a flat repository has none */
     const void *keyring;       /* binary keyring (ks_keyring_export_binary()) */
     size_t keyring_len;
 } ks_apt_takeover;

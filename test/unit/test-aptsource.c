@@ -638,6 +638,87 @@ static void test_takeover_edges(void)
     }
 }
 
+/* [repository] uri, suite and components: a mirror, an apt cache, a flat file: repository. */
+static void test_takeover_mirror(void)
+{
+    static char *const two[] = {(char *)"main", (char *)"non-free", NULL};
+    static char *const none[] = {NULL};
+    static const struct {
+        const char *name, *uri, *suite;
+        char *const *components;
+        const char *existing; /* a .list the admin wrote, or NULL */
+        int result;
+        const char *uris_line, *suites_line, *components_line; /* NULL: no such line */
+        bool existing_disabled; /* the admin's list was renamed away */
+        const char *apt_index;  /* a URI apt's indextargets lists for the source, or NULL */
+    } cases[] = {
+        {"mirror", "http://mirror.example/xanmod", "bookworm", two,
+         "deb [signed-by=/usr/share/keyrings/x.gpg] http://mirror.example/xanmod/ bookworm main\n",
+         0, "URIs: http://mirror.example/xanmod\n", "Suites: bookworm\n",
+         "Components: main non-free\n", true,
+         "URI: http://mirror.example/xanmod/dists/bookworm/non-free/binary-amd64/Packages"},
+        {"cache", "http://10.0.0.1:3142/deb.xanmod.org", "trixie", NULL,
+         "deb http://deb.xanmod.org trixie main\n", 0,
+         "URIs: http://10.0.0.1:3142/deb.xanmod.org\n", "Suites: trixie\n", "Components: main\n",
+         true, "URI: http://10.0.0.1:3142/deb.xanmod.org/dists/trixie/main/binary-amd64/Packages"},
+        {"file", "file:/srv/kswap-repo", "./", NULL, "deb file:/srv/kswap-repo/ ./\n", 0,
+         "URIs: file:/srv/kswap-repo\n", "Suites: ./\n", NULL, true,
+         "URI: file:/srv/kswap-repo/./Packages"},
+        {"file-other", "file:/srv/kswap-repo", "./", NULL, "deb file:/srv/other ./\n", 0,
+         "URIs: file:/srv/kswap-repo\n", "Suites: ./\n", NULL, false,
+         "URI: file:/srv/kswap-repo/./Packages"},
+        {"flat-with-components", "file:/srv/r", "./", two, NULL, -EINVAL, NULL, NULL, NULL, false,
+         NULL},
+        {"no-components", "http://m.example", "bookworm", none, NULL, -EINVAL, NULL, NULL, NULL,
+         false, NULL},
+        {"bad-uri", "http://m.example/ x", "bookworm", NULL, NULL, -EINVAL, NULL, NULL, NULL, false,
+         NULL},
+    };
+
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        _cleanup_free_ char *dir = root_path(cases[i].name), *src = NULL;
+        _cleanup_(ks_root_freep) ks_root *r = NULL;
+        char *const archives[] = {(char *)KS_APT_XANMOD_URI, (char *)cases[i].uri, NULL};
+        ks_apt_takeover t = takeover_noble;
+        ks_transaction c = {0};
+        bool ours;
+        size_t len;
+
+        t.archive_uris = archives;
+        t.uri = cases[i].uri;
+        t.suite = cases[i].suite;
+        t.components = cases[i].components;
+        base_root(dir);
+        if (cases[i].existing)
+            put(dir, "etc/apt/sources.list.d/admin.list", cases[i].existing);
+        CHECK(ks_root_open(dir, &r) == 0);
+        CHECK_MSG(ks_aptsource_takeover(r, &t, &c) == cases[i].result, "%s", cases[i].name);
+        if (cases[i].result < 0) {
+            ks_transaction_done(&c);
+            continue;
+        }
+        CHECK(ks_root_read_file(r, KS_APT_SOURCE_PATH, 65536, &src, &len) == 0);
+        CHECK_MSG(src && strstr(src, cases[i].uris_line), "%s: %s", cases[i].name, strempty(src));
+        CHECK_MSG(src && strstr(src, cases[i].suites_line), "%s", cases[i].name);
+        CHECK_MSG(src && (cases[i].components_line ? strstr(src, cases[i].components_line) != NULL
+                                                   : strstr(src, "Components:") == NULL),
+                  "%s: %s", cases[i].name, strempty(src));
+        CHECK_MSG(ks_root_exists(r, "etc/apt/sources.list.d/admin.list") ==
+                      (cases[i].existing && !cases[i].existing_disabled),
+                  "%s", cases[i].name);
+        CHECK_MSG(archive_sources(dir, archives, &ours) == 1 && ours, "%s", cases[i].name);
+        /* apt itself reads the source kswap wrote without complaint. */
+        CHECK_MSG(apt_reads(dir) == 0, "%s", cases[i].name);
+        CHECK_MSG(!have_apt || sh("apt-get -o Dir=%s -o Dir::State::status=%s/var/lib/dpkg/status "
+                                  "-o Debug::NoLocking=1 indextargets --no-release-info 2>&1 | "
+                                  "grep -qxF '%s'",
+                                  dir, dir, cases[i].apt_index) == 0,
+                  "%s: apt does not list %s", cases[i].name, cases[i].apt_index);
+        CHECK_INTEQ(ks_transaction_undo(r, &c), 0);
+        ks_transaction_done(&c);
+    }
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir))
@@ -653,6 +734,7 @@ int main(void)
     test_takeover_mixed();
     test_takeover_same_keyring();
     test_takeover_edges();
+    test_takeover_mirror();
 
     sh("rm -rf %s", tmpdir);
     TEST_DONE();

@@ -68,6 +68,29 @@ static const struct {
     {"[accept]\nservices = a\n  ../x\n",
      "k.conf:3: [accept] '../x' is not a valid item of services (a name, not a path)"},
     {"services = a\n", "k.conf:1: key 'services' outside a [section]"},
+    {"[repository]\nuri = http://mirror.example/xanmod\nsuite = bookworm\ncomponents = main\n",
+     NULL},
+    {"[repository]\nuri = mirror+file:/etc/apt/mirrors.txt\n", NULL},
+    {"[repository]\nuri = file:/srv/kswap-repo\nsuite = ./\n", NULL},
+    {"[repository]\nuri = deb.xanmod.org\n",
+     "k.conf:2: [repository] uri = deb.xanmod.org is not valid (one word: http://, https://, "
+     "file:/ or copy:/, optionally behind mirror+ or tor+)"},
+    {"[repository]\nuri = http://\n",
+     "k.conf:2: [repository] uri = http:// is not valid (one word: http://, https://, file:/ or "
+     "copy:/, optionally behind mirror+ or tor+)"},
+    {"[repository]\nuri = http://a.example/ x\n",
+     "k.conf:2: [repository] uri = http://a.example/ x is not valid (one word: http://, https://, "
+     "file:/ or copy:/, optionally behind mirror+ or tor+)"},
+    {"[repository]\nuri = [trusted=yes] http://a.example\n",
+     "k.conf:2: [repository] uri = [trusted=yes] http://a.example is not valid (one word: "
+     "http://, https://, file:/ or copy:/, optionally behind mirror+ or tor+)"},
+    {"[repository]\nuri = Evil+http://a.example\n",
+     "k.conf:2: [repository] uri = Evil+http://a.example is not valid (one word: http://, "
+     "https://, file:/ or copy:/, optionally behind mirror+ or tor+)"},
+    {"[repository]\nsuite = book worm\n",
+     "k.conf:2: [repository] suite = book worm is not valid (one word, no spaces or brackets)"},
+    {"[repository]\ncomponents = main [x]\n",
+     "k.conf:2: [repository] '[x]' is not a valid item of components (one word, no brackets)"},
 };
 
 int main(void)
