@@ -90,6 +90,8 @@ OLD, NEW = pick_kernels()
 # The repo scenarios (test/vm/vmrepo.py) start on the kernel before OLD; apt brings OLD (the
 # repository's version 1, "A") and then NEW (version 2, "B").
 REPO_OLD = vmrepo.start_release(OLD)
+# Room for the two kernels apt installs there (about 410 MB each unpacked).
+REPO_EXTRA_MIB = 900
 SUITE = "bookworm"
 MODDIR = "/usr/lib/grub/i386-pc"
 PART_OFFSET = 1 << 20
@@ -488,7 +490,7 @@ def du_mib(d):
     return int(run("du", "-sxm", d).stdout.split()[0])
 
 
-def make_disk(root, tmp, layout, img, old=OLD):
+def make_disk(root, tmp, layout, img, old=OLD, extra_mib=0):
     """root: the image tree. ext4: one ext4 partition. btrfs: p1 btrfs /boot, p2 ext4 /."""
     grubdir_rel = "boot/grub"
     mods = os.path.join(root, grubdir_rel, "i386-pc")
@@ -512,7 +514,7 @@ def make_disk(root, tmp, layout, img, old=OLD):
     run("grub-mkimage", "-O", "i386-pc", "-o", core, "-c", early, "-p", prefix,
         "biosdisk", "part_msdos", "ext2", "btrfs", "normal", "configfile", "echo", "test",
         "loadenv", "serial", "terminal", "search", "search_fs_uuid", "linux", "boot", "gzio")
-    root_mib = du_mib(root) * 13 // 10 + 400
+    root_mib = du_mib(root) * 13 // 10 + 400 + extra_mib
     if layout == "ext4":
         total = root_mib + 2
         with open(img, "wb") as f:
@@ -640,7 +642,8 @@ def build_disk(layout):
             files = vm_files(old, NEW)
             key = sha(key1, layout, tree_hash(stage), MODDIR,
                       json.dumps(sorted((k, v) for k, v in files.items())),
-                      first_grub_cfg("", old), RECIPE, os.path.basename(new_deb()))
+                      first_grub_cfg("", old), RECIPE, os.path.basename(new_deb()),
+                      *([f"extra {REPO_EXTRA_MIB}"] if start_deb else []))
             img = os.path.join(CACHE, f"disk-{layout}-{key}.img")
             if os.path.exists(img):
                 return img
@@ -672,7 +675,7 @@ def build_disk(layout):
                 "getty.target", "apt-daily.timer", "apt-daily-upgrade.timer")
             # root without a password is not needed: nobody logs in.
             part_img = img + ".tmp"
-            make_disk(root, tmp, fs, part_img, old)
+            make_disk(root, tmp, fs, part_img, old, REPO_EXTRA_MIB if start_deb else 0)
             t1 = time.monotonic()
             log(f"disk files: {t1 - t0:.0f} s; first boot (update-grub)")
             serial = os.path.join(tmp, "firstboot.log")
