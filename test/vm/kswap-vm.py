@@ -7,6 +7,7 @@ pin, and survives a failing and a dying kernel.
 usage: kswap-vm.py build [--layout ext4|btrfs|repo]   build (or find in the cache) the image
        kswap-vm.py run SCENARIO...       happy happy-deb health panic btrfs accept-hang repo
                                          repo-badsig
+       kswap-vm.py check SCENARIO SERIAL_LOG   the scenario's assertions on a kept serial log
 Environment: KSWAP_VM=1 is required (otherwise exit 77); KS_CACHE (default
 /var/cache/kswap-test/vm) holds the images; KS_BUILD_ROOT is the meson build dir whose kswap is
 installed into the image (meson install --destdir). Exit 77 when a prerequisite is missing
@@ -905,7 +906,8 @@ def check_repo(name, boots, state, outcome):
     def pkgs(n):
         return dict(w.split(";")[0].split("=", 1) for w in boots[n].get("repopkgs", "").split()
                     if "=" in w and w.endswith(";installed"))
-    fc = [b.get("kernel") for b in boots[len(boots)]["status"]["grub"]["forecast"]]
+    last = (boots[max(boots)].get("status") or {}).get("grub") or {}
+    fc = [b.get("kernel") for b in last.get("forecast") or []]
     a1 = boots[1]
     if name == "repo-badsig":
         expect(a1.get("apply_rc") not in (None, 0), "apply succeeded with a wrongly signed archive")
@@ -1037,9 +1039,19 @@ def run_scenarios(names):
 
 def main():
     args = sys.argv[1:]
-    if not args or args[0] not in ("build", "run"):
+    if not args or args[0] not in ("build", "run", "check"):
         print(__doc__)
         return 2
+    if args[0] == "check" and len(args) == 3 and args[1] in SCENARIOS:
+        # The assertions again on a kept serial log (developing them, proving they can fail).
+        grub, boots = parse(open(args[2], "rb").read().decode(errors="replace"))
+        try:
+            check_scenario(args[1], grub, boots)
+        except Failed as e:
+            print(f"FAIL {args[1]}: {e}")
+            return 1
+        print(f"ok {args[1]}: {grub}")
+        return 0
     prerequisites()
     if args[0] == "build":
         layout = "ext4"
