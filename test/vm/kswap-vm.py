@@ -102,6 +102,9 @@ RECIPE = "kswap-vm recipe 2"   # bump when the disk recipe (make_disk, build_dis
 # Bounds for CI: one boot, one scenario (a healthy one takes 2-6 min), the image's mmdebstrap.
 BOOT_TIMEOUT = int(os.environ.get("KS_VM_BOOT_TIMEOUT", "300"))
 SCENARIO_TIMEOUT = int(os.environ.get("KS_VM_SCENARIO_TIMEOUT", "720"))
+# Scenarios that run apt and dpkg (two kernel installs, each with mkinitramfs under TCG) get
+# more unless KS_VM_SCENARIO_TIMEOUT says otherwise.
+LONG_SCENARIOS = {"repo": 3000, "repo-badsig": 1500}
 MMDEBSTRAP_TIMEOUT = 1500
 QEMU = ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "Nehalem", "-m", "1024", "-smp", "2",
         "-nodefaults", "-display", "none", "-nic", "none"]
@@ -1004,7 +1007,10 @@ def run_scenarios(names):
                             name)
         os.makedirs(work, exist_ok=True)
         log_path = os.path.join(work, "serial.log")
-        text, why, secs = boot_sequence(img, plan, log_path, total_timeout=min(len(want_grub) * BOOT_TIMEOUT, SCENARIO_TIMEOUT),
+        limit = SCENARIO_TIMEOUT
+        if name in LONG_SCENARIOS and "KS_VM_SCENARIO_TIMEOUT" not in os.environ:
+            limit = LONG_SCENARIOS[name]
+        text, why, secs = boot_sequence(img, plan, log_path, total_timeout=min(len(want_grub) * BOOT_TIMEOUT, limit),
                                         extra=extra)
         grub, boots = parse(text)
         try:
