@@ -785,7 +785,8 @@ def parse(text):
             try:
                 b["apply"] = json.loads(m2.group(2))
             except ValueError:
-                b["apply"] = m2.group(2)[:500]
+                # (the kernel's console messages can land inside the long line)
+                b["apply"] = m2.group(2)[:16000]
         else:
             b[kind.lower()] = rest
     return grub, boots
