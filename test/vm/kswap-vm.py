@@ -4,8 +4,10 @@
 kernels, systemd and the kswap build under test goes through apply, the trial boot, accept and
 pin, and survives a failing and a dying kernel.
 
-usage: kswap-vm.py build [--layout ext4|btrfs]        build (or find in the cache) the image
-       kswap-vm.py run SCENARIO...       happy happy-deb health panic btrfs
+usage: kswap-vm.py build [--layout ext4|btrfs|repo]   build (or find in the cache) the image
+       kswap-vm.py run SCENARIO...       happy happy-deb health panic btrfs accept-hang repo
+                                         repo-badsig
+       kswap-vm.py check SCENARIO SERIAL_LOG   the scenario's assertions on a kept serial log
 Environment: KSWAP_VM=1 is required (otherwise exit 77); KS_CACHE (default
 /var/cache/kswap-test/vm) holds the images; KS_BUILD_ROOT is the meson build dir whose kswap is
 installed into the image (meson install --destdir). Exit 77 when a prerequisite is missing
@@ -28,7 +30,9 @@ service fails on NEW: accept reboots once, OLD, health-failed), panic (NEW's ini
 after arming by the same initrd without virtio_blk: the initramfs waits 30 s for the root disk,
 panics, panic=5 reboots, GRUB starts OLD, fell-back), btrfs (/boot on btrfs: apply refuses
 before arming, OLD keeps booting). health, panic and btrfs name NEW with --deb (plan line
-"src=deb"); happy uses --kernel.
+"src=deb"); happy uses --kernel. repo and repo-badsig (layout repo: the ext4 disk whose tree
+runs REPO_OLD, the kernel before OLD, without OLD and NEW) install through real apt from the
+signed repository of test/vm/vmrepo.py, a third disk (/dev/vdc): REPO_OLD -> OLD -> NEW.
 
 Each scenario boots a qcow2 overlay of the disk; a second small raw disk (/dev/vdb) carries the
 scenario's plan: what the VM does at its Nth boot (apply, reboot, ...). Every boot prints on the
@@ -49,6 +53,9 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import kstest  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import vmrepo  # noqa: E402
 
 SKIP = 77
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -81,6 +88,11 @@ def pick_kernels():
 
 
 OLD, NEW = pick_kernels()
+# The repo scenarios (test/vm/vmrepo.py) start on the kernel before OLD; apt brings OLD (the
+# repository's version 1, "A") and then NEW (version 2, "B").
+REPO_OLD = vmrepo.start_release(OLD)
+# Room for the two kernels apt installs there (about 410 MB each unpacked).
+REPO_EXTRA_MIB = 900
 SUITE = "bookworm"
 MODDIR = "/usr/lib/grub/i386-pc"
 PART_OFFSET = 1 << 20
@@ -90,6 +102,12 @@ RECIPE = "kswap-vm recipe 2"   # bump when the disk recipe (make_disk, build_dis
 # Bounds for CI: one boot, one scenario (a healthy one takes 2-6 min), the image's mmdebstrap.
 BOOT_TIMEOUT = int(os.environ.get("KS_VM_BOOT_TIMEOUT", "300"))
 SCENARIO_TIMEOUT = int(os.environ.get("KS_VM_SCENARIO_TIMEOUT", "720"))
+# Scenarios that run apt and dpkg (two kernel installs, each with mkinitramfs under TCG) get
+# more unless KS_VM_SCENARIO_TIMEOUT says otherwise.
+LONG_SCENARIOS = {"repo": 3000, "repo-badsig": 1500}
+# A boot that installs a kernel through real apt (dpkg, mkinitramfs, update-grub under TCG)
+# takes far longer than one that only boots: its own bound unless KS_VM_BOOT_TIMEOUT is set.
+INSTALL_BOOT_TIMEOUT = {"repo": 1800}
 MMDEBSTRAP_TIMEOUT = 1500
 QEMU = ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "Nehalem", "-m", "1024", "-smp", "2",
         "-nodefaults", "-display", "none", "-nic", "none"]
@@ -116,7 +134,7 @@ D=/var/lib/kswap-vm
 OLD=@OLD@
 NEW=@NEW@
 say() { echo "KSWAP-VM $*" > /dev/ttyS0; }
-mkdir -p $D
+@REPO_SHELL@mkdir -p $D
 case "$1" in
 early)
   if [ -e /etc/kswap-vm/firstboot ]; then exit 0; fi
@@ -151,6 +169,8 @@ plan=$(echo "$all" | sed -n "s/^$n=//p")
 # How apply names NEW: --kernel RELEASE (installed already) or --deb FILE (the same package).
 src="--kernel $NEW"
 [ "$(echo "$all" | sed -n 's/^src=//p')" = deb ] && src="--deb $(ls /var/lib/kswap-vm/linux-image-${NEW}_*.deb)"
+# src=repo: neither, kswap installs its metapackage from the configured repository.
+[ "$(echo "$all" | sed -n 's/^src=//p')" = repo ] && src=
 [ -n "$plan" ] || plan=poweroff
 for a in $(echo "$plan" | tr ',' ' '); do
   say "ACT $n $a"
@@ -174,6 +194,11 @@ for a in $(echo "$plan" | tr ',' ' '); do
   badinitrd)
     # NEW dies after arming: its initrd no longer has the root disk's driver.
     cp /usr/local/lib/kswap-vm/initrd-broken.img /boot/initrd.img-$NEW; sync ;;
+  # The local signed repository (scenarios repo*, test/vm/vmrepo.py): show version 1 or 2,
+  # report what apt and dpkg have from it.
+  repo1) repo_show v1 ;;
+  repo2) repo_show v2 ;;
+  repoinfo) repo_info ;;
   reboot) sync; systemctl reboot; exit 0 ;;
   poweroff) say "DONE $n"; sync; systemctl poweroff; exit 0 ;;
   wait) sleep 120; say "WAIT-EXPIRED $n"; systemctl poweroff; exit 0 ;;
@@ -433,16 +458,17 @@ def stage_kswap(tmp):
     return stage
 
 
-def vm_files():
+def vm_files(old=OLD, new=NEW):
     """path -> (mode, text) of everything the test adds to the image (besides kswap)."""
+    script = VM_SCRIPT.replace("@OLD@", old).replace("@NEW@", new)
     files = {
-        "usr/local/lib/kswap-vm/vm": (0o755, VM_SCRIPT.replace("@OLD@", OLD).replace("@NEW@", NEW)),
+        "usr/local/lib/kswap-vm/vm": (0o755, script.replace("@REPO_SHELL@", vmrepo.VM_SHELL)),
         "etc/kswap/kswap.conf": (0o644, KSWAP_CONF),
         "etc/systemd/system/kswap-accept.service.d/kswap-vm.conf": (0o644, ACCEPT_DROPIN),
         "etc/sysctl.d/90-kswap-vm-bbr.conf": (0o644, "net.core.default_qdisc = fq\n"
                                               "net.ipv4.tcp_congestion_control = bbr\n"),
         "etc/modules-load.d/kswap-vm-bbr.conf": (0o644, "tcp_bbr\nsch_fq\n"),
-        "etc/default/grub": (0o644, DEFAULT_GRUB.format(root=ROOT_UUID, old=OLD)),
+        "etc/default/grub": (0o644, DEFAULT_GRUB.format(root=ROOT_UUID, old=old)),
         "etc/hostname": (0o644, "kswap-vm\n"),
         "etc/kswap-vm/firstboot": (0o644, ""),
         "var/lib/kswap-vm/boots": (0o644, "0\n"),
@@ -452,7 +478,7 @@ def vm_files():
     return files
 
 
-def first_grub_cfg(boot_prefix):
+def first_grub_cfg(boot_prefix, old=OLD):
     """Only for the first boot; that boot's update-grub writes the real one."""
     return f"""serial --unit=0 --speed=115200
 terminal_input serial
@@ -460,9 +486,9 @@ terminal_output serial
 set timeout=0
 menuentry 'kswap-vm first boot' {{
   insmod gzio
-  echo 'Loading Linux {OLD} ...'
-  linux {boot_prefix}/vmlinuz-{OLD} root=UUID={ROOT_UUID} ro console=ttyS0,115200 panic=5
-  initrd {boot_prefix}/initrd.img-{OLD}
+  echo 'Loading Linux {old} ...'
+  linux {boot_prefix}/vmlinuz-{old} root=UUID={ROOT_UUID} ro console=ttyS0,115200 panic=5
+  initrd {boot_prefix}/initrd.img-{old}
 }}
 """
 
@@ -471,7 +497,7 @@ def du_mib(d):
     return int(run("du", "-sxm", d).stdout.split()[0])
 
 
-def make_disk(root, tmp, layout, img):
+def make_disk(root, tmp, layout, img, old=OLD, extra_mib=0):
     """root: the image tree. ext4: one ext4 partition. btrfs: p1 btrfs /boot, p2 ext4 /."""
     grubdir_rel = "boot/grub"
     mods = os.path.join(root, grubdir_rel, "i386-pc")
@@ -491,11 +517,11 @@ def make_disk(root, tmp, layout, img):
     with open(os.path.join(root, "etc/fstab"), "w") as f:
         f.write(fstab)
     with open(os.path.join(root, grubdir_rel, "grub.cfg"), "w") as f:
-        f.write(first_grub_cfg("/boot" if layout == "ext4" else ""))
+        f.write(first_grub_cfg("/boot" if layout == "ext4" else "", old))
     run("grub-mkimage", "-O", "i386-pc", "-o", core, "-c", early, "-p", prefix,
         "biosdisk", "part_msdos", "ext2", "btrfs", "normal", "configfile", "echo", "test",
         "loadenv", "serial", "terminal", "search", "search_fs_uuid", "linux", "boot", "gzio")
-    root_mib = du_mib(root) * 13 // 10 + 400
+    root_mib = du_mib(root) * 13 // 10 + 400 + extra_mib
     if layout == "ext4":
         total = root_mib + 2
         with open(img, "wb") as f:
@@ -600,15 +626,31 @@ def new_deb():
 
 
 def build_disk(layout):
+    # Layout repo: the ext4 disk whose tree runs REPO_OLD, without OLD and NEW (vmrepo.py).
+    fs, old, start_deb = layout, OLD, None
+    if layout == "repo":
+        if not REPO_OLD:
+            skip(f"this machine's apt lists offer no kernel older than {OLD} to start on")
+        fs, old = "ext4", REPO_OLD
+        start_deb = vmrepo.kernel_deb(CACHE, REPO_OLD)
+        if not start_deb:
+            skip(f"apt-get download linux-image-{REPO_OLD} failed")
     os.makedirs(CACHE, exist_ok=True)
     with Lock(os.path.join(CACHE, "lock")):
         tar, key1 = build_rootfs()
+        if start_deb:
+            t_k = time.monotonic()
+            tar, key1 = vmrepo.start_tree(CACHE, tar, key1, start_deb,
+                                          [f"linux-image-{OLD}", f"linux-image-{NEW}"])
+            log(f"the repo tree ({REPO_OLD} installed, {OLD} and {NEW} purged): "
+                f"{time.monotonic() - t_k:.0f} s")
         with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
             stage = stage_kswap(tmp)
-            files = vm_files()
+            files = vm_files(old, NEW)
             key = sha(key1, layout, tree_hash(stage), MODDIR,
                       json.dumps(sorted((k, v) for k, v in files.items())),
-                      first_grub_cfg(""), RECIPE, os.path.basename(new_deb()))
+                      first_grub_cfg("", old), RECIPE, os.path.basename(new_deb()),
+                      *([f"extra {REPO_EXTRA_MIB}"] if start_deb else []))
             img = os.path.join(CACHE, f"disk-{layout}-{key}.img")
             if os.path.exists(img):
                 return img
@@ -626,12 +668,13 @@ def build_disk(layout):
                 with open(p, "w") as f:
                     f.write(text)
                 os.chmod(p, mode)
-            # NEW's package, for apply --deb (the same release as the installed one).
-            deb = new_deb()
-            shutil.copy(deb, os.path.join(root, "var/lib/kswap-vm", os.path.basename(deb)))
-            # NEW's initrd without the root disk's driver, for the "kernel that dies" scenario.
-            broken_initrd(os.path.join(root, f"boot/initrd.img-{NEW}"), tmp,
-                          os.path.join(root, "usr/local/lib/kswap-vm/initrd-broken.img"))
+            if not start_deb:
+                # NEW's package, for apply --deb (the same release as the installed one).
+                deb = new_deb()
+                shutil.copy(deb, os.path.join(root, "var/lib/kswap-vm", os.path.basename(deb)))
+                # NEW's initrd without the root disk's driver, for the "kernel that dies".
+                broken_initrd(os.path.join(root, f"boot/initrd.img-{NEW}"), tmp,
+                              os.path.join(root, "usr/local/lib/kswap-vm/initrd-broken.img"))
             run("systemctl", f"--root={root}", "enable", "kswap-accept.service",
                 "kswap-vm-early.service", "kswap-vm-firstboot.service", "kswap-vm.service",
                 "vm-app.service", "vm-listen.socket")
@@ -639,7 +682,7 @@ def build_disk(layout):
                 "getty.target", "apt-daily.timer", "apt-daily-upgrade.timer")
             # root without a password is not needed: nobody logs in.
             part_img = img + ".tmp"
-            make_disk(root, tmp, layout, part_img)
+            make_disk(root, tmp, fs, part_img, old, REPO_EXTRA_MIB if start_deb else 0)
             t1 = time.monotonic()
             log(f"disk files: {t1 - t0:.0f} s; first boot (update-grub)")
             serial = os.path.join(tmp, "firstboot.log")
@@ -673,8 +716,9 @@ def build_disk(layout):
 
 
 # ---------------------------------------------------------------- scenarios
-def boot_sequence(img, plan, log_path, total_timeout):
-    """Boots an overlay of img with the plan until the VM powers off. Returns the serial text."""
+def boot_sequence(img, plan, log_path, total_timeout, extra=(), boot_timeout=BOOT_TIMEOUT):
+    """Boots an overlay of img with the plan until the VM powers off. Returns the serial text.
+    extra: images attached read-only after the plan's disk (/dev/vdc, ...)."""
     work = os.path.dirname(log_path)
     ovl = os.path.join(work, "overlay.qcow2")
     if os.path.exists(ovl):
@@ -690,7 +734,9 @@ def boot_sequence(img, plan, log_path, total_timeout):
     with open(log_path, "wb") as out:
         p = subprocess.Popen(QEMU + ["-serial", "stdio",
                                      "-drive", f"file={ovl},format=qcow2,if=virtio",
-                                     "-drive", f"file={ctl},format=raw,if=virtio"],
+                                     "-drive", f"file={ctl},format=raw,if=virtio"] +
+                             [a for x in extra for a in
+                              ("-drive", f"file={x},format=raw,if=virtio,readonly=on")],
                              stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         why = None
         while p.poll() is None:
@@ -700,8 +746,8 @@ def boot_sequence(img, plan, log_path, total_timeout):
             now = time.monotonic()
             if n != starts:
                 starts, last_start = n, now
-            if now - last_start > BOOT_TIMEOUT:
-                why = f"boot {starts} took more than {BOOT_TIMEOUT} s"
+            if now - last_start > boot_timeout:
+                why = f"boot {starts} took more than {boot_timeout} s"
             elif now - t0 > total_timeout:
                 why = f"the scenario took more than {total_timeout} s"
             if why:
@@ -716,8 +762,9 @@ def boot_sequence(img, plan, log_path, total_timeout):
 def parse(text):
     grub = re.findall(r"Loading Linux (\S+) \.\.\.", text)
     boots = {}
-    for m in re.finditer(r"KSWAP-VM (EARLY|BOOT|STATUS|APPLY|ACCEPT|DONE|WAIT-EXPIRED|GUARD) (\d+) ?(.*)",
-                         text):
+    kinds = "EARLY|BOOT|STATUS|APPLY|ACCEPT|DONE|WAIT-EXPIRED|GUARD|REPO|REPOSRC|REPOLISTS|" \
+            "REPOPKGS|JOURNAL"
+    for m in re.finditer(rf"KSWAP-VM ({kinds}) (\d+) ?(.*)", text):
         kind, n, rest = m.group(1), int(m.group(2)), m.group(3).strip()
         b = boots.setdefault(n, {})
         if kind in ("EARLY", "BOOT"):
@@ -730,13 +777,19 @@ def parse(text):
             except ValueError:
                 b["status"] = None
                 b["status_raw"] = rest[:500]
+        elif kind == "JOURNAL":
+            try:
+                b["journal"] = json.loads(rest)
+            except ValueError:
+                b["journal"] = None
         elif kind == "APPLY":
             m2 = re.match(r"rc=(\d+) ?(.*)", rest)
             b["apply_rc"] = int(m2.group(1))
             try:
                 b["apply"] = json.loads(m2.group(2))
             except ValueError:
-                b["apply"] = m2.group(2)[:500]
+                # (the kernel's console messages can land inside the long line)
+                b["apply"] = m2.group(2)[:16000]
         else:
             b[kind.lower()] = rest
     return grub, boots
@@ -771,6 +824,16 @@ SCENARIOS = {
     # 1 nor boot 3 (OLD) carries the marker or the deadline unit.
     "accept-hang": ("ext4", "src=deb\n1=hangaccept,apply-reboot,wait\n3=poweroff", [OLD, NEW, OLD],
                     [OLD, NEW, OLD]),
+    # Issue 16: the main path through real apt from a local signed repository (vmrepo.py).
+    # REPO_OLD -> OLD (the repository's metapackage 1) -> NEW (metapackage 2, shown only after
+    # OLD is pinned), each tried, accepted and pinned; the last boot runs NEW by GRUB's default.
+    "repo": ("repo", "src=repo\n1=repo1,apply-reboot,wait\n2=repoinfo,repo2,apply-reboot,wait\n"
+             "3=repoinfo,reboot\n4=repoinfo,poweroff",
+             [REPO_OLD, OLD, NEW, NEW], [REPO_OLD, OLD, NEW, NEW]),
+    # The same repository signed by another key than the configured one: apt refuses it, apply
+    # fails with apt's words, nothing is installed, the next boot is REPO_OLD again.
+    "repo-badsig": ("repo", "src=repo\n1=repo1,apply,repoinfo,reboot\n2=repoinfo,poweroff",
+                    [REPO_OLD, REPO_OLD], [REPO_OLD, REPO_OLD]),
 }
 
 
@@ -788,7 +851,8 @@ def check_scenario(name, grub, boots):
             continue
         expect(st.get("running") == b.get("kernel"),
                f"boot {n}: status says running {st.get('running')}, uname {b.get('kernel')}")
-        quiet = not set(steps.get(str(n), "poweroff").split(",")) - {"reboot", "poweroff", "wait"}
+        quiet = not set(steps.get(str(n), "poweroff").split(",")) - {"reboot", "poweroff", "wait",
+                                                                       "repoinfo"}
         if want_grub == want_user and quiet and n < len(grub):
             fc = (st.get("grub") or {}).get("forecast") or [{}]
             expect(fc[0].get("kernel") == grub[n],
@@ -834,12 +898,94 @@ def check_scenario(name, grub, boots):
             expect(g.startswith("marker=0 deadline=not-found"), f"boot {n} has trial protections: {g}")
         fc = last["status"]["grub"]["forecast"]
         expect([b.get("kernel") for b in fc][:3] == [OLD, OLD, OLD], f"forecast {fc}")
+    elif name in ("repo", "repo-badsig"):
+        check_repo(name, boots, state, outcome)
     elif name == "btrfs":
         expect(a1.get("apply_rc") == 2, f"apply exited {a1.get('apply_rc')}, expected 2 (refused)")
         ids = [f.get("id") for f in (a1.get("apply") or {}).get("findings", [])
                if f.get("severity") == "block"] if isinstance(a1.get("apply"), dict) else []
         expect("grub.env-unwritable" in ids, f"blocking findings {ids}")
         expect(state not in ("armed", "trial-booted", "pinned"), f"journal {state} {outcome}")
+
+
+def check_repo(name, boots, state, outcome):
+    """The repo scenarios' own assertions (see SCENARIOS)."""
+    def pkgs(n):
+        return dict(w.split(";")[0].split("=", 1) for w in boots[n].get("repopkgs", "").split()
+                    if "=" in w and w.endswith(";installed"))
+    last = (boots[max(boots)].get("status") or {}).get("grub") or {}
+    fc = [b.get("kernel") for b in last.get("forecast") or []]
+    a1 = boots[1]
+    if name == "repo-badsig":
+        # refused (exit 2) by the repository check, before anything changed
+        expect(a1.get("apply_rc") == 2, f"apply exited {a1.get('apply_rc')} with a wrongly "
+               "signed archive, expected 2 (refused)")
+        err = json.dumps(a1.get("apply"))
+        for n in (1, 2):
+            src = boots[n].get("reposrc", "")
+            expect("Written by kswap" not in src, f"boot {n}: a source was written: {src[:300]}")
+        # apt's own words (apt 2.6: "The following signatures couldn't be verified ...
+        # NO_PUBKEY ..." and "The repository '...' is not signed.")
+        expect("NO_PUBKEY" in err or "is not signed" in err, f"apply's error: {err[:1500]}")
+        for n in (1, 2):
+            got = pkgs(n)
+            expect(vmrepo.PACKAGE not in got and f"linux-image-{OLD}" not in got,
+                   f"boot {n}: installed {got}")
+        expect(state not in ("armed", "trial-booted", "pinned"), f"journal {state} {outcome}")
+        expect(fc[:3] == [REPO_OLD] * 3, f"forecast {fc}")
+        return
+    expect(a1.get("apply_rc") in (None, 0) and "wait-expired" not in a1,
+           f"boot 1: apply exited {a1.get('apply_rc')} or did not reboot")
+    expect("wait-expired" not in boots[2], "boot 2: the second apply did not reboot")
+    for n, old, new, meta in ((2, REPO_OLD, OLD, "1"), (3, OLD, NEW, "2")):
+        j = (boots[n].get("status") or {}).get("journal") or {}
+        expect((j.get("state"), j.get("outcome")) == ("pinned", "trial-ok"),
+               f"boot {n}: journal {j.get('state')} {j.get('outcome')}")
+        expect((j.get("old_kernel"), j.get("new_kernel")) == (old, new),
+               f"boot {n}: the trial went {j.get('old_kernel')} -> {j.get('new_kernel')}, "
+               f"expected {old} -> {new}")
+        got = pkgs(n)
+        expect(got.get(vmrepo.PACKAGE) == meta and f"linux-image-{new}" in got,
+               f"boot {n}: installed {got}")
+        # The source kswap wrote, and apt's lists of it: apt read the repository.
+        src = boots[n].get("reposrc", "").split("|")
+        want = ["Types: deb", f"URIs: {vmrepo.URI}", f"Suites: {vmrepo.SUITE}", "Components: main",
+                "Signed-By: /etc/apt/keyrings/xanmod-archive-keyring.gpg"]
+        expect(src[0].startswith("# Written by kswap") and src[1:6] == want,
+               f"boot {n}: etc/apt/sources.list.d/xanmod.sources is {src}")
+        lists = boots[n].get("repolists", "").split()
+        base = vmrepo.URI_DIR.strip("/").replace("/", "_")
+        # (Packages may be stored compressed: Packages.lz4 with Acquire::GzipIndexes)
+        for f in (f"_{base}_dists_{vmrepo.SUITE}_InRelease",
+                  f"_{base}_dists_{vmrepo.SUITE}_main_binary-amd64_Packages"):
+            expect(any(x == f or x.startswith(f + ".") for x in lists),
+                   f"boot {n}: apt's lists have no {f}: {lists}")
+    expect(f"linux-image-{REPO_OLD}" in pkgs(4), f"boot 4: {REPO_OLD} was removed: {pkgs(4)}")
+    expect((state, outcome) == ("pinned", "trial-ok"), f"journal {state} {outcome}")
+    expect(fc[:3] == [NEW] * 3, f"forecast after the second pin: {fc}")
+
+
+APPLY_STEPS = ("check", "repository", "prepare", "install", "verify", "arm", "reboot")
+
+
+def apply_times(boots):
+    """Per apply, from the state journal the next boot printed: (boot, whole apply, install
+    step: apt-get update and install with dpkg's hooks), seconds."""
+    def t(iso):
+        return time.mktime(time.strptime(iso, "%Y-%m-%dT%H:%M:%SZ")) if iso else None
+    out = []
+    for n in sorted(boots):
+        steps = {s.get("name"): s for s in (boots[n].get("journal") or {}).get("steps") or []}
+        ap = [steps[x] for x in APPLY_STEPS if x in steps]
+        if "install" not in steps or not ap:
+            continue
+        ends = [t(s.get("finished")) for s in ap if s.get("finished")]
+        inst = steps["install"]
+        if not ends or not inst.get("finished"):
+            continue
+        out.append((n - 1, max(ends) - t(ap[0]["started"]),
+                    t(inst["finished"]) - t(inst["started"])))
+    return out
 
 
 def run_scenarios(names):
@@ -851,8 +997,16 @@ def run_scenarios(names):
             return 1
         layout, plan, want_grub, want_user = SCENARIOS[name]
         t0 = time.monotonic()
+        extra = []
         try:
             img = build_disk(layout)
+            if layout == "repo":
+                for tool in ("apt-ftparchive", "dpkg-deb", "gpg"):
+                    if not shutil.which(tool):
+                        skip(f"{tool} not found (apt-get install apt-utils dpkg gpg)")
+                extra.append(vmrepo.build(CACHE, OLD, NEW, badsig=name == "repo-badsig"))
+                if not extra[0]:
+                    skip(f"apt-get download linux-image-{OLD} or {NEW} failed")
         except (subprocess.CalledProcessError, OSError) as e:
             err = getattr(e, "stderr", b"") or b""
             print(err.decode(errors="replace")[-2000:] if isinstance(err, bytes) else err)
@@ -862,7 +1016,15 @@ def run_scenarios(names):
                             name)
         os.makedirs(work, exist_ok=True)
         log_path = os.path.join(work, "serial.log")
-        text, why, secs = boot_sequence(img, plan, log_path, total_timeout=min(len(want_grub) * BOOT_TIMEOUT, SCENARIO_TIMEOUT))
+        limit = SCENARIO_TIMEOUT
+        if name in LONG_SCENARIOS and "KS_VM_SCENARIO_TIMEOUT" not in os.environ:
+            limit = LONG_SCENARIOS[name]
+        boot_limit = BOOT_TIMEOUT
+        if "KS_VM_BOOT_TIMEOUT" not in os.environ:
+            boot_limit = INSTALL_BOOT_TIMEOUT.get(name, BOOT_TIMEOUT)
+        text, why, secs = boot_sequence(img, plan, log_path,
+                                        total_timeout=min(len(want_grub) * boot_limit, limit),
+                                        extra=extra, boot_timeout=boot_limit)
         grub, boots = parse(text)
         try:
             expect(why is None, why or "")
@@ -874,6 +1036,10 @@ def run_scenarios(names):
                        in text[at:], "NEW's initramfs did not panic and reboot on the serial line")
             print(f"ok {name}: {len(grub)} boots {grub}, {secs:.0f} s (image {t1 - t0:.0f} s); "
                   f"serial log {log_path}", flush=True)
+            for n, whole, inst in apply_times(boots):
+                print(f"  apply of boot {n}: {whole:.0f} s, of it the install step (apt-get "
+                      f"update, install, dpkg and its hooks) {inst:.0f} s, the other steps "
+                      f"(kswap and its update-grub runs) {whole - inst:.0f} s", flush=True)
         except Failed as e:
             failed.append(name)
             print(f"FAIL {name}: {e}\n  GRUB: {grub}\n  boots: "
@@ -892,9 +1058,19 @@ def run_scenarios(names):
 
 def main():
     args = sys.argv[1:]
-    if not args or args[0] not in ("build", "run"):
+    if not args or args[0] not in ("build", "run", "check"):
         print(__doc__)
         return 2
+    if args[0] == "check" and len(args) == 3 and args[1] in SCENARIOS:
+        # The assertions again on a kept serial log (developing them, proving they can fail).
+        grub, boots = parse(open(args[2], "rb").read().decode(errors="replace"))
+        try:
+            check_scenario(args[1], grub, boots)
+        except Failed as e:
+            print(f"FAIL {args[1]}: {e}")
+            return 1
+        print(f"ok {args[1]}: {grub}")
+        return 0
     prerequisites()
     if args[0] == "build":
         layout = "ext4"
