@@ -229,7 +229,7 @@ if scenario("custom"):
     check(os.listdir(os.path.join(r, TEXTDIR)) == [], "the default directory is not written then")
     put(r, "etc/kswap/kswap.conf", "[metrics]\ntextfile_dir = srv/metrics\n")
     p, d = kswap(r, "--json", "rollback")
-    check(p.returncode != 0 and "not an absolute path" in (p.stderr + p.stdout),
+    check(p.returncode != 0 and "textfile_dir = srv/metrics is not valid (an absolute path)" in (p.stderr + p.stdout),
           "a relative textfile_dir is refused when the configuration is read", p.stderr + p.stdout)
 
 if scenario("unwritable"):
