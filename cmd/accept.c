@@ -248,8 +248,9 @@ static int run_accept(ks_ctx *ctx, int argc, char **argv)
     json_object_put(doc);
     if (r.reboot_claimed) {
         _cleanup_free_ char *err = NULL;
-        ks_swap_progress(ctx, "accept", "rebooting into the old kernel (once for this trial)");
         bool warned = r.metrics_error;
+
+        ks_swap_progress(ctx, "accept", "rebooting into the old kernel (once for this trial)");
         if (ks_accept_reboot(ctx->root, &r, &err) < 0)
             ks_error("accept: %s", err ? err : "cannot reboot");
         if (r.metrics_error && !warned)

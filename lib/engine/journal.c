@@ -893,7 +893,8 @@ const char *ks_journal_armed_at(const ks_journal *j)
 
 void ks_journal_count_reboot(ks_journal *j)
 {
-    if (j->reboots_requested < UINT64_MAX)
+    /* The JSON integer is signed: stop at its largest value instead of wrapping. */
+    if (j->reboots_requested < (uint64_t)INT64_MAX)
         j->reboots_requested++;
 }
 

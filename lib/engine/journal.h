@@ -188,7 +188,7 @@ bool ks_journal_reboot_claimed(const ks_journal *j);
 /*
  * "reboots_requested": reboots kswap asked for (systemctl reboot by apply --reboot, rollback
  * --reboot and accept; the forced reboot of a trial boot's deadline, counted when accept
- * records trial-hung) over the journal's whole life. A new swap (ks_journal_reset) keeps it;
+ * records trial-hung) over the journal's whole life, at most INT64_MAX. A new swap keeps it;
  * only removing the journal file resets it. count: + 1, not saved.
  */
 void ks_journal_count_reboot(ks_journal *j);
