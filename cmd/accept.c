@@ -240,14 +240,21 @@ static int run_accept(ks_ctx *ctx, int argc, char **argv)
                       "kernel or initramfs): read its console log (serial console, the "
                       "provider's console)"
                     : "Read the previous boot's log: journalctl -b -1");
+    /* accept has no findings list: a failure to write kswap.prom is a warning on stderr. */
+    if (r.metrics_error)
+        ks_warn("metrics.unwritable: %s; the verdict stands", r.metrics_error);
     fflush(stdout);
     run_hooks(ctx, &r, doc, cfg);
     json_object_put(doc);
     if (r.reboot_claimed) {
         _cleanup_free_ char *err = NULL;
+        bool warned = r.metrics_error;
+
         ks_swap_progress(ctx, "accept", "rebooting into the old kernel (once for this trial)");
         if (ks_accept_reboot(ctx->root, &r, &err) < 0)
             ks_error("accept: %s", err ? err : "cannot reboot");
+        if (r.metrics_error && !warned)
+            ks_warn("metrics.unwritable: %s", r.metrics_error);
     } else if (r.reboot_refused && !r.recorded) {
         ks_warn("not rebooting again: this trial had its one reboot already");
     }

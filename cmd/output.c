@@ -328,7 +328,7 @@ static const struct {
     {"secureboot", "Secure Boot"}, {"boot", "/boot"},          {"grub", "GRUB"},
     {"kernel", "kernel"},          {"modules", "modules"},     {"bbr", "BBR"},
     {"initrd", "initramfs"},       {"repo", "repository"},     {"config", "configuration"},
-    {"accept", "acceptance"},      {"host", "host"},
+    {"accept", "acceptance"},      {"host", "host"},           {"metrics", "metrics"},
 };
 
 const char *ks_finding_subject(const char *id)

@@ -176,6 +176,11 @@ static bool item_apt_uri(const char *v)
     return false;
 }
 
+static bool item_abs_path(const char *v)
+{
+    return v[0] == '/';
+}
+
 static const char *const on_failure_values[] = {"reboot", "stay", NULL};
 
 #define LIST(s, k, fn, d)                                                                          \
@@ -228,6 +233,12 @@ static const ks_config_key keys[] = {
      .type = KS_CT_ENUM,
      .enum_values = on_failure_values,
      .def = "reboot"},
+    /* node_exporter's textfile collector (lib/engine/metrics-file.h); empty: off. */
+    {.section = "metrics",
+     .key = "textfile_dir",
+     .type = KS_CT_STRING,
+     .item_ok = item_abs_path,
+     .def = KS_METRICS_DEFAULT_TEXTFILE_DIR},
 };
 
 const ks_config_key *ks_config_keys(size_t *ret_n)
@@ -354,6 +365,7 @@ static char *value_problem(const ks_config_key *k, const char *value)
                                                             "or copy:/, optionally behind "
                                                             "mirror+ or tor+)"
                                : k->item_ok == item_apt_word ? " (one word, no spaces or brackets)"
+                               : k->item_ok == item_abs_path ? " (an absolute path)"
                                                              : "");
         return NULL;
     case KS_CT_LIST:
@@ -655,6 +667,11 @@ char *const *ks_config_get_values(const ks_config *c, const char *section, const
 {
     entry *e = find(c, section, key);
     return e ? e->values : NULL;
+}
+
+bool ks_config_is_set(const ks_config *c, const char *section, const char *key)
+{
+    return find(c, section, key);
 }
 
 const char *ks_config_get_string(const ks_config *c, const char *section, const char *key,

@@ -25,6 +25,8 @@ typedef struct ks_config ks_config;
 #define KS_VERIFY_DEFAULT_BBR_VERSION 3
 /* XanMod's archive; [repository] uri names a mirror or an apt cache in front of it. */
 #define KS_REPOSITORY_DEFAULT_URI "http://deb.xanmod.org"
+/* Debian's prometheus-node-exporter: --collector.textfile.directory */
+#define KS_METRICS_DEFAULT_TEXTFILE_DIR "/var/lib/prometheus/node-exporter"
 
 typedef enum ks_config_type {
     KS_CT_STRING,   /* one value, any text (the last one counts) */
@@ -69,6 +71,8 @@ int ks_config_parse(ks_config *c, const char *text, const char *origin, char **r
 
 /* Every raw value given for section/key, in order; NULL when never set (or cleared). */
 char *const *ks_config_get_values(const ks_config *c, const char *section, const char *key);
+/* Given in some file, even when an empty value cleared it ("key ="): that is not unset. */
+bool ks_config_is_set(const ks_config *c, const char *section, const char *key);
 /* The last value, or def. */
 const char *ks_config_get_string(const ks_config *c, const char *section, const char *key,
                                  const char *def);

@@ -204,11 +204,46 @@ static void remove_stale_temps(int dfd, const char *base)
     closedir(d);
 }
 
+int ks_write_atomic_at(int dfd, const char *name, const void *data, size_t len, mode_t mode)
+{
+    _cleanup_free_ char *tmp = NULL;
+    _cleanup_close_ int fd = -EBADF;
+    unsigned int rnd = 0;
+    int k;
+
+    assert(dfd >= 0);
+    assert(name);
+    if (!*name || strchr(name, '/'))
+        return -EINVAL;
+    if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) < 0)
+        rnd = (unsigned int)getpid();
+    tmp = ks_asprintf(".#%s.kswap%08x", name, rnd);
+    if (!tmp)
+        return -ENOMEM;
+    fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+    if (fd < 0)
+        return -errno;
+    k = write_all(fd, data, len);
+    if (k >= 0 && fchmod(fd, mode) < 0)
+        k = -errno;
+    if (k >= 0 && fsync(fd) < 0)
+        k = -errno;
+    if (k >= 0 && renameat(dfd, tmp, dfd, name) < 0)
+        k = -errno;
+    if (k < 0) {
+        unlinkat(dfd, tmp, 0);
+        return k;
+    }
+    remove_stale_temps(dfd, name);
+    if (fsync(dfd) < 0)
+        return -errno;
+    return 0;
+}
+
 int ks_write_atomic(const ks_root *r, const char *path, const void *data, size_t len, mode_t mode)
 {
-    _cleanup_free_ char *dir = NULL, *base = NULL, *tmp = NULL;
-    _cleanup_close_ int dfd = -EBADF, fd = -EBADF;
-    unsigned int rnd = 0;
+    _cleanup_free_ char *dir = NULL, *base = NULL;
+    _cleanup_close_ int dfd = -EBADF;
     int k;
 
     k = split_path(path, &dir, &base);
@@ -220,29 +255,7 @@ int ks_write_atomic(const ks_root *r, const char *path, const void *data, size_t
     dfd = ks_root_open_at(r, dir, O_RDONLY | O_DIRECTORY, 0);
     if (dfd < 0)
         return dfd;
-    if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) < 0)
-        rnd = (unsigned int)getpid();
-    tmp = ks_asprintf(".#%s.kswap%08x", base, rnd);
-    if (!tmp)
-        return -ENOMEM;
-    fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
-    if (fd < 0)
-        return -errno;
-    k = write_all(fd, data, len);
-    if (k >= 0 && fchmod(fd, mode) < 0)
-        k = -errno;
-    if (k >= 0 && fsync(fd) < 0)
-        k = -errno;
-    if (k >= 0 && renameat(dfd, tmp, dfd, base) < 0)
-        k = -errno;
-    if (k < 0) {
-        unlinkat(dfd, tmp, 0);
-        return k;
-    }
-    remove_stale_temps(dfd, base);
-    if (fsync(dfd) < 0)
-        return -errno;
-    return 0;
+    return ks_write_atomic_at(dfd, base, data, len, mode);
 }
 
 int ks_unlink_durable(const ks_root *r, const char *path)

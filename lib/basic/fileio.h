@@ -14,6 +14,12 @@
  * missing. Returns 0 or negative errno; nothing is left behind on failure.
  */
 int ks_write_atomic(const ks_root *r, const char *path, const void *data, size_t len, mode_t mode);
+/*
+ * The same into the open directory dfd, as the file name (no slash); never creates a directory.
+ * The temporary file is ".#NAME.kswapXXXXXXXX", so a reader that looks only at names ending in
+ * a suffix (node_exporter: ".prom") never sees it.
+ */
+int ks_write_atomic_at(int dfd, const char *name, const void *data, size_t len, mode_t mode);
 
 /*
  * Every file kswap reads is opened O_RDONLY|O_NONBLOCK|O_NOCTTY|O_CLOEXEC (a FIFO in its place

@@ -28,3 +28,25 @@ int ks_utc_string(time_t t, char **ret)
     *ret = s;
     return 0;
 }
+
+int ks_parse_utc(const char *s, time_t *ret)
+{
+    struct tm tm = {0};
+    const char *end;
+    time_t t;
+
+    assert(ret);
+    if (!s)
+        return -EINVAL;
+    /* Exactly the form ks_format_utc() writes: nothing before, nothing after. */
+    if (strlen(s) != KS_UTC_MAX - 1)
+        return -EINVAL;
+    end = strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    if (!end || *end)
+        return -EINVAL;
+    t = timegm(&tm);
+    if (t == (time_t)-1)
+        return -ERANGE;
+    *ret = t;
+    return 0;
+}

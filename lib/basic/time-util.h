@@ -10,3 +10,6 @@
 char *ks_format_utc(time_t t, char buf[static KS_UTC_MAX]);
 /* The same, as a new string. 0 or -ENOMEM; *ret untouched on failure. */
 int ks_utc_string(time_t t, char **ret);
+/* The reverse: "2026-11-30T07:50:00Z" to seconds since the epoch. -EINVAL for any other text;
+ * *ret untouched on failure. */
+int ks_parse_utc(const char *s, time_t *ret);

@@ -11,6 +11,7 @@
 #include "lib/host/boot-identity.h"
 #include "lib/host/kernels.h"
 #include "lib/engine/lock.h"
+#include "lib/engine/metrics-file.h"
 #include "lib/engine/run-snapshot.h"
 #include "lib/basic/spawn.h"
 #include "lib/engine/trial.h"
@@ -64,6 +65,7 @@ void ks_accept_result_done(ks_accept_result *r)
     free(r->old_kernel);
     free(r->summary);
     free(r->error);
+    free(r->metrics_error);
     free(r->previous_boot);
     ks_checklist_done(&r->checks);
     ks_journal_free(r->journal);
@@ -137,6 +139,15 @@ static int disarm(acc *a)
         set_error(a, "cannot make sure the old kernel %s boots next: %s", strempty(old),
                   detail ? detail : strerror(-k));
     return k;
+}
+
+/* The first failure to write kswap.prom of j's saves, kept for the command to warn about. */
+static void keep_metrics_error(ks_accept_result *r, const ks_journal *j)
+{
+    const char *err = ks_metrics_error(j);
+
+    if (err && !r->metrics_error)
+        r->metrics_error = strdup(err);
 }
 
 static int record(acc *a, ks_outcome outcome, ks_state state, const char *reason)
@@ -287,6 +298,10 @@ static int judge_fell_back(acc *a)
     if (!reason)
         return -ENOMEM;
     progress(a, "%s: %s", hung ? "TRIAL HUNG" : "FELL BACK", reason);
+    /* The deadline unit kswap set up rebooted the trial boot by force: a reboot kswap asked
+     * for, counted now that it is known. */
+    if (hung)
+        ks_journal_count_reboot(a->j);
     (void)ks_journal_step_begin(a->j, "accept");
     k = disarm(a);
     record(a, hung ? KS_OUTCOME_TRIAL_HUNG : KS_OUTCOME_FELL_BACK,
@@ -490,6 +505,7 @@ static int pin_now(acc *a, ks_lock **lock)
         a->r->pinned = true;
     }
     if (pr.journal) {
+        keep_metrics_error(a->r, a->r->journal);
         ks_journal_free(a->r->journal);
         a->r->journal = TAKE_PTR(pr.journal);
     }
@@ -528,6 +544,10 @@ int ks_accept(const ks_root *root, const ks_accept_opts *o, ks_accept_result *re
                               jerr ? jerr : strerror(-k));
         goto fail;
     }
+    /* kswap.prom follows every save of the verdict (lib/engine/metrics-file.h). */
+    k = ks_metrics_attach(a.j, root, o->config);
+    if (k < 0)
+        goto fail;
     k = ks_running_kernel(root, &r.kernel);
     if (k >= 0)
         k = ks_read_boot_id(root, &boot_id);
@@ -619,6 +639,7 @@ int ks_accept(const ks_root *root, const ks_accept_opts *o, ks_accept_result *re
 done:
     if (a.j)
         r.journal = TAKE_PTR(a.j);
+    keep_metrics_error(&r, r.journal);
     *ret = r;
     return 0;
 fail:
@@ -643,8 +664,10 @@ int ks_accept_reboot(const ks_root *root, ks_accept_result *r, char **ret_error)
             return -errno;
         ctx.root_abs = root_abs;
     }
-    if (r->journal)
+    if (r->journal) {
+        ks_journal_count_reboot(r->journal);
         (void)ks_journal_step_begin(r->journal, "reboot");
+    }
     k = ks_check_spawn(&ctx, argv, 60000, &res);
     if (k >= 0 && !ks_spawn_succeeded(&res)) {
         _cleanup_free_ char *last = ks_spawn_last_line(&res);
@@ -659,6 +682,7 @@ int ks_accept_reboot(const ks_root *root, ks_accept_result *r, char **ret_error)
     if (r->journal)
         (void)ks_journal_step_end(r->journal, "reboot", k < 0 ? KS_STEP_FAILED : KS_STEP_DONE,
                                   "systemctl reboot");
+    keep_metrics_error(r, r->journal);
     return k;
 }
 

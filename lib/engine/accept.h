@@ -46,6 +46,7 @@ typedef struct ks_accept_result {
     bool reboot_claimed; /* ours is the one reboot of this trial: call ks_accept_reboot() */
     bool reboot_refused; /* a reboot was due but this trial had its reboot already */
     char *error;         /* an action that failed (disarm, pin, journal), for people */
+    char *metrics_error; /* kswap.prom could not be written (lib/engine/metrics-file.h) */
     char *previous_boot; /* fell-back: warnings of the previous boot (journalctl -b -1) */
     /* fell-back: 0 when the journal's previous boot is the arming boot, so the trial boot
      * never reached the journal (it died in the kernel or initramfs); 1 when it is another
@@ -70,7 +71,8 @@ json_object *ks_accept_diff_json(const ks_checklist *l, bool have_snapshot, char
 int ks_accept(const ks_root *root, const ks_accept_opts *o, ks_accept_result *ret);
 void ks_accept_result_done(ks_accept_result *r);
 
-/* `systemctl reboot` (KSWAP_ROOT under a root), recorded as the journal step "reboot". */
+/* `systemctl reboot` (KSWAP_ROOT under a root), recorded as the journal step "reboot" and
+ * counted in its reboots_requested. */
 int ks_accept_reboot(const ks_root *root, ks_accept_result *r, char **ret_error);
 
 /*

@@ -17,6 +17,12 @@
 struct ks_journal {
     const ks_root *root; /* NULL for a parsed journal: it cannot be saved */
     time_t (*now)(void);
+    /* Called after every save (lib/engine/metrics-file.h); kept across ks_journal_reset(). */
+    ks_journal_saved_fn on_save;
+    void *on_save_data;
+    void (*on_save_free)(void *data);
+    /* Reboots kswap asked for, over the journal's whole life: kept across ks_journal_reset(). */
+    uint64_t reboots_requested;
 
     ks_state state;
     ks_outcome outcome;
@@ -172,7 +178,12 @@ static void journal_clear(ks_journal *j)
     free(j->changes);
     free(j->created);
     free(j->updated);
-    *j = (ks_journal){.root = j->root, .now = j->now};
+    *j = (ks_journal){.root = j->root,
+                      .now = j->now,
+                      .on_save = j->on_save,
+                      .on_save_data = j->on_save_data,
+                      .on_save_free = j->on_save_free,
+                      .reboots_requested = j->reboots_requested};
 }
 
 ks_journal *ks_journal_free(ks_journal *j)
@@ -180,6 +191,8 @@ ks_journal *ks_journal_free(ks_journal *j)
     if (!j)
         return NULL;
     journal_clear(j);
+    if (j->on_save_free)
+        j->on_save_free(j->on_save_data);
     free(j);
     return NULL;
 }
@@ -192,6 +205,21 @@ void ks_journal_reset(ks_journal *j)
 void ks_journal_set_clock(ks_journal *j, time_t (*now)(void))
 {
     j->now = now;
+}
+
+void ks_journal_on_save(ks_journal *j, ks_journal_saved_fn fn, void *data, void (*free_fn)(void *))
+{
+    assert(j);
+    if (j->on_save_free)
+        j->on_save_free(j->on_save_data);
+    j->on_save = fn;
+    j->on_save_data = data;
+    j->on_save_free = free_fn;
+}
+
+void *ks_journal_on_save_data(const ks_journal *j, ks_journal_saved_fn fn)
+{
+    return j && j->on_save == fn ? j->on_save_data : NULL;
 }
 
 int ks_journal_new(const ks_root *root, ks_journal **ret)
@@ -286,6 +314,7 @@ json_object *ks_journal_to_json(const ks_journal *j)
         ks_jb_push(&b, changes, x);
     }
     ks_jb_add(&b, o, "changes", changes);
+    ks_jb_add(&b, o, "reboots_requested", ks_jb_int(&b, (int64_t)j->reboots_requested));
     ks_jb_add(&b, o, "created", ks_jb_string(&b, j->created));
     ks_jb_add(&b, o, "updated", ks_jb_string(&b, j->updated));
     return ks_jb_finish(&b, o);
@@ -332,7 +361,13 @@ int ks_journal_save(ks_journal *j)
     k = ks_journal_format(j, &text);
     if (k < 0)
         return k;
-    return ks_write_atomic(j->root, KS_JOURNAL_PATH, text, strlen(text), 0644);
+    k = ks_write_atomic(j->root, KS_JOURNAL_PATH, text, strlen(text), 0644);
+    if (k < 0)
+        return k;
+    /* What is on disk now is what the observer sees; it cannot fail the save. */
+    if (j->on_save)
+        j->on_save(j, j->on_save_data);
+    return 0;
 }
 
 /* ---- JSON in ---- */
@@ -656,6 +691,9 @@ static int parse_object(parser *p, ks_journal *j, json_object *o)
     if ((k = get_container(p, o, "", "changes", json_type_array, &a)) < 0 ||
         (k = parse_changes(p, j, a)) < 0)
         return k;
+    /* Absent in journals of kswap before the counter: none counted then. */
+    if ((k = get_u64(p, o, "", "reboots_requested", NULL, &j->reboots_requested)) < 0)
+        return k;
     if ((k = get_str(p, o, "", "created", &j->created)) < 0 ||
         (k = get_str(p, o, "", "updated", &j->updated)) < 0)
         return k;
@@ -851,6 +889,23 @@ uint64_t ks_journal_armed_btime(const ks_journal *j)
 const char *ks_journal_armed_at(const ks_journal *j)
 {
     return j->armed_at;
+}
+
+void ks_journal_count_reboot(ks_journal *j)
+{
+    /* The JSON integer is signed: stop at its largest value instead of wrapping. */
+    if (j->reboots_requested < (uint64_t)INT64_MAX)
+        j->reboots_requested++;
+}
+
+uint64_t ks_journal_reboots_requested(const ks_journal *j)
+{
+    return j->reboots_requested;
+}
+
+const char *ks_journal_updated(const ks_journal *j)
+{
+    return j->updated;
 }
 
 bool ks_journal_reboot_claimed(const ks_journal *j)

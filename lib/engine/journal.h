@@ -138,6 +138,17 @@ static inline void ks_journal_freep(ks_journal **j)
 
 /* Writes the journal atomically (temp file, fsync, rename, fsync dir); stamps "updated". */
 int ks_journal_save(ks_journal *j);
+/*
+ * An observer of the journal on disk: fn(j, data) runs after every successful save (the one
+ * place every change of state, step and verdict passes), and cannot fail it. The journal owns
+ * data: free_fn(data) when the journal is freed or another observer replaces it. Kept across
+ * ks_journal_reset(). on_save_data: data when fn is the observer, else NULL.
+ */
+typedef void (*ks_journal_saved_fn)(const ks_journal *j, void *data);
+void ks_journal_on_save(ks_journal *j, ks_journal_saved_fn fn, void *data, void (*free_fn)(void *));
+void *ks_journal_on_save_data(const ks_journal *j, ks_journal_saved_fn fn);
+/* "updated": when the journal was last saved (ISO 8601 UTC); NULL before the first save. */
+const char *ks_journal_updated(const ks_journal *j);
 /* The clock for timestamps (tests); NULL restores time(). */
 void ks_journal_set_clock(ks_journal *j, time_t (*now)(void));
 /* Back to a fresh idle journal in memory (for a new swap); not saved. */
@@ -174,6 +185,14 @@ const char *ks_journal_armed_at(const ks_journal *j);
  */
 int ks_journal_claim_reboot(ks_journal *j, const char *boot_id);
 bool ks_journal_reboot_claimed(const ks_journal *j);
+/*
+ * "reboots_requested": reboots kswap asked for (systemctl reboot by apply --reboot, rollback
+ * --reboot and accept; the forced reboot of a trial boot's deadline, counted when accept
+ * records trial-hung) over the journal's whole life, at most INT64_MAX. A new swap keeps it;
+ * only removing the journal file resets it. count: + 1, not saved.
+ */
+void ks_journal_count_reboot(ks_journal *j);
+uint64_t ks_journal_reboots_requested(const ks_journal *j);
 
 /*
  * Steps, each saved before and after. begin: a new step "started", or one begun before (a

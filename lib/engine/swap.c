@@ -19,6 +19,7 @@
 #include "lib/basic/spawn.h"
 #include "lib/engine/run-snapshot.h"
 #include "lib/engine/swap.h"
+#include "lib/engine/metrics-file.h"
 #include "lib/engine/trial.h"
 #include "lib/engine/trialboot.h"
 #include "lib/kernel/verify.h"
@@ -246,6 +247,9 @@ static int load_journal(run *x)
 {
     _cleanup_free_ char *err = NULL;
     int k = ks_journal_load(x->root, &x->j, &err);
+    /* node_exporter's kswap.prom follows every save from here on (lib/engine/metrics-file.h). */
+    if (k >= 0)
+        k = ks_metrics_attach(x->j, x->root, x->c->config);
     if (k < 0) {
         x->r->status = KS_SWAP_FAILED;
         x->r->error = ks_asprintf("cannot use the state journal '/%s': %s; move it away only "
@@ -289,6 +293,9 @@ static int start_locked(run *x, const ks_root *root, const ks_swap_common *c, ks
  */
 static int end_run(run *x, int k)
 {
+    /* Metrics that could not be written are a warning, never a reason to fail. */
+    if (x->j && ks_metrics_add_finding(x->j, &x->r->findings) < 0 && k >= 0)
+        k = -ENOMEM;
     x->r->journal = TAKE_PTR(x->j);
     free(x->root_abs);
     x->root_abs = NULL;
@@ -872,6 +879,8 @@ static int reboot_now(run *x, const char *step)
     char *argv[] = {(char *)"systemctl", (char *)"reboot", NULL};
     int k;
 
+    /* Counted when asked, saved with the step: a reboot that succeeds may leave no later save. */
+    ks_journal_count_reboot(x->j);
     k = begin(x, step, "rebooting");
     if (k < 0)
         return journal_error(x, k);

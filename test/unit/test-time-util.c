@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* UTC times as the journal writes them. */
+#include <errno.h>
 #include <limits.h>
 
 #include "lib/basic/time-util.h"
@@ -28,6 +29,32 @@ int main(void)
         CHECK_STREQ(ks_format_utc(cases[i].t, buf), cases[i].utc);
         CHECK_INTEQ(ks_utc_string(cases[i].t, &s), 0);
         CHECK_STREQ(s, cases[i].utc);
+        if (cases[i].t != LLONG_MAX) {
+            time_t back = -1;
+            CHECK_INTEQ(ks_parse_utc(cases[i].utc, &back), 0);
+            CHECK_MSG(back == cases[i].t, "case %zu: parsed %lld", i, (long long)back);
+        }
+    }
+
+    /* Anything but the exact form is refused, and the output is untouched. */
+    static const char *const bad[] = {
+        "",
+        "2026-11-30T07:50:00",   /* no Z */
+        "2026-11-30T07:50:00Z ", /* trailing */
+        " 2026-11-30T07:50:00Z", /* leading */
+        "2026-11-30 07:50:00Z",
+        "2026-13-30T07:50:00Z", /* month 13 */
+        "2026-11-30T25:50:00Z",
+        "yesterday at noon...",
+    };
+    for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+        time_t t = 42;
+        CHECK_MSG(ks_parse_utc(bad[i], &t) == -EINVAL, "'%s' accepted", bad[i]);
+        CHECK(t == 42);
+    }
+    {
+        time_t t = 42;
+        CHECK(ks_parse_utc(NULL, &t) == -EINVAL && t == 42);
     }
     TEST_DONE();
 }

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* kswap's metrics as Prometheus text (lib/engine/metrics.h). */
+#include <assert.h>
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "lib/basic/util.h"
+#include "lib/engine/metrics.h"
+
+/* Length of the valid UTF-8 sequence at s (1-4), 0 when the bytes there are not one. */
+static size_t utf8_len(const unsigned char *s)
+{
+    unsigned c = s[0];
+    size_t n;
+    unsigned cp;
+
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf)
+        n = 2, cp = c & 0x1f;
+    else if (c >= 0xe0 && c <= 0xef)
+        n = 3, cp = c & 0x0f;
+    else if (c >= 0xf0 && c <= 0xf4)
+        n = 4, cp = c & 0x07;
+    else
+        return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3f);
+    }
+    /* Overlong forms, surrogates and values past U+10FFFF are not UTF-8. */
+    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+        (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return n;
+}
+
+char *ks_metrics_escape_label(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    size_t len = strlen((const char *)p), n = 0;
+    /* At worst every byte becomes U+FFFD (3 bytes). */
+    char *out = malloc(len * 3 + 1);
+
+    if (!out)
+        return NULL;
+    while (*p) {
+        size_t l = utf8_len(p);
+
+        if (*p == '\\' || *p == '"') {
+            out[n++] = '\\';
+            out[n++] = (char)*p;
+        } else if (*p == '\n') {
+            out[n++] = '\\';
+            out[n++] = 'n';
+        } else if (l == 0) {
+            memcpy(out + n, "\xef\xbf\xbd", 3);
+            n += 3;
+        } else {
+            memcpy(out + n, p, l);
+            n += l;
+        }
+        p += l ? l : 1;
+    }
+    out[n] = '\0';
+    return out;
+}
+
+/* One family's header. */
+static int header(FILE *f, const char *name, const char *type, const char *help)
+{
+    return fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type) < 0 ? -EIO : 0;
+}
+
+int ks_metrics_render(const ks_metrics *m, char **ret)
+{
+    static const char *const label_names[] = {"state",         "outcome",    "running_kernel",
+                                              "pinned_kernel", "old_kernel", "new_kernel"};
+    const char *values[] = {m->state,         m->outcome,    m->running_kernel,
+                            m->pinned_kernel, m->old_kernel, m->new_kernel};
+    _cleanup_free_ char *buf = NULL;
+    size_t size = 0;
+    FILE *f;
+    int k = 0;
+
+    assert(m);
+    assert(ret);
+    f = open_memstream(&buf, &size);
+    if (!f)
+        return -ENOMEM;
+    k = header(f, "kswap_info", "gauge",
+               "kswap's state journal: state, trial outcome and the kernels involved (always 1).");
+    if (k >= 0)
+        fputs("kswap_info{", f);
+    for (size_t i = 0; k >= 0 && i < ARRAY_SIZE(label_names); i++) {
+        _cleanup_free_ char *v = ks_metrics_escape_label(values[i]);
+        if (!v)
+            k = -ENOMEM;
+        else if (fprintf(f, "%s%s=\"%s\"", i ? "," : "", label_names[i], v) < 0)
+            k = -EIO;
+    }
+    if (k >= 0)
+        fputs("} 1\n", f);
+    if (k >= 0 && m->has_last_change) {
+        k = header(f, "kswap_last_change_timestamp_seconds", "gauge",
+                   "When the state journal last changed (a step, a state or a verdict), in seconds "
+                   "since the epoch.");
+        if (k >= 0 &&
+            fprintf(f, "kswap_last_change_timestamp_seconds %" PRId64 "\n", m->last_change) < 0)
+            k = -EIO;
+    }
+    if (k >= 0 && m->has_trial_duration) {
+        k = header(f, "kswap_trial_duration_seconds", "gauge",
+                   "Seconds from arming the last judged trial to its verdict.");
+        if (k >= 0 &&
+            fprintf(f, "kswap_trial_duration_seconds %" PRId64 "\n", m->trial_duration) < 0)
+            k = -EIO;
+    }
+    if (k >= 0) {
+        k = header(f, "kswap_reboots_requested_total", "counter",
+                   "Reboots kswap asked for over the life of its state journal.");
+        if (k >= 0 &&
+            fprintf(f, "kswap_reboots_requested_total %" PRIu64 "\n", m->reboots_requested) < 0)
+            k = -EIO;
+    }
+    if (fclose(f) != 0 && k >= 0)
+        k = -ENOMEM;
+    if (k < 0)
+        return k == -EIO ? -ENOMEM : k;
+    *ret = TAKE_PTR(buf);
+    return 0;
+}
