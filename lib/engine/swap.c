@@ -9,6 +9,7 @@
 #include "lib/basic/config.h"
 #include "lib/engine/bootctl.h"
 #include "lib/host/boot-identity.h"
+#include "lib/host/bootfiles.h"
 #include "lib/host/dpkg.h"
 #include "lib/basic/fileio.h"
 #include "lib/host/kernels.h"
@@ -683,6 +684,32 @@ static int write_trial_entries(run *x, ks_boot *b, const char *old, const char *
     return update_grub_and_load(x, "arm", b);
 }
 
+/*
+ * What the trial boot loads, durable and read back before next_entry names it
+ * (lib/host/bootfiles.h): a file that fails refuses the arming with its finding.
+ */
+static int settle_boot_files(run *x, const char *new)
+{
+    ks_bootfiles_stats st = {0};
+    int k = ks_bootfiles_settle(x->root, new, KS_TRIAL_ENTRY_ID, &x->r->findings, &st);
+
+    if (k < 0)
+        return fail_step(x, "arm", k, "cannot check the boot files of %s: %s", new, strerror(-k));
+    if (k > 0) {
+        k = fail_step(x, "arm", -EIO,
+                      "the boot files of %s did not read back intact (see the findings); nothing "
+                      "is armed, every boot starts the old kernel",
+                      new);
+        x->r->status = KS_SWAP_REFUSED;
+        return k;
+    }
+    progress(x, "arm",
+             "kernel, initrd, module indexes and grub.cfg of %s on disk and read back (%u files, "
+             "%u directories synced)",
+             new, st.files_synced, st.dirs_synced);
+    return 0;
+}
+
 static int step_arm(run *x, const char *old, const char *new)
 {
     _cleanup_free_ char *detail = NULL, *boot_id = NULL;
@@ -703,6 +730,8 @@ static int step_arm(run *x, const char *old, const char *new)
     if (k < 0)
         return k;
     k = write_trial_entries(x, &b, old, new, boot_id);
+    if (k >= 0)
+        k = settle_boot_files(x, new);
     if (k < 0) {
         ks_boot_done(&b);
         return k;
