@@ -205,6 +205,45 @@ if scenario("refused"):
                        capture_output=True, text=True, env=env())
     check(p.returncode == 2 and "--yes" in p.stderr, "without --yes and a terminal: exit 2", p.stderr)
 
+if scenario("readback"):
+    # What the trial boot loads is read back after the last update-grub, before next_entry:
+    # the fake update-grub's post hook damages one file at that point (only then does the
+    # trial's /etc/grub.d script exist), as another program or a disk losing writes would.
+    trial = '[ -e "$KSWAP_ROOT/etc/grub.d/01_kswap_trial" ] || exit 0; '
+    for name, hook, fid, what in [
+            ("truncated-kernel", f'truncate -s 3000 "$KSWAP_ROOT/boot/vmlinuz-{NEW}"',
+             "boot.kernel-damaged", f"'/boot/vmlinuz-{NEW}' is damaged: it is truncated: 3000 bytes"),
+            ("empty-initrd", f': > "$KSWAP_ROOT/boot/initrd.img-{NEW}"',
+             "boot.initrd-damaged", f"'/boot/initrd.img-{NEW}' is damaged: it is empty"),
+            ("zeroed-initrd", f'head -c 4096 /dev/zero > "$KSWAP_ROOT/boot/initrd.img-{NEW}"',
+             "boot.initrd-damaged", "zeros"),
+            ("missing-kernel", f'rm "$KSWAP_ROOT/boot/vmlinuz-{NEW}"',
+             "boot.file-unreadable", f"cannot open '/boot/vmlinuz-{NEW}': it does not exist"),
+            ("no-trial-entry", "sed -i \"/^menuentry 'kswap trial/,/^}/d\" \"$KSWAP_ROOT/boot/grub/grub.cfg\"",
+             "boot.trial-entry-missing", "no top-level entry 'kswap-trial'")]:
+        r = fresh_root("readback-" + name)
+        p, d = kswap(r, "--json", "apply", "--deb", good, "--yes",
+                     KSWAP_FAKE_UPDATE_GRUB_POST_HOOK=trial + hook)
+        f = {x["id"]: x for x in (d or {}).get("findings", [])}
+        check(p.returncode == 2 and d and d.get("result") == "refused" and fid in f and
+              f[fid]["severity"] == "block" and what in f[fid]["message"],
+              f"{name}: apply refuses with {fid} naming the file", p.stderr[-1500:] + p.stdout[-1500:])
+        check(d and "nothing is armed" in (d.get("error") or ""), f"{name}: ... the error says nothing is armed",
+              (d or {}).get("error"))
+        check("next_entry" not in grubenv(r) and d and d.get("state") == "failed" and
+              kernels(d) == [OLD] * 3, f"{name}: ... never armed, the old kernel on every boot",
+              (grubenv(r), (d or {}).get("state")))
+        check(not os.path.exists(os.path.join(r, "var/lib/kswap/trial")),
+              f"{name}: ... no trial flag for kswap-accept.service")
+    p, d = kswap(r, "--json", "rollback", "--purge")
+    check(p.returncode == 0 and d and kernels(d) == [OLD] * 3 and
+          not os.path.exists(os.path.join(r, f"boot/vmlinuz-{NEW}")),
+          "after a refused arming, rollback --purge cleans up", p.stderr)
+    r = fresh_root("readback-good")
+    p, d = kswap(r, "apply", "--deb", good, "--yes")
+    check(p.returncode == 0 and f"kernel, initrd, module indexes and grub.cfg of {NEW} on disk and read back"
+          in p.stderr, "good files: apply says it synced and read them back, and arms", p.stderr)
+
 if scenario("repository"):
     r = fresh_root("repo")
     debs = os.path.join(work, "debs")
