@@ -8,6 +8,7 @@
 #include "lib/repo/aptsource.h"
 #include "lib/basic/config.h"
 #include "lib/engine/bootctl.h"
+#include "lib/engine/dpkgwait.h"
 #include "lib/host/boot-identity.h"
 #include "lib/host/bootfiles.h"
 #include "lib/host/dpkg.h"
@@ -185,7 +186,10 @@ static int run_program(run *x, const char *step, char **argv, unsigned tmo_ms, b
         ks_spawn_result_done(&res);
         return 0;
     }
-    last = ks_spawn_last_line(&res);
+    /* apt's "Could not get lock ... held by process N (NAME)" says more than its last line. */
+    last = apt ? ks_apt_lock_error_line(res.output) : NULL;
+    if (!last)
+        last = ks_spawn_last_line(&res);
     free(x->r->output);
     x->r->output = TAKE_PTR(res.output);
     k = fail_step(x, step, -EIO, "'%s' %s: %s", path,
@@ -195,6 +199,29 @@ static int run_program(run *x, const char *step, char **argv, unsigned tmo_ms, b
                   last && *last ? last : "(no output)");
     ks_spawn_result_done(&res);
     return k;
+}
+
+/*
+ * Before apt-get installs or purges: nobody else may hold dpkg's lock (unattended-upgrades,
+ * another apt); kswap waits for it up to [apply] apt_timeout (lib/engine/dpkgwait.h).
+ */
+static int wait_for_dpkg(run *x, const char *step)
+{
+    _cleanup_(ks_dpkg_lock_holder_done) ks_dpkg_lock_holder h = {0};
+    unsigned tmo = timeout_ms(x, "apt_timeout", 1800);
+    int k = ks_dpkg_lock_wait(x->root, tmo, x->c->progress, x->c->userdata, &h);
+
+    if (k == -ETIMEDOUT) {
+        _cleanup_free_ char *who = ks_dpkg_lock_holder_describe(&h),
+                            *todo = ks_dpkg_lock_remedy(&h);
+        return fail_step(x, step, -EBUSY,
+                         "'/%s' is still held by %s after %u s ([apply] apt_timeout); %s, then run "
+                         "kswap again",
+                         h.lock, strempty(who), tmo / 1000, strempty(todo));
+    }
+    if (k < 0)
+        return fail_step(x, step, k, "cannot check dpkg's lock: %s", strerror(-k));
+    return 0;
 }
 
 static int begin(run *x, const char *step, const char *what)
@@ -556,6 +583,9 @@ static int step_install(run *x, const ks_apply_opts *o, const ks_plan *plan, cha
                            (char *)"install",
                            (char *)pkg,
                            NULL};
+        k = wait_for_dpkg(x, "install");
+        if (k < 0)
+            return k;
         progress(x, "install", "apt-get install %s", pkg);
         k = run_program(x, "install", install, timeout_ms(x, "apt_timeout", 1800), true);
         if (k < 0)
@@ -831,6 +861,12 @@ int ks_apply(const ks_root *root, const ks_apply_opts *o, ks_swap_result *ret)
         (void)ks_journal_load(root, &x.j, &ignored);
         goto out;
     }
+    /* apt-get will run: wait for dpkg's lock before anything changes on disk. */
+    if (!(o->kernel && ks_kernels_find(&plan.kernels, o->kernel))) {
+        k = wait_for_dpkg(&x, NULL);
+        if (k < 0)
+            goto out;
+    }
     k = lock_or_busy(&x, &lock);
     if (k < 0)
         goto out;
@@ -1033,6 +1069,9 @@ static int purge(run *x, const char *running)
         argv[n++] = (char *)"purge";
         for (char **p = pkgs; *p; p++)
             argv[n++] = *p;
+        k = wait_for_dpkg(x, "purge");
+        if (k < 0)
+            return k;
         progress(x, "purge", "removing the packages kswap installed");
         k = run_program(x, "purge", argv, timeout_ms(x, "apt_timeout", 1800), true);
         if (k < 0)
@@ -1058,7 +1097,14 @@ int ks_rollback(const ks_root *root, const ks_swap_common *c, bool do_purge, boo
     assert(root);
     assert(c);
     assert(ret);
-    k = start_locked(&x, root, c, ret, &lock);
+    k = init_run(&x, root, c, ret);
+    /* --purge runs apt-get: dpkg's lock must be free before anything changes on disk. */
+    if (k >= 0 && do_purge)
+        k = wait_for_dpkg(&x, NULL);
+    if (k >= 0)
+        k = lock_or_busy(&x, &lock);
+    if (k >= 0)
+        k = load_journal(&x);
     if (k < 0)
         goto out;
     old = ks_journal_get(x.j, KS_JF_OLD_KERNEL);
