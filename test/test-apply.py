@@ -351,6 +351,35 @@ if scenario("dpkglock"):
           open(os.path.join(r, "boot/grub/grubenv"), "rb").read() == env1,
           "rollback --purge with the lock held: exit 1 naming the holder, nothing changed", p.stderr[-2000:])
 
+if scenario("halfinstalled"):
+    # apt-get install fails half-way because /boot is full: apply reports it with apt's and
+    # dpkg's words, says nothing is armed, and names what cleans up from dpkg's status.
+    img = f"linux-image-{NEW}"
+    for mode, state, todo in [("postinst", "half-configured", "'dpkg --configure -a' finishes it"),
+                              ("unpack", "half-installed, reinstreq", "'apt-get install --reinstall' of it")]:
+        r = fresh_root("boot-full-" + mode)
+        p, d = kswap(r, "--json", "apply", "--deb", good, "--yes", KSWAP_FAKE_APT_BOOT_FULL=mode)
+        err = (d or {}).get("error") or ""
+        check(p.returncode == 1 and d and d.get("result") == "failed" and d.get("state") == "failed",
+              f"/boot full ({mode}): apply fails, exit 1", p.stderr[-2000:])
+        check("E: Sub-process /usr/bin/dpkg returned an error code (1)" in err and
+              "dpkg: error processing " in err and "nothing is armed, every boot starts the old kernel" in err,
+              f"... the error has apt's last line, dpkg's reason and says nothing is armed", err)
+        check(f"dpkg left {img} ({state})" in err and todo in err and "kswap rollback --purge" in err,
+              f"... it names what dpkg left ({state}) and the command that cleans up", err)
+        check("No space left on device" in ((d or {}).get("output") or ""), "... apt's output is in the JSON")
+        j = json.load(open(os.path.join(r, "var/lib/kswap/state.json")))
+        check(j.get("reason") == err, "... the state journal's reason is the same words", j.get("reason"))
+        check("next_entry" not in grubenv(r) and kernels(d) == [OLD] * 3, "... never armed, the old kernel")
+    # the half-configured one: rollback --purge removes it
+    r = fresh_root("boot-full-purge")
+    p, d = kswap(r, "--json", "apply", "--deb", good, "--yes", KSWAP_FAKE_APT_BOOT_FULL="postinst")
+    p, d = kswap(r, "--json", "rollback", "--purge")
+    status = open(os.path.join(r, "var/lib/dpkg/status")).read()
+    check(p.returncode == 0 and f"Package: {img}" not in status and
+          not os.path.exists(os.path.join(r, f"boot/vmlinuz-{NEW}")) and kernels(d) == [OLD] * 3,
+          "rollback --purge cleans up the half-configured kernel", p.stderr[-1500:])
+
 if scenario("repository"):
     r = fresh_root("repo")
     debs = os.path.join(work, "debs")

@@ -509,6 +509,49 @@ static int step_repository(run *x, const ks_apply_opts *o, const ks_plan *plan)
     return k < 0 ? journal_error(x, k) : 0;
 }
 
+/*
+ * apt-get install failed (/boot full, a postinst that failed): the error keeps apt's and
+ * dpkg's words, says that nothing is armed, and names what cleans up, from what dpkg's status
+ * says it left behind (lib/host/dpkg.h).
+ */
+static int install_failed(run *x, int err)
+{
+    _cleanup_(ks_dpkg_unfinished_list_done) ks_dpkg_unfinished_list l = {0};
+    _cleanup_free_ char *names = NULL, *dpkg = ks_dpkg_error_from_output(x->r->output), *msg = NULL;
+    const char *todo = "'kswap rollback --purge' removes what was installed";
+    bool reinstall = false;
+
+    (void)ks_dpkg_read_unfinished(x->root, &l);
+    for (size_t i = 0; i < l.n; i++) {
+        char *n = ks_asprintf("%s%s%s (%s%s)", strempty(names), names ? ", " : "", l.v[i].package,
+                              l.v[i].state, l.v[i].reinstreq ? ", reinstreq" : "");
+        free(names);
+        names = n;
+        if (!ks_dpkg_unfinished_is_configurable(&l.v[i]))
+            reinstall = true;
+    }
+    if (names && !reinstall)
+        todo = "free space in /boot ('df -h /boot'), then 'dpkg --configure -a' finishes it and "
+               "'kswap apply' goes on, or 'kswap rollback --purge' removes it";
+    else if (names)
+        todo = "free space in /boot ('df -h /boot'), then 'apt-get install --reinstall' of it "
+               "(dpkg removes a half-installed package only after a reinstall), then 'kswap "
+               "apply' again or 'kswap rollback --purge'";
+    msg = ks_asprintf("%s%s%s; nothing is armed, every boot starts the old kernel; %s%s%s",
+                      strempty(x->r->error), dpkg ? " (" : "", dpkg ? dpkg : "", dpkg ? "), " : "",
+                      names ? "dpkg left " : "", names ? names : "");
+    if (msg) {
+        char *full = ks_asprintf("%s%s%s", msg, names ? ": " : "", todo);
+        if (full) {
+            free(x->r->error);
+            x->r->error = full;
+            (void)ks_journal_set(x->j, KS_JF_REASON, full);
+            (void)ks_journal_save(x->j);
+        }
+    }
+    return err;
+}
+
 static int step_install(run *x, const ks_apply_opts *o, const ks_plan *plan, char **ret_release)
 {
     _cleanup_strv_free_ char **before = NULL, **after = NULL;
@@ -589,7 +632,7 @@ static int step_install(run *x, const ks_apply_opts *o, const ks_plan *plan, cha
         progress(x, "install", "apt-get install %s", pkg);
         k = run_program(x, "install", install, timeout_ms(x, "apt_timeout", 1800), true);
         if (k < 0)
-            return k;
+            return install_failed(x, k);
     }
 
     /* The release comes from what the package put on disk, never from apt's words. */
