@@ -222,6 +222,181 @@ if scenario("refused"):
                        capture_output=True, text=True, env=env())
     check(p.returncode == 2 and "--yes" in p.stderr, "without --yes and a terminal: exit 2", p.stderr)
 
+if scenario("readback"):
+    # What the trial boot loads is read back after the last update-grub, before next_entry:
+    # the fake update-grub's post hook damages one file at that point (only then does the
+    # trial's /etc/grub.d script exist), as another program or a disk losing writes would.
+    trial = '[ -e "$KSWAP_ROOT/etc/grub.d/01_kswap_trial" ] || exit 0; '
+    for name, hook, fid, what in [
+            ("truncated-kernel", f'truncate -s 3000 "$KSWAP_ROOT/boot/vmlinuz-{NEW}"',
+             "boot.kernel-damaged", f"'/boot/vmlinuz-{NEW}' is damaged: it is truncated: 3000 bytes"),
+            ("empty-initrd", f': > "$KSWAP_ROOT/boot/initrd.img-{NEW}"',
+             "boot.initrd-damaged", f"'/boot/initrd.img-{NEW}' is damaged: it is empty"),
+            ("zeroed-initrd", f'head -c 4096 /dev/zero > "$KSWAP_ROOT/boot/initrd.img-{NEW}"',
+             "boot.initrd-damaged", "zeros"),
+            ("missing-kernel", f'rm "$KSWAP_ROOT/boot/vmlinuz-{NEW}"',
+             "boot.file-unreadable", f"cannot open '/boot/vmlinuz-{NEW}': it does not exist"),
+            ("no-trial-entry", "sed -i \"/^menuentry 'kswap trial/,/^}/d\" \"$KSWAP_ROOT/boot/grub/grub.cfg\"",
+             "boot.trial-entry-missing", "no top-level entry 'kswap-trial'")]:
+        r = fresh_root("readback-" + name)
+        p, d = kswap(r, "--json", "apply", "--deb", good, "--yes",
+                     KSWAP_FAKE_UPDATE_GRUB_POST_HOOK=trial + hook)
+        f = {x["id"]: x for x in (d or {}).get("findings", [])}
+        check(p.returncode == 2 and d and d.get("result") == "refused" and fid in f and
+              f[fid]["severity"] == "block" and what in f[fid]["message"],
+              f"{name}: apply refuses with {fid} naming the file", p.stderr[-1500:] + p.stdout[-1500:])
+        check(d and "nothing is armed" in (d.get("error") or ""), f"{name}: ... the error says nothing is armed",
+              (d or {}).get("error"))
+        check("next_entry" not in grubenv(r) and d and d.get("state") == "failed" and
+              kernels(d) == [OLD] * 3, f"{name}: ... never armed, the old kernel on every boot",
+              (grubenv(r), (d or {}).get("state")))
+        check(not os.path.exists(os.path.join(r, "var/lib/kswap/trial")),
+              f"{name}: ... no trial flag for kswap-accept.service")
+    p, d = kswap(r, "--json", "rollback", "--purge")
+    check(p.returncode == 0 and d and kernels(d) == [OLD] * 3 and
+          not os.path.exists(os.path.join(r, f"boot/vmlinuz-{NEW}")),
+          "after a refused arming, rollback --purge cleans up", p.stderr)
+    r = fresh_root("readback-good")
+    p, d = kswap(r, "apply", "--deb", good, "--yes")
+    check(p.returncode == 0 and f"kernel, initrd, module indexes and grub.cfg of {NEW} on disk and read back"
+          in p.stderr, "good files: apply says it synced and read them back, and arms", p.stderr)
+
+HOLDER = r"""
+import ctypes, fcntl, os, sys, time
+root, hold, trigger = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+if trigger != "-":  # lock only when the fake apt-get's pre hook asks for it
+    while not os.path.exists(trigger):
+        time.sleep(0.02)
+ctypes.CDLL(None).prctl(15, b"unattended-upgr", 0, 0, 0)  # PR_SET_NAME, as its comm is
+fd = os.open(os.path.join(root, "var/lib/dpkg/lock-frontend"), os.O_RDWR | os.O_CREAT, 0o640)
+fcntl.lockf(fd, fcntl.LOCK_EX)  # F_SETLKW over the whole file, as apt's F_SETLK
+print("locked", flush=True)
+if trigger != "-":
+    open(trigger + ".taken", "w").close()
+time.sleep(hold)
+# what the waiting kswap left on disk while it waited
+changed = [p for p in ("etc/default/grub.d/90-kswap.cfg", "var/lib/kswap/state.json",
+                       "var/log/fake-apt.log") if os.path.exists(os.path.join(root, p))]
+with open(os.path.join(root, "run/holder-saw"), "w") as f:
+    f.write(" ".join(changed))
+"""
+
+
+def hold_lock(root, seconds, trigger="-"):
+    """A process named unattended-upgr holding the dpkg frontend lock of root for seconds."""
+    os.makedirs(os.path.join(root, "run"), exist_ok=True)
+    h = subprocess.Popen([sys.executable, "-c", HOLDER, root, str(seconds), trigger],
+                         stdout=subprocess.PIPE, text=True)
+    if trigger == "-":
+        assert h.stdout.readline().strip() == "locked"
+    return h
+
+
+def short_timeout(root, seconds):
+    d = os.path.join(root, "etc/kswap/kswap.conf.d")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "50-test.conf"), "w") as f:
+        f.write(f"[apply]\napt_timeout = {seconds}\n")
+
+
+if scenario("dpkglock"):
+    # unattended-upgrades holds the lock for a while: apply waits, says for whom, and goes on
+    # when it lets go; nothing changed on disk while it waited.
+    r = fresh_root("dpkg-released")
+    short_timeout(r, 60)
+    env0 = open(os.path.join(r, "boot/grub/grubenv"), "rb").read()
+    h = hold_lock(r, 3)
+    t0 = time.monotonic()
+    p, d = kswap(r, "--json", "apply", "--deb", good, "--yes")
+    took = time.monotonic() - t0
+    h.wait()
+    saw = open(os.path.join(r, "run/holder-saw")).read()
+    check(p.returncode == 0 and d and d.get("state") == "armed", "lock released: apply waits, then arms",
+          p.stderr[-2000:])
+    check(re.search(r"waiting for '/var/lib/dpkg/lock-frontend': held by unattended-upgr \(pid %d: .*python" % h.pid,
+                    p.stderr) and "the dpkg lock is free after" in p.stderr,
+          "... its progress names the holder (name, pid, command line) and the end of the wait", p.stderr[-2000:])
+    check(saw == "", f"... nothing changed on disk while it waited ({saw!r})")
+    print(f"     (measured: apply took {took:.1f} s with the lock held 3 s)")
+    # It does not let go: apply refuses after [apply] apt_timeout, naming it and what to do.
+    r = fresh_root("dpkg-held")
+    short_timeout(r, 2)
+    h = hold_lock(r, 30)
+    t0 = time.monotonic()
+    p, d = kswap(r, "--json", "apply", "--deb", good, "--yes")
+    took = time.monotonic() - t0
+    h.kill()
+    h.wait()
+    err = (d or {}).get("error") or ""
+    check(p.returncode == 1 and d and d.get("result") == "failed" and
+          f"'/var/lib/dpkg/lock-frontend' is still held by unattended-upgr (pid {h.pid}" in err and
+          "after 2 s ([apply] apt_timeout)" in err and
+          "wait for unattended-upgrades to finish, or stop it: systemctl stop unattended-upgrades" in err,
+          "lock kept: apply exits 1 naming the holder, its pid and what to do", p.stderr[-2000:])
+    check(open(os.path.join(r, "boot/grub/grubenv"), "rb").read() == env0 and
+          not os.path.exists(os.path.join(r, "etc/default/grub.d/90-kswap.cfg")) and
+          not os.path.exists(os.path.join(r, "var/lib/kswap/state.json")) and
+          not os.path.exists(os.path.join(r, "var/log/fake-apt.log")),
+          "... nothing changed on disk, apt never ran")
+    print(f"     (measured: the refusal came after {took:.1f} s with apt_timeout = 2)")
+    # The race after kswap's check: the lock is taken the instant apt-get starts. apt's own
+    # words, with the holder, end up in the error.
+    r = fresh_root("dpkg-race")
+    trig = os.path.join(r, "run/take-lock")
+    h = hold_lock(r, 30, trig)
+    p, d = kswap(r, "--json", "apply", "--deb", good, "--yes",
+                 KSWAP_FAKE_APT_PRE_HOOK=f'touch "{trig}"; while [ ! -e "{trig}.taken" ]; do sleep 0.05; done')
+    h.kill()
+    h.wait()
+    err = (d or {}).get("error") or ""
+    check(p.returncode == 1 and d and d.get("state") == "failed" and
+          f"Could not get lock /var/lib/dpkg/lock-frontend. It is held by process {h.pid} (unattended-upgr)" in err,
+          "lock taken after the check: apt-get's 'Could not get lock ... held by process N (NAME)' is the error",
+          err or p.stderr[-2000:])
+    check("next_entry" not in grubenv(r) and kernels(d) == [OLD] * 3, "... never armed, old kernel")
+    # rollback --purge waits for the lock too, and changes nothing when it stays held
+    r = fresh_root("dpkg-purge")
+    p, d = kswap(r, "--json", "apply", "--deb", good, "--yes")
+    short_timeout(r, 1)
+    env1 = open(os.path.join(r, "boot/grub/grubenv"), "rb").read()
+    h = hold_lock(r, 30)
+    p, d = kswap(r, "--json", "rollback", "--purge")
+    h.kill()
+    h.wait()
+    check(p.returncode == 1 and "unattended-upgr (pid %d" % h.pid in ((d or {}).get("error") or "") and
+          os.path.exists(os.path.join(r, f"boot/vmlinuz-{NEW}")) and
+          open(os.path.join(r, "boot/grub/grubenv"), "rb").read() == env1,
+          "rollback --purge with the lock held: exit 1 naming the holder, nothing changed", p.stderr[-2000:])
+
+if scenario("halfinstalled"):
+    # apt-get install fails half-way because /boot is full: apply reports it with apt's and
+    # dpkg's words, says nothing is armed, and names what cleans up from dpkg's status.
+    img = f"linux-image-{NEW}"
+    for mode, state, todo in [("postinst", "half-configured", "'dpkg --configure -a' finishes it"),
+                              ("unpack", "half-installed, reinstreq", "'apt-get install --reinstall' of it")]:
+        r = fresh_root("boot-full-" + mode)
+        p, d = kswap(r, "--json", "apply", "--deb", good, "--yes", KSWAP_FAKE_APT_BOOT_FULL=mode)
+        err = (d or {}).get("error") or ""
+        check(p.returncode == 1 and d and d.get("result") == "failed" and d.get("state") == "failed",
+              f"/boot full ({mode}): apply fails, exit 1", p.stderr[-2000:])
+        check("E: Sub-process /usr/bin/dpkg returned an error code (1)" in err and
+              "dpkg: error processing " in err and "nothing is armed, every boot starts the old kernel" in err,
+              f"... the error has apt's last line, dpkg's reason and says nothing is armed", err)
+        check(f"dpkg left {img} ({state})" in err and todo in err and "kswap rollback --purge" in err,
+              f"... it names what dpkg left ({state}) and the command that cleans up", err)
+        check("No space left on device" in ((d or {}).get("output") or ""), "... apt's output is in the JSON")
+        j = json.load(open(os.path.join(r, "var/lib/kswap/state.json")))
+        check(j.get("reason") == err, "... the state journal's reason is the same words", j.get("reason"))
+        check("next_entry" not in grubenv(r) and kernels(d) == [OLD] * 3, "... never armed, the old kernel")
+    # the half-configured one: rollback --purge removes it
+    r = fresh_root("boot-full-purge")
+    p, d = kswap(r, "--json", "apply", "--deb", good, "--yes", KSWAP_FAKE_APT_BOOT_FULL="postinst")
+    p, d = kswap(r, "--json", "rollback", "--purge")
+    status = open(os.path.join(r, "var/lib/dpkg/status")).read()
+    check(p.returncode == 0 and f"Package: {img}" not in status and
+          not os.path.exists(os.path.join(r, f"boot/vmlinuz-{NEW}")) and kernels(d) == [OLD] * 3,
+          "rollback --purge cleans up the half-configured kernel", p.stderr[-1500:])
+
 if scenario("repository"):
     r = fresh_root("repo")
     debs = os.path.join(work, "debs")

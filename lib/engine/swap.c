@@ -9,7 +9,9 @@
 #include "lib/basic/config.h"
 #include "lib/engine/accept.h"
 #include "lib/engine/bootctl.h"
+#include "lib/engine/dpkgwait.h"
 #include "lib/host/boot-identity.h"
+#include "lib/host/bootfiles.h"
 #include "lib/host/dpkg.h"
 #include "lib/basic/fileio.h"
 #include "lib/host/kernels.h"
@@ -187,7 +189,10 @@ static int run_program(run *x, const char *step, char **argv, unsigned tmo_ms, b
         ks_spawn_result_done(&res);
         return 0;
     }
-    last = ks_spawn_last_line(&res);
+    /* apt's "Could not get lock ... held by process N (NAME)" says more than its last line. */
+    last = apt ? ks_apt_lock_error_line(res.output) : NULL;
+    if (!last)
+        last = ks_spawn_last_line(&res);
     free(x->r->output);
     x->r->output = TAKE_PTR(res.output);
     k = fail_step(x, step, -EIO, "'%s' %s: %s", path,
@@ -197,6 +202,29 @@ static int run_program(run *x, const char *step, char **argv, unsigned tmo_ms, b
                   last && *last ? last : "(no output)");
     ks_spawn_result_done(&res);
     return k;
+}
+
+/*
+ * Before apt-get installs or purges: nobody else may hold dpkg's lock (unattended-upgrades,
+ * another apt); kswap waits for it up to [apply] apt_timeout (lib/engine/dpkgwait.h).
+ */
+static int wait_for_dpkg(run *x, const char *step)
+{
+    _cleanup_(ks_dpkg_lock_holder_done) ks_dpkg_lock_holder h = {0};
+    unsigned tmo = timeout_ms(x, "apt_timeout", 1800);
+    int k = ks_dpkg_lock_wait(x->root, tmo, x->c->progress, x->c->userdata, &h);
+
+    if (k == -ETIMEDOUT) {
+        _cleanup_free_ char *who = ks_dpkg_lock_holder_describe(&h),
+                            *todo = ks_dpkg_lock_remedy(&h);
+        return fail_step(x, step, -EBUSY,
+                         "'/%s' is still held by %s after %u s ([apply] apt_timeout); %s, then run "
+                         "kswap again",
+                         h.lock, strempty(who), tmo / 1000, strempty(todo));
+    }
+    if (k < 0)
+        return fail_step(x, step, k, "cannot check dpkg's lock: %s", strerror(-k));
+    return 0;
 }
 
 static int begin(run *x, const char *step, const char *what)
@@ -611,6 +639,49 @@ static int step_repository(run *x, const ks_apply_opts *o, const ks_plan *plan)
     return k < 0 ? journal_error(x, k) : 0;
 }
 
+/*
+ * apt-get install failed (/boot full, a postinst that failed): the error keeps apt's and
+ * dpkg's words, says that nothing is armed, and names what cleans up, from what dpkg's status
+ * says it left behind (lib/host/dpkg.h).
+ */
+static int install_failed(run *x, int err)
+{
+    _cleanup_(ks_dpkg_unfinished_list_done) ks_dpkg_unfinished_list l = {0};
+    _cleanup_free_ char *names = NULL, *dpkg = ks_dpkg_error_from_output(x->r->output), *msg = NULL;
+    const char *todo = "'kswap rollback --purge' removes what was installed";
+    bool reinstall = false;
+
+    (void)ks_dpkg_read_unfinished(x->root, &l);
+    for (size_t i = 0; i < l.n; i++) {
+        char *n = ks_asprintf("%s%s%s (%s%s)", strempty(names), names ? ", " : "", l.v[i].package,
+                              l.v[i].state, l.v[i].reinstreq ? ", reinstreq" : "");
+        free(names);
+        names = n;
+        if (!ks_dpkg_unfinished_is_configurable(&l.v[i]))
+            reinstall = true;
+    }
+    if (names && !reinstall)
+        todo = "free space in /boot ('df -h /boot'), then 'dpkg --configure -a' finishes it and "
+               "'kswap apply' goes on, or 'kswap rollback --purge' removes it";
+    else if (names)
+        todo = "free space in /boot ('df -h /boot'), then 'apt-get install --reinstall' of it "
+               "(dpkg removes a half-installed package only after a reinstall), then 'kswap "
+               "apply' again or 'kswap rollback --purge'";
+    msg = ks_asprintf("%s%s%s; nothing is armed, every boot starts the old kernel; %s%s%s",
+                      strempty(x->r->error), dpkg ? " (" : "", dpkg ? dpkg : "", dpkg ? "), " : "",
+                      names ? "dpkg left " : "", names ? names : "");
+    if (msg) {
+        char *full = ks_asprintf("%s%s%s", msg, names ? ": " : "", todo);
+        if (full) {
+            free(x->r->error);
+            x->r->error = full;
+            (void)ks_journal_set(x->j, KS_JF_REASON, full);
+            (void)ks_journal_save(x->j);
+        }
+    }
+    return err;
+}
+
 static int step_install(run *x, const ks_apply_opts *o, const ks_plan *plan, char **ret_release)
 {
     _cleanup_strv_free_ char **before = NULL, **after = NULL;
@@ -685,10 +756,13 @@ static int step_install(run *x, const ks_apply_opts *o, const ks_plan *plan, cha
                            (char *)"install",
                            (char *)pkg,
                            NULL};
+        k = wait_for_dpkg(x, "install");
+        if (k < 0)
+            return k;
         progress(x, "install", "apt-get install %s", pkg);
         k = run_program(x, "install", install, timeout_ms(x, "apt_timeout", 1800), true);
         if (k < 0)
-            return k;
+            return install_failed(x, k);
     }
 
     /* The release comes from what the package put on disk, never from apt's words. */
@@ -813,6 +887,32 @@ static int write_trial_entries(run *x, ks_boot *b, const char *old, const char *
     return update_grub_and_load(x, "arm", b);
 }
 
+/*
+ * What the trial boot loads, durable and read back before next_entry names it
+ * (lib/host/bootfiles.h): a file that fails refuses the arming with its finding.
+ */
+static int settle_boot_files(run *x, const char *new)
+{
+    ks_bootfiles_stats st = {0};
+    int k = ks_bootfiles_settle(x->root, new, KS_TRIAL_ENTRY_ID, &x->r->findings, &st);
+
+    if (k < 0)
+        return fail_step(x, "arm", k, "cannot check the boot files of %s: %s", new, strerror(-k));
+    if (k > 0) {
+        k = fail_step(x, "arm", -EIO,
+                      "the boot files of %s did not read back intact (see the findings); nothing "
+                      "is armed, every boot starts the old kernel",
+                      new);
+        x->r->status = KS_SWAP_REFUSED;
+        return k;
+    }
+    progress(x, "arm",
+             "kernel, initrd, module indexes and grub.cfg of %s on disk and read back (%u files, "
+             "%u directories synced)",
+             new, st.files_synced, st.dirs_synced);
+    return 0;
+}
+
 static int step_arm(run *x, const char *old, const char *new)
 {
     _cleanup_free_ char *detail = NULL, *boot_id = NULL;
@@ -833,6 +933,8 @@ static int step_arm(run *x, const char *old, const char *new)
     if (k < 0)
         return k;
     k = write_trial_entries(x, &b, old, new, boot_id);
+    if (k >= 0)
+        k = settle_boot_files(x, new);
     if (k < 0) {
         ks_boot_done(&b);
         return k;
@@ -933,6 +1035,12 @@ int ks_apply(const ks_root *root, const ks_apply_opts *o, ks_swap_result *ret)
         _cleanup_free_ char *ignored = NULL;
         (void)ks_journal_load(root, &x.j, &ignored);
         goto out;
+    }
+    /* apt-get will run: wait for dpkg's lock before anything changes on disk. */
+    if (!(o->kernel && ks_kernels_find(&plan.kernels, o->kernel))) {
+        k = wait_for_dpkg(&x, NULL);
+        if (k < 0)
+            goto out;
     }
     k = lock_or_busy(&x, &lock);
     if (k < 0)
@@ -1143,6 +1251,9 @@ static int purge(run *x, const char *running)
         argv[n++] = (char *)"purge";
         for (char **p = pkgs; *p; p++)
             argv[n++] = *p;
+        k = wait_for_dpkg(x, "purge");
+        if (k < 0)
+            return k;
         progress(x, "purge", "removing the packages kswap installed");
         k = run_program(x, "purge", argv, timeout_ms(x, "apt_timeout", 1800), true);
         if (k < 0)
@@ -1168,7 +1279,14 @@ int ks_rollback(const ks_root *root, const ks_swap_common *c, bool do_purge, boo
     assert(root);
     assert(c);
     assert(ret);
-    k = start_locked(&x, root, c, ret, &lock);
+    k = init_run(&x, root, c, ret);
+    /* --purge runs apt-get: dpkg's lock must be free before anything changes on disk. */
+    if (k >= 0 && do_purge)
+        k = wait_for_dpkg(&x, NULL);
+    if (k >= 0)
+        k = lock_or_busy(&x, &lock);
+    if (k >= 0)
+        k = load_journal(&x);
     if (k < 0)
         goto out;
     old = ks_journal_get(x.j, KS_JF_OLD_KERNEL);

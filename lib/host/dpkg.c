@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+#include "lib/basic/alloc-util.h"
 #include "lib/host/dpkg.h"
 #include "lib/basic/util.h"
 
@@ -94,4 +96,156 @@ int ks_dpkg_is_installed(const ks_root *root, const char *package, bool *ret)
     k = ks_dpkg_status_has(p, (size_t)st.st_size, package, ret);
     munmap(p, (size_t)st.st_size);
     return k;
+}
+
+void ks_dpkg_unfinished_list_done(ks_dpkg_unfinished_list *l)
+{
+    if (!l)
+        return;
+    for (size_t i = 0; i < l->n; i++) {
+        free(l->v[i].package);
+        free(l->v[i].state);
+    }
+    free(l->v);
+    *l = (ks_dpkg_unfinished_list){0};
+}
+
+static bool unfinished_state(const char *s, size_t n)
+{
+    static const char *const states[] = {"half-installed", "unpacked", "half-configured",
+                                         "triggers-awaited", "triggers-pending"};
+    for (size_t i = 0; i < ARRAY_SIZE(states); i++)
+        if (strlen(states[i]) == n && memcmp(states[i], s, n) == 0)
+            return true;
+    return false;
+}
+
+bool ks_dpkg_unfinished_is_configurable(const ks_dpkg_unfinished *u)
+{
+    return !u->reinstreq && !streq(u->state, "half-installed");
+}
+
+/* One stanza's Package and Status values (each [v, v + n)), then adds it when unfinished. */
+static int stanza_done(const char *pkg, size_t pkg_n, const char *st, size_t st_n,
+                       ks_dpkg_unfinished_list *l)
+{
+    const char *w[3];
+    size_t wn[3], k = 0, i = 0;
+
+    if (!pkg || !st || pkg_n == 0)
+        return 0;
+    /* "WANT FLAG STATE": three words separated by blanks. */
+    while (i < st_n && k < 3) {
+        while (i < st_n && (st[i] == ' ' || st[i] == '\t'))
+            i++;
+        if (i == st_n)
+            break;
+        w[k] = st + i;
+        while (i < st_n && st[i] != ' ' && st[i] != '\t')
+            i++;
+        wn[k] = (size_t)(st + i - w[k]);
+        k++;
+    }
+    if (k != 3)
+        return 0;
+    {
+        bool reinstreq = wn[1] == 9 && memcmp(w[1], "reinstreq", 9) == 0;
+        if (!reinstreq && !unfinished_state(w[2], wn[2]))
+            return 0;
+        if (!GREEDY_REALLOC(l->v, l->cap, l->n + 1))
+            return -ENOMEM;
+        l->v[l->n] = (ks_dpkg_unfinished){
+            .package = strndup(pkg, pkg_n), .state = strndup(w[2], wn[2]), .reinstreq = reinstreq};
+        if (!l->v[l->n].package || !l->v[l->n].state) {
+            free(l->v[l->n].package);
+            free(l->v[l->n].state);
+            return -ENOMEM;
+        }
+        l->n++;
+    }
+    return 0;
+}
+
+int ks_dpkg_status_unfinished(const char *text, size_t len, ks_dpkg_unfinished_list *ret)
+{
+    ks_dpkg_unfinished_list l = {0};
+    const char *pkg = NULL, *st = NULL, *line;
+    size_t pkg_n = 0, st_n = 0, pos = 0, n;
+    int k = 0;
+
+    assert(text || len == 0);
+    assert(ret);
+    while (k >= 0 && ks_next_line(text, len, &pos, &line, &n)) {
+        const char *v;
+        size_t vn;
+
+        if (n == 0 || (n == 1 && line[0] == '\r')) {
+            k = stanza_done(pkg, pkg_n, st, st_n, &l);
+            pkg = st = NULL;
+            continue;
+        }
+        if (n > 8 && memcmp(line, "Package:", 8) == 0) {
+            v = line + 8;
+            vn = n - 8;
+            trim(&v, &vn);
+            pkg = v;
+            pkg_n = vn;
+        } else if (n > 7 && memcmp(line, "Status:", 7) == 0) {
+            v = line + 7;
+            vn = n - 7;
+            trim(&v, &vn);
+            st = v;
+            st_n = vn;
+        }
+    }
+    if (k >= 0)
+        k = stanza_done(pkg, pkg_n, st, st_n, &l);
+    if (k < 0) {
+        ks_dpkg_unfinished_list_done(&l);
+        return k;
+    }
+    *ret = l;
+    return 0;
+}
+
+int ks_dpkg_read_unfinished(const ks_root *root, ks_dpkg_unfinished_list *ret)
+{
+    _cleanup_free_ char *text = NULL;
+    size_t len = 0;
+    int k;
+
+    assert(root);
+    k = ks_root_read_file(root, "var/lib/dpkg/status", 256u << 20, &text, &len);
+    if (k == -ENOENT) {
+        *ret = (ks_dpkg_unfinished_list){0};
+        return 0;
+    }
+    if (k < 0)
+        return k;
+    return ks_dpkg_status_unfinished(text, len, ret);
+}
+
+char *ks_dpkg_error_from_output(const char *output)
+{
+    const char *hit = NULL, *p;
+
+    if (!output)
+        return NULL;
+    for (p = output; (p = strstr(p, "dpkg: error processing ")); p++)
+        if (p == output || p[-1] == '\n')
+            hit = p;
+    if (!hit)
+        return NULL;
+    {
+        size_t a = strcspn(hit, "\r\n");
+        const char *next = hit + a;
+        size_t b;
+
+        next += strspn(next, "\r\n");
+        next += strspn(next, " \t");
+        b = strcspn(next, "\r\n");
+        if (b == 0)
+            return strndup(hit, a);
+        return ks_asprintf("%.*s %.*s", (int)a, hit, (int)b, next);
+    }
 }

@@ -3,7 +3,8 @@
 # Builds a synthetic kernel image package with dpkg-deb: lib/modules/RELEASE with tiny real ELF
 # modules (made by test/verify/mkmod.sh: a .modinfo section with name=, depends=, version=,
 # vermagic=RELEASE SMP mod_unload), modules.builtin, modules.builtin.modinfo, modules.order,
-# and boot/vmlinuz-RELEASE and boot/initrd.img-RELEASE (optional). No depmod indexes: like a
+# and boot/vmlinuz-RELEASE (synthetic-vmlinuz.py: a bzImage's setup header, not bootable) and
+# boot/initrd.img-RELEASE (optional). No depmod indexes: like a
 # real package, its postinst (here the fake apt-get) runs depmod.
 #
 # Usage: make-kernel-deb.sh RELEASE OUT.deb [options]
@@ -117,7 +118,7 @@ esac
 
 if [ "$boot" = 1 ]; then
     mkdir -p "$pkg/boot"
-    printf 'synthetic kernel image %s\n' "$release" > "$pkg/boot/vmlinuz-$release"
+    python3 "$here/synthetic-vmlinuz.py" "$release" "$pkg/boot/vmlinuz-$release"
     printf 'synthetic config %s\nCONFIG_TCP_CONG_BBR=%s\n' "$release" \
         "$(case $bbr in builtin*) echo y ;; none) echo n ;; *) echo m ;; esac)" \
         > "$pkg/boot/config-$release"

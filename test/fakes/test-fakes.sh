@@ -161,16 +161,18 @@ n=$root/lib/modules/6.18.46-x64v3-xanmod1
 expect name-depmod test -s "$n/modules.dep.bin"
 expect name-nocake test ! -e "$n/kernel/net/sched/sch_cake.ko.xz"
 expect name-xz test -f "$n/kernel/net/netfilter/nf_tables.ko.xz"
-# It shipped no initrd: a placeholder, listed as the package's file.
+# It shipped no initrd: a newc cpio, listed as the package's file.
 expect name-initrd test -f "$root/boot/initrd.img-6.18.46-x64v3-xanmod1"
 expect name-initrd-listed has "$root/var/lib/dpkg/info/linux-image-nocake.list" "^/boot/initrd.img-6.18.46-x64v3-xanmod1$"
 if [ -n "$kswap" ]; then
     run verify-nocake 2 "$kswap" --root "$root" --json verify --kernel 6.18.46-x64v3-xanmod1
 fi
-# No boot files at all: both placeholders.
+# No boot files at all: a synthetic bzImage and a newc cpio, as the kernel would load them.
 run install-plain 0 apt-get install -y "$work/plain.deb"
-expect plain-vmlinuz has "$root/boot/vmlinuz-6.1.0-99-amd64" "fake vmlinuz 6.1.0-99-amd64"
-expect plain-initrd has "$root/boot/initrd.img-6.1.0-99-amd64" "fake initrd 6.1.0-99-amd64"
+expect plain-vmlinuz has "$root/boot/vmlinuz-6.1.0-99-amd64" "HdrS"
+expect plain-vmlinuz-release has "$root/boot/vmlinuz-6.1.0-99-amd64" "synthetic kernel image 6.1.0-99-amd64"
+expect plain-initrd has "$root/boot/initrd.img-6.1.0-99-amd64" "^070701"
+expect plain-initrd-text has "$root/boot/initrd.img-6.1.0-99-amd64" "fake initrd 6.1.0-99-amd64"
 modinfo -b "$root" -k 6.1.0-99-amd64 -F version tcp_bbr > "$work/bbr1" 2>&1
 expect plain-bbr-v1 test ! -s "$work/bbr1"
 # Installing again replaces the stanza instead of adding a second one.
