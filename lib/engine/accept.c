@@ -770,6 +770,7 @@ void ks_check_now_result_done(ks_check_now_result *r)
 {
     free(r->kernel);
     ks_checklist_done(&r->checks);
+    ks_strv_free(r->items);
     ks_strv_free(r->not_snapshotted);
     free(r->error);
     *r = (ks_check_now_result){0};
@@ -806,7 +807,9 @@ static int check_now(const ks_root *root, const ks_config *cfg, bool as_armed,
         k = ks_checklist_add_floor(&r.checks, cfg, as_armed ? now.items : NULL, as_armed);
     if (k >= 0)
         k = ks_config_get_strv(cfg, "accept", "ignore", NULL, &ignore);
-    if (k >= 0)
+    /* Before apply, what runs now is the snapshot itself: judging it against itself proves
+     * nothing and trips over units that come and go in that moment. */
+    if (k >= 0 && !as_armed)
         k = ks_checklist_add_snapshot(&r.checks, &now, ignore);
     if (k < 0) {
         r.error = ks_asprintf("cannot take the snapshot of what runs: %s", strerror(-k));
@@ -815,6 +818,7 @@ static int check_now(const ks_root *root, const ks_config *cfg, bool as_armed,
     r.n_items = (unsigned)ks_strv_length(now.items);
     r.established = now.established;
     r.not_snapshotted = TAKE_PTR(now.skipped);
+    r.items = TAKE_PTR(now.items);
     ks_run_snapshot_done(&now);
     k = ks_checks_run(&r.checks, &ctx, &(ks_runner_opts){.timeout_ms = 0});
     if (k < 0) {

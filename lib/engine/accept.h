@@ -94,6 +94,7 @@ char *ks_accept_motd_line(const ks_journal *j, const char *running);
 typedef struct ks_check_now_result {
     char *kernel;
     ks_checklist checks;
+    char **items; /* the snapshot of what runs now (sorted) */
     unsigned n_items, established;
     char **not_snapshotted;
     bool passed; /* every required check passed */
@@ -102,9 +103,10 @@ typedef struct ks_check_now_result {
 
 int ks_check_now(const ks_root *root, const ks_config *cfg, ks_check_now_result *ret);
 /*
- * The same as apply runs it before its first change: the floor is required only where the
- * snapshot arming would take has it (a node without a default route today is not asked for
- * one after the trial either), exactly as accept will judge the trial.
+ * The same as apply runs it before its first change: the configured checks and the floor, the
+ * floor required only where the snapshot arming would take has it (a node without a default
+ * route today is not asked for one after the trial either), as accept will judge the trial.
+ * The snapshot's own items are not judged: they are what runs now.
  */
 int ks_check_before_apply(const ks_root *root, const ks_config *cfg, ks_check_now_result *ret);
 void ks_check_now_result_done(ks_check_now_result *r);

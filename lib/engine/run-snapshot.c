@@ -29,8 +29,29 @@ int ks_check_ctx_for_root(const ks_root *root, const ks_config *cfg, const char 
     return 0;
 }
 
+/* Moves the module items not in before (loaded by the apply itself) to the skipped list. */
+static int drop_new_modules(ks_run_snapshot *s, char *const *before)
+{
+    size_t w = 0;
+
+    for (size_t i = 0; s->items && s->items[i]; i++) {
+        char *item = s->items[i];
+        if (ks_startswith(item, "module:") && !ks_strv_contains(before, item)) {
+            char *why = ks_asprintf("%s: loaded by this apply (not before it)", item);
+            if (!why || ks_strv_push(&s->skipped, why) < 0)
+                return -ENOMEM;
+            free(item);
+            continue;
+        }
+        s->items[w++] = item;
+    }
+    if (s->items)
+        s->items[w] = NULL;
+    return 0;
+}
+
 int ks_record_running(const ks_root *root, const ks_config *cfg, const char *kernel, ks_journal *j,
-                      char **ret_summary)
+                      char *const *modules_before, char **ret_summary)
 {
     _cleanup_free_ char *abs = NULL;
     ks_run_snapshot *s = calloc(1, sizeof(*s));
@@ -42,7 +63,10 @@ int ks_record_running(const ks_root *root, const ks_config *cfg, const char *ker
     k = ks_check_ctx_for_root(root, cfg, kernel, &ctx, &abs);
     if (k >= 0)
         k = ks_run_snapshot_take(&ctx, s);
+    if (k >= 0 && modules_before)
+        k = drop_new_modules(s, modules_before);
     if (k < 0) {
+        ks_run_snapshot_done(s);
         free(s);
         return k;
     }

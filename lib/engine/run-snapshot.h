@@ -18,5 +18,10 @@ int ks_check_ctx_for_root(const ks_root *root, const ks_config *cfg, const char 
  * number of items, or negative errno; *ret_summary (may be NULL) says how many and what was
  * not snapshotted, for the progress line.
  */
+/*
+ * modules_before (may be NULL): the "module:NAME" items of a snapshot taken when apply began;
+ * a module loaded since then was loaded by the apply itself (update-grub's grub-probe loads
+ * dm_mod on Debian 13) and is not asked of the trial: it goes to the skipped list.
+ */
 int ks_record_running(const ks_root *root, const ks_config *cfg, const char *kernel, ks_journal *j,
-                      char **ret_summary);
+                      char *const *modules_before, char **ret_summary);

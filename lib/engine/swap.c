@@ -36,7 +36,8 @@ typedef struct run {
     const ks_swap_common *c;
     ks_journal *j;
     ks_swap_result *r;
-    char *root_abs; /* KSWAP_ROOT for the programs; NULL on the running system */
+    char *root_abs;        /* KSWAP_ROOT for the programs; NULL on the running system */
+    char **modules_before; /* "module:NAME" loaded when this apply began (its check step) */
 } run;
 
 void ks_swap_result_done(ks_swap_result *r)
@@ -327,6 +328,7 @@ static int end_run(run *x, int k)
     x->r->journal = TAKE_PTR(x->j);
     free(x->root_abs);
     x->root_abs = NULL;
+    x->modules_before = ks_strv_free(x->modules_before);
     if (k < 0 && (x->r->status == KS_SWAP_DONE || x->r->status == KS_SWAP_ALREADY))
         x->r->status = KS_SWAP_FAILED;
     if (x->r->status == KS_SWAP_FAILED)
@@ -429,6 +431,9 @@ static int step_checklist(run *x, const ks_apply_opts *o)
         k = -EPERM;
     } else if (k >= 0)
         progress(x, "check", "%zu checks pass on %s", cr.checks.n, strempty(cr.kernel));
+    for (char **i = cr.items; k >= 0 && i && *i; i++)
+        if (ks_startswith(*i, "module:"))
+            k = ks_strv_extend(&x->modules_before, *i);
     ks_check_now_result_done(&cr);
     return k;
 }
@@ -961,7 +966,7 @@ static int step_arm(run *x, const char *old, const char *new)
     {
         /* What runs now, on the old kernel: the checklist of accept after the trial boot. */
         _cleanup_free_ char *summary = NULL;
-        if (ks_record_running(x->root, x->c->config, old, x->j, &summary) < 0)
+        if (ks_record_running(x->root, x->c->config, old, x->j, x->modules_before, &summary) < 0)
             progress(
                 x, "arm",
                 "cannot take the snapshot of what runs: accept checks only the configured list");
