@@ -246,7 +246,16 @@ if scenario("unwritable"):
     os.chmod(work, 0o755)
     os.chmod(deb, 0o644)
     as_nobody = ["setpriv", f"--reuid={nobody}", f"--regid={nobody}", "--clear-groups"]
+    # The build and source trees may sit below a folder only root can enter (a clone in a
+    # mktemp -d folder): the other user runs copies of kswap and the fakes from work instead.
+    mine = os.path.join(work, "as-nobody")
+    shutil.copytree(kstest.FAKES, os.path.join(mine, "fakes"), symlinks=True)
+    shutil.copy2(exe, os.path.join(mine, "kswap"))
+    for dirpath, dirnames, filenames in os.walk(mine):
+        os.chmod(dirpath, 0o755)
     env = kstest.env(HOME=r)
+    env["PATH"] = os.path.join(mine, "fakes") + ":" + env["PATH"]
+    exe = os.path.join(mine, "kswap")
     p = subprocess.run(as_nobody + [exe, "--root", r, "--json", "apply", "--deb", deb, "--yes"],
                        capture_output=True, text=True, env=env, timeout=300)
     import json
