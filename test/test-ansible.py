@@ -79,6 +79,11 @@ def run(name, hosts, extra=(), again=False):
         r = os.path.join(d, h)
         if not again:
             shutil.copytree(os.path.join(roots, fixture, "root"), r, symlinks=True)
+            if hv.get("sim_break_unit"):
+                # runs on the old kernel (apply's checklist passes there), fails on the trial
+                os.makedirs(os.path.join(r, "run/fake-units"), exist_ok=True)
+                with open(os.path.join(r, "run/fake-units", hv["sim_break_unit"]), "w") as f:
+                    f.write("active\n")
         rootmap[h] = r
         inv["kswap"]["hosts"][h] = dict(kswap_root=r, kswap_config=conf, **hv)
     with open(os.path.join(d, "inventory.json"), "w") as f:
@@ -164,7 +169,8 @@ if scenario("blocked"):
           {h: journal(root).get("state") for h, root in r.items()})
 
 if scenario("canary-fails"):
-    p, s, r = run("canary-fails", [("node1", "ubuntu-24.04-kvm", UNHEALTHY, {}),
+    p, s, r = run("canary-fails", [("node1", "ubuntu-24.04-kvm", UNHEALTHY,
+                                    {"sim_break_unit": "xray.service"}),
                                    ("node2", "ubuntu-24.04-kvm", CONF, {}),
                                    ("node3", "ubuntu-24.04-kvm", CONF, {})])
     nodes = (s or {}).get("nodes", {})
