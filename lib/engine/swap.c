@@ -903,6 +903,11 @@ static int settle_boot_files(run *x, const char *new)
 
     if (k < 0)
         return fail_step(x, "arm", k, "cannot check the boot files of %s: %s", new, strerror(-k));
+    /* The disk refused a sync (full, failing): kswap could not act, a failure (exit 1) that
+     * says why, not a verdict on the kernel. */
+    if (k > 0 && ks_findings_get(&x->r->findings, "boot.sync-failed"))
+        return fail_step(x, "arm", -EIO, "%s; nothing is armed, every boot starts the old kernel",
+                         ks_findings_get(&x->r->findings, "boot.sync-failed")->message);
     if (k > 0) {
         k = fail_step(x, "arm", -EIO,
                       "the boot files of %s did not read back intact (see the findings); nothing "
