@@ -6,11 +6,10 @@
 #include "lib/basic/findings.h"
 #include "lib/basic/string-table.h"
 
-int ks_findings_add(ks_findings *f, const char *id, ks_severity severity, const char *remedy,
-                    const char *fmt, ...)
+int ks_findings_addv(ks_findings *f, const char *id, ks_severity severity, const char *remedy,
+                     const char *fmt, va_list ap)
 {
     ks_finding *x;
-    va_list ap;
     int k;
 
     assert(f);
@@ -20,9 +19,7 @@ int ks_findings_add(ks_findings *f, const char *id, ks_severity severity, const 
         return -ENOMEM;
     x = &f->v[f->n];
     *x = (ks_finding){.severity = severity};
-    va_start(ap, fmt);
     k = ks_vasprintf_r(&x->message, fmt, ap);
-    va_end(ap);
     x->id = strdup(id);
     x->remedy = remedy ? strdup(remedy) : NULL;
     if (k < 0 || !x->id || (remedy && !x->remedy)) {
@@ -34,6 +31,18 @@ int ks_findings_add(ks_findings *f, const char *id, ks_severity severity, const 
     }
     f->n++;
     return 0;
+}
+
+int ks_findings_add(ks_findings *f, const char *id, ks_severity severity, const char *remedy,
+                    const char *fmt, ...)
+{
+    va_list ap;
+    int k;
+
+    va_start(ap, fmt);
+    k = ks_findings_addv(f, id, severity, remedy, fmt, ap);
+    va_end(ap);
+    return k;
 }
 
 void ks_findings_clear(ks_findings *f)

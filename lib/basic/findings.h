@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stdarg.h>
 #include <stddef.h>
 
 #include "lib/basic/util.h"
@@ -29,6 +30,9 @@ typedef struct ks_findings {
 /* Adds a finding; message is a printf format. Returns 0 or -ENOMEM. */
 int ks_findings_add(ks_findings *f, const char *id, ks_severity severity, const char *remedy,
                     const char *fmt, ...) _printf_(5, 6);
+/* The same with a va_list, for wrappers that add their own bookkeeping. */
+int ks_findings_addv(ks_findings *f, const char *id, ks_severity severity, const char *remedy,
+                     const char *fmt, va_list ap) _printf_(5, 0);
 void ks_findings_clear(ks_findings *f);
 ks_severity ks_findings_worst(const ks_findings *f);
 const ks_finding *ks_findings_get(const ks_findings *f, const char *id);

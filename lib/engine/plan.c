@@ -111,16 +111,13 @@ static int add(ks_plan *p, const char *id, ks_severity sev, const char *remedy, 
 static int add(ks_plan *p, const char *id, ks_severity sev, const char *remedy, const char *fmt,
                ...)
 {
-    _cleanup_free_ char *msg = NULL;
     va_list ap;
     int k;
 
     va_start(ap, fmt);
-    k = ks_vasprintf_r(&msg, fmt, ap);
+    k = ks_findings_addv(&p->findings, id, sev, remedy, fmt, ap);
     va_end(ap);
-    if (k < 0)
-        return k;
-    return ks_findings_add(&p->findings, id, sev, remedy, "%s", msg);
+    return k;
 }
 
 static int fail(ks_plan *p, const char *file, int err)

@@ -188,17 +188,15 @@ static int problem(settle *s, const char *id, const char *remedy, const char *fm
     _printf_(4, 5);
 static int problem(settle *s, const char *id, const char *remedy, const char *fmt, ...)
 {
-    _cleanup_free_ char *msg = NULL;
     va_list ap;
     int k;
 
     va_start(ap, fmt);
-    k = ks_vasprintf_r(&msg, fmt, ap);
+    k = ks_findings_addv(s->findings, id, KS_SEV_BLOCK, remedy, fmt, ap);
     va_end(ap);
-    if (k < 0)
-        return k;
-    s->problems++;
-    return ks_findings_add(s->findings, id, KS_SEV_BLOCK, remedy, "%s", msg);
+    if (k >= 0)
+        s->problems++;
+    return k;
 }
 
 /* fsync(fd), or syncfs(fd) where the file system has no fsync (EINVAL). */
