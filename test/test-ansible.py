@@ -73,7 +73,7 @@ def run(name, hosts, extra=(), again=False):
         "kswap_install": "none", "kswap_command": exe,
         "kswap_environment": {"PATH": path, "KSWAP_FAKE_DEBS": debs, "NO_COLOR": "1"},
         "kswap_reboot_tasks": os.path.join(src, "test", "ansible", "simulate-reboot.yml"),
-        "kswap_status_timeout": 60}}}
+        "kswap_status_timeout": 60, "kswap_reboot_post_delay": 0}}}
     rootmap = {}
     for h, fixture, conf, hv in hosts:
         r = os.path.join(d, h)
@@ -220,6 +220,64 @@ if scenario("batch-error"):
                   ["-e", "kswap_serial=2"])
     check(s and "errors on node2" in s["stopped"] and untouched(r["node4"]),
           "max_fail_percentage 0 (default): the batch with the error stops the rollout", s)
+
+
+def power_cycle_argv(root):
+    """kswap_power_cycle_command for a fixture root, with the host name left for Ansible."""
+    return ["env", "PATH=" + path, "bash", os.path.join(src, "test", "ansible", "power-cycle.sh"),
+            "{{ inventory_hostname }}", root, exe]
+
+
+def resets(root):
+    f = os.path.join(root, "var/log/sim-power-cycle.log")
+    return open(f).read().split() if os.path.exists(f) else []
+
+
+if scenario("canary-hangs"):
+    d = os.path.join(work, "canary-hangs")
+    cmd = power_cycle_argv(os.path.join(d, "node1"))
+    p, s, r = run("canary-hangs", [("node1", "ubuntu-24.04-kvm", CONF,
+                                    {"sim_trial_hangs": True, "kswap_power_cycle_command": cmd}),
+                                   ("node2", "ubuntu-24.04-kvm", CONF, {}),
+                                   ("node3", "ubuntu-24.04-kvm", CONF, {})])
+    nodes = (s or {}).get("nodes", {})
+    n1 = nodes.get("node1", {})
+    check(resets(r["node1"]) == ["node1"], "the hung canary was power-cycled exactly once, its name templated",
+          resets(r["node1"]))
+    check(n1.get("power_cycled") and n1.get("outcome") == "fell-back" and n1.get("running") == OLD,
+          "after the reset: verdict read on the old kernel (fell-back), power_cycled in the report", n1)
+    check(p.returncode != 0 and s and "canary node1" in s["stopped"] and "power-cycled" in s["stopped"],
+          "the rollout stops naming the canary and the power-cycle", s)
+    check("power-cycled;" in p.stdout, "the summary table's detail says power-cycled", p.stdout[-3000:])
+    check(untouched(r["node2"]) and untouched(r["node3"]), "node2 and node3 never applied",
+          {h: journal(root).get("state") for h, root in r.items()})
+    e = grubenv(r["node1"])
+    check(e.get("saved_entry") == OLD_PATH and "next_entry" not in e, "node1: GRUB's default is the old kernel", e)
+
+if scenario("hangs-no-command"):
+    p, s, r = run("hangs-no-command", [("node1", "ubuntu-24.04-kvm", CONF, {"sim_trial_hangs": True}),
+                                       ("node2", "ubuntu-24.04-kvm", CONF, {})])
+    n1 = (s or {}).get("nodes", {}).get("node1", {})
+    check(p.returncode != 0 and "did not come back" in n1.get("error", "")
+          and "kswap_power_cycle_command" in n1.get("error", "") and not n1.get("power_cycled"),
+          "no power-cycle command: the error says the node is down and what to set", n1)
+    check(s and "canary node1" in s["stopped"] and untouched(r["node2"]), "the rollout stops at the canary", s)
+    check(resets(r["node1"]) == [], "nothing reset the node")
+
+if scenario("batch-hangs"):
+    d = os.path.join(work, "batch-hangs")
+    line = " ".join(power_cycle_argv(os.path.join(d, "node2")))
+    p, s, r = run("batch-hangs", [("node1", "ubuntu-24.04-kvm", CONF, {}),
+                                  ("node2", "ubuntu-24.04-kvm", CONF,
+                                   {"sim_trial_hangs": True, "kswap_power_cycle_command": line}),
+                                  ("node3", "ubuntu-24.04-kvm", CONF, {})],
+                  ["-e", "kswap_serial=1", "-e", "kswap_max_fail_percentage=50"])
+    nodes = (s or {}).get("nodes", {})
+    check(resets(r["node2"]) == ["node2"], "a command line as kswap_power_cycle_command: run once", resets(r["node2"]))
+    check(nodes.get("node2", {}).get("power_cycled") and nodes.get("node2", {}).get("outcome") == "fell-back",
+          "node2 came back on the old kernel", nodes.get("node2"))
+    check(s and "node2: fell-back (power-cycled)" in s["stopped"] and untouched(r["node3"]),
+          "the batch with the power-cycled node stops the rollout", s)
 
 shutil.rmtree(work, ignore_errors=True) if not kstest.failed else print("work dir kept: " + work)
 print(f"{kstest.failed} failed")
