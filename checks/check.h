@@ -68,7 +68,7 @@ int ks_check_set(ks_check *chk, ks_check_status status, const char *detail);
 
 /*
  * The configured checks: the [accept] keys (services, interfaces, listen, sysctl, modules,
- * bbr_version, qdisc, nft_tables, established_min), all required, then the executables in
+ * bbr_version, qdisc, nft_tables, established_min, reach), all required, then the executables in
  * etc/kswap/checks.d/required/ and wanted/ inside the root, in name order. -EINVAL with
  * *ret_error for a malformed item.
  */
@@ -98,6 +98,7 @@ int ks_check_bbr_version(const ks_check_ctx *c, ks_check *chk);
 int ks_check_qdisc(const ks_check_ctx *c, ks_check *chk);
 int ks_check_nft_table(const ks_check_ctx *c, ks_check *chk);
 int ks_check_established(const ks_check_ctx *c, ks_check *chk);
+int ks_check_reach(const ks_check_ctx *c, ks_check *chk);
 int ks_check_script(const ks_check_ctx *c, ks_check *chk);
 
 /*

@@ -24,6 +24,7 @@ static const builtin builtins[] = {
     {"qdisc", "qdisc", ks_check_qdisc, false},
     {"nft_tables", "nft-table", ks_check_nft_table, false},
     {"established_min", "established", ks_check_established, true},
+    {"reach", "reach", ks_check_reach, false},
 };
 
 /* Catches malformed items at load time, so that a typo is an error, not a failed trial. */

@@ -4,15 +4,14 @@
 
 #include "checks/check.h"
 #include "lib/basic/util.h"
+#include "lib/basic/time-util.h"
 
 #define DEFAULT_INTERVAL_MS 5000u
 
 static long long mono_ms(void *userdata)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    (void)userdata;
+    return ks_monotonic_ms();
 }
 
 static void mono_sleep(void *userdata, unsigned ms)

@@ -220,6 +220,8 @@ static const ks_config_key keys[] = {
     UINT("accept", "established_min", 0, 1000000000, 0),
     LIST("accept", "ignore", item_any, NULL),
     UINT("accept", "management", 1, 65535, 22),
+    /* Off by default: a node need not reach anything beyond its own listeners. */
+    LIST("accept", "reach", item_hostport, NULL),
     UINT("accept", "timeout", 1, 86400, 300),
     /* The trial boot's deadline (lib/engine/trialboot.h): a forced reboot when no verdict. */
     UINT("accept", "deadline", 60, 86400, 900),
@@ -380,6 +382,8 @@ static char *value_problem(const ks_config_key *k, const char *value)
                                    : k->item_ok == item_qdisc    ? " (IF:KIND)"
                                    : k->item_ok == item_name     ? " (a name, not a path)"
                                    : k->item_ok == item_apt_word ? " (one word, no brackets)"
+                                   : k->item_ok == item_hostport ? " (HOST:PORT, PORT 1-65535, "
+                                                                   "[ADDR]:PORT for IPv6)"
                                                                  : "");
         return NULL;
     case KS_CT_UINT:
@@ -424,11 +428,6 @@ static char *value_problem(const ks_config_key *k, const char *value)
                                close ? "; did you mean '" : "", close ? best : "",
                                close ? "'?" : "");
         }
-    case KS_CT_HOSTPORT:
-        if (!item_hostport(value))
-            return ks_asprintf("%s = %s is not HOST:PORT (PORT 1-65535, [ADDR]:PORT for IPv6)",
-                               k->key, value);
-        return NULL;
     }
     return NULL;
 }

@@ -29,12 +29,11 @@ typedef struct ks_config ks_config;
 #define KS_METRICS_DEFAULT_TEXTFILE_DIR "/var/lib/prometheus/node-exporter"
 
 typedef enum ks_config_type {
-    KS_CT_STRING,   /* one value, any text (the last one counts) */
-    KS_CT_LIST,     /* words of every value, each checked by item_ok */
-    KS_CT_UINT,     /* decimal, min..max in 64 bits */
-    KS_CT_BOOL,     /* yes/no, true/false, on/off, 1/0 */
-    KS_CT_ENUM,     /* one of enum_values */
-    KS_CT_HOSTPORT, /* HOST:PORT or [ADDR]:PORT, PORT 1-65535 */
+    KS_CT_STRING, /* one value, any text (the last one counts) */
+    KS_CT_LIST,   /* words of every value, each checked by item_ok */
+    KS_CT_UINT,   /* decimal, min..max in 64 bits */
+    KS_CT_BOOL,   /* yes/no, true/false, on/off, 1/0 */
+    KS_CT_ENUM,   /* one of enum_values */
 } ks_config_type;
 
 typedef struct ks_config_key {

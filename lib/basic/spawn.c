@@ -11,6 +11,7 @@
 #include "lib/basic/alloc-util.h"
 #include "lib/basic/spawn.h"
 #include "lib/basic/util.h"
+#include "lib/basic/time-util.h"
 
 extern char **environ;
 
@@ -73,13 +74,6 @@ static char **build_env(char *const *extra)
         env[k++] = extra[j];
     env[k] = NULL;
     return env;
-}
-
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* Appends to the capture buffer, keeping only the last max bytes. */
@@ -163,7 +157,7 @@ int ks_spawn(char *const argv[], const ks_spawn_opts *opts, ks_spawn_result *ret
     _cleanup_free_ char **env = NULL;
     _cleanup_close_ int rfd = -EBADF, wfd = -EBADF, pidfd = -EBADF;
     ks_spawn_result res = {0};
-    long long deadline = o->timeout_ms ? now_ms() + o->timeout_ms : 0;
+    long long deadline = o->timeout_ms ? ks_monotonic_ms() + o->timeout_ms : 0;
     bool exited = false, open_pipe;
     int pipefd[2], status = 0, r;
     char pty_name[128] = "";
@@ -228,7 +222,7 @@ int ks_spawn(char *const argv[], const ks_spawn_opts *opts, ks_spawn_result *ret
         if (!exited && pidfd >= 0)
             p[n++] = (struct pollfd){.fd = pidfd, .events = POLLIN};
         if (deadline) {
-            long long left = deadline - now_ms();
+            long long left = deadline - ks_monotonic_ms();
             wait_ms = left > 0 ? (int)left : 0;
         }
         if (!exited && pidfd < 0 && (wait_ms < 0 || wait_ms > 20))
@@ -265,7 +259,7 @@ int ks_spawn(char *const argv[], const ks_spawn_opts *opts, ks_spawn_result *ret
             exited = true;
         if (exited && open_pipe && r == 0)
             break;
-        if (deadline && now_ms() >= deadline && !exited) {
+        if (deadline && ks_monotonic_ms() >= deadline && !exited) {
             res.timed_out = true;
             kill(o->passthrough ? pid : -pid, SIGKILL);
             waitpid(pid, &status, 0);

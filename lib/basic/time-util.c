@@ -50,3 +50,11 @@ int ks_parse_utc(const char *s, time_t *ret)
     *ret = t;
     return 0;
 }
+
+long long ks_monotonic_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}

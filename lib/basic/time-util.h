@@ -13,3 +13,6 @@ int ks_utc_string(time_t t, char **ret);
 /* The reverse: "2026-11-30T07:50:00Z" to seconds since the epoch. -EINVAL for any other text;
  * *ret untouched on failure. */
 int ks_parse_utc(const char *s, time_t *ret);
+
+/* Milliseconds of CLOCK_MONOTONIC: for timeouts and durations, never for dates. */
+long long ks_monotonic_ms(void);

@@ -5,16 +5,10 @@
 #include <time.h>
 
 #include "lib/basic/util.h"
+#include "lib/basic/time-util.h"
 #include "lib/engine/dpkgwait.h"
 
 #define POLL_MS 200u
-
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 static void say(ks_progress_fn fn, void *userdata, const char *fmt, ...) _printf_(3, 4);
 static void say(ks_progress_fn fn, void *userdata, const char *fmt, ...)
@@ -53,7 +47,7 @@ char *ks_dpkg_lock_remedy(const ks_dpkg_lock_holder *h)
 int ks_dpkg_lock_wait(const ks_root *root, unsigned timeout_ms, ks_progress_fn progress,
                       void *userdata, ks_dpkg_lock_holder *ret_holder)
 {
-    uint64_t start = now_ms(), last_said = 0;
+    uint64_t start = (uint64_t)ks_monotonic_ms(), last_said = 0;
     bool said = false;
 
     assert(root);
@@ -65,7 +59,7 @@ int ks_dpkg_lock_wait(const ks_root *root, unsigned timeout_ms, ks_progress_fn p
 
         if (k < 0)
             return k;
-        elapsed = now_ms() - start;
+        elapsed = (uint64_t)ks_monotonic_ms() - start;
         if (k == 0) {
             if (said)
                 say(progress, userdata, "the dpkg lock is free after %" PRIu64 " s, going on",

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "lib/basic/fileio.h"
+#include "lib/basic/time-util.h"
 #include "lib/engine/lock.h"
 
 struct ks_lock {
@@ -13,13 +14,6 @@ struct ks_lock {
 
 /* Short enough that a 10 s wait ends close to 10 s, long enough not to spin. */
 #define RETRY_MS 50u
-
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 int ks_lock_parse_pid(const char *text, size_t len, pid_t *ret)
 {
@@ -80,7 +74,7 @@ int ks_lock_acquire(const ks_root *root, unsigned timeout_ms, ks_lock **ret, pid
     fd = ks_root_open_at(root, KS_LOCK_PATH, O_RDWR | O_CREAT | O_NOFOLLOW, 0644);
     if (fd < 0)
         return fd;
-    deadline = now_ms() + timeout_ms;
+    deadline = (uint64_t)ks_monotonic_ms() + timeout_ms;
     for (;;) {
         uint64_t t;
 
@@ -90,7 +84,7 @@ int ks_lock_acquire(const ks_root *root, unsigned timeout_ms, ks_lock **ret, pid
             continue;
         if (errno != EWOULDBLOCK)
             return -errno;
-        t = now_ms();
+        t = (uint64_t)ks_monotonic_ms();
         if (t >= deadline) {
             if (holder_pid) {
                 pid_t pid = 0;

@@ -44,6 +44,19 @@ static const struct {
      "k.conf:2: [accept] 'tcp:0' is not a valid item of listen (PROTO:PORT, PROTO tcp, tcp6, udp "
      "or udp6, PORT 1-65535)"},
     {"[accept]\nlisten = udp6:65535, tcp:1\n", NULL},
+    {"[accept]\nreach = 10.0.0.1:443 [2001:db8::1]:22 ctl.example.net:8443\n", NULL},
+    {"[accept]\nreach = 10.0.0.1\n",
+     "k.conf:2: [accept] '10.0.0.1' is not a valid item of reach (HOST:PORT, PORT 1-65535, "
+     "[ADDR]:PORT for IPv6)"},
+    {"[accept]\nreach = 2001:db8::1:22\n",
+     "k.conf:2: [accept] '2001:db8::1:22' is not a valid item of reach (HOST:PORT, PORT 1-65535, "
+     "[ADDR]:PORT for IPv6)"},
+    {"[accept]\nreach = host:0\n",
+     "k.conf:2: [accept] 'host:0' is not a valid item of reach (HOST:PORT, PORT 1-65535, "
+     "[ADDR]:PORT for IPv6)"},
+    {"[accept]\nreach = []:80\n",
+     "k.conf:2: [accept] '[]:80' is not a valid item of reach (HOST:PORT, PORT 1-65535, "
+     "[ADDR]:PORT for IPv6)"},
     {"[accept]\nsysctl = novalue\n",
      "k.conf:2: [accept] 'novalue' is not a valid item of sysctl (KEY=VALUE)"},
     {"[accept]\nqdisc = eth0\n",
