@@ -8,6 +8,7 @@
 #include "checks/snapshot.h"
 #include "lib/basic/spawn.h"
 #include "lib/basic/util.h"
+#include "lib/host/sysctl.h"
 
 #define WG_HANDSHAKE_RECENT_S 180 /* WireGuard renews a session every 2 minutes */
 #define OUTPUT_MAX (4 * 1024 * 1024)
@@ -478,11 +479,55 @@ static int take_modules(const ks_check_ctx *c, ks_run_snapshot *s)
     return 0;
 }
 
+/*
+ * net.* sysctls as they run: every net.* key the node's sysctl.d files set (what systemd-sysctl
+ * applies at boot) with its live value, and forwarding when it is on (turned on at run time by
+ * wg-quick, docker, a firewall script, none of which writes a sysctl file). Other keys are the
+ * kernel's defaults, which a new kernel may change on purpose (XanMod's own qdisc and BBR).
+ */
+static const char *const runtime_sysctls[] = {
+    "net.ipv4.ip_forward",
+    "net.ipv6.conf.all.forwarding",
+    "net.ipv4.conf.all.src_valid_mark",
+};
+
+static int add_sysctl(const ks_check_ctx *c, ks_run_snapshot *s, const char *key, bool only_on)
+{
+    _cleanup_free_ char *v = NULL;
+    int k = ks_sysctl_live(c->root, key, &v);
+
+    /* A key the old kernel does not have (a module not loaded) cannot come back. */
+    if (k == -ENOENT || k == -EACCES || k == -EINVAL || k == -ENOTDIR)
+        return 0;
+    if (k < 0)
+        return k;
+    if (!*v || (only_on && streq(v, "0")))
+        return 0;
+    return add_item(s, "sysctl:%s=%s", key, v);
+}
+
+static int take_sysctls(const ks_check_ctx *c, ks_run_snapshot *s)
+{
+    _cleanup_strv_free_ char **keys = NULL;
+    int k = ks_sysctl_configured_keys(c->root, &keys);
+
+    if (k < 0)
+        return k == -ENOMEM ? k : skip(s, "sysctls (sysctl.d)", k);
+    for (char **p = keys; *p; p++)
+        if (ks_startswith(*p, "net.") && (k = add_sysctl(c, s, *p, false)) < 0)
+            return k;
+    for (size_t i = 0; i < ARRAY_SIZE(runtime_sysctls); i++)
+        if (!ks_strv_contains(keys, runtime_sysctls[i]) &&
+            (k = add_sysctl(c, s, runtime_sysctls[i], true)) < 0)
+            return k;
+    return 0;
+}
+
 int ks_run_snapshot_take(const ks_check_ctx *c, ks_run_snapshot *ret)
 {
     static int (*const takers[])(const ks_check_ctx *, ks_run_snapshot *) = {
         take_services,  take_sockets, take_interfaces, take_routes,
-        take_wireguard, take_qdiscs,  take_nft,        take_modules,
+        take_wireguard, take_qdiscs,  take_nft,        take_modules, take_sysctls,
     };
     ks_run_snapshot s = {0};
     int k;
@@ -589,6 +634,24 @@ int ks_run_snapshot_from_json(json_object *o, ks_run_snapshot *ret)
     return 0;
 }
 
+/* A snapshot sysctl whose key an [accept] sysctl check names already: the configured value
+ * is what the trial must have (the operator may change it on purpose). */
+static bool sysctl_configured(const ks_checklist *l, const char *item)
+{
+    const char *key = ks_startswith(item, "sysctl:");
+    size_t kn;
+
+    if (!key)
+        return false;
+    kn = strcspn(key, "=");
+    for (size_t i = 0; i < l->n; i++) {
+        const char *id = ks_startswith(l->v[i].id, "sysctl:");
+        if (id && !l->v[i].from_snapshot && strncmp(id, key, kn) == 0 && id[kn] == '=')
+            return true;
+    }
+    return false;
+}
+
 int ks_checklist_add_snapshot(ks_checklist *l, const ks_run_snapshot *s, char *const *ignore)
 {
     static const struct {
@@ -600,11 +663,12 @@ int ks_checklist_add_snapshot(ks_checklist *l, const ks_run_snapshot *s, char *c
         {"wireguard:", ks_check_wireguard}, {"wg-peer:", ks_check_wg_peer},
         {"qdisc:", ks_check_qdisc},         {"nft-table:", ks_check_nft_table},
         {"nft-chain:", ks_check_nft_chain}, {"module:", ks_check_module},
+        {"sysctl:", ks_check_sysctl},
     };
     int k;
 
     for (char **p = s->items; p && *p; p++) {
-        if (ks_checklist_find(l, *p) || ks_snapshot_ignored(*p, ignore))
+        if (ks_checklist_find(l, *p) || ks_snapshot_ignored(*p, ignore) || sysctl_configured(l, *p))
             continue;
         for (size_t i = 0; i < ARRAY_SIZE(kinds); i++) {
             size_t pl = strlen(kinds[i].prefix);

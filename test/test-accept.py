@@ -451,6 +451,10 @@ def healthy_plain(root):
     put(root, "run/fake-wg/dump", WG_DUMP)
     put(root, "run/fake-nft/chains.json", CHAINS)
     put(root, "run/fake-units/ssh.service", "active\n")
+    # sysctl.d sets ip_forward (live 1); wg-quick turned src_valid_mark on at run time.
+    put(root, "proc/sys/net/ipv4/ip_forward", "1\n")
+    put(root, "proc/sys/net/ipv4/conf/all/src_valid_mark", "1\n")
+    put(root, "proc/sys/net/ipv6/conf/all/forwarding", "0\n")
 
 
 if any(scenario(n) for n in ("snapshot", "check")):
@@ -468,6 +472,11 @@ if any(scenario(n) for n in ("snapshot", "check")):
                  "nft-chain:inet:filter:input", "module:wireguard"):
         check(want in items, f"the snapshot in the journal has {want}", items)
     check("wg-peer:wg0:PEERKEY2=" not in items, "a peer without a recent handshake is not in the snapshot")
+    sysctls = [i for i in items if i.startswith("sysctl:")]
+    check(sysctls == ["sysctl:net.core.default_qdisc=fq", "sysctl:net.ipv4.conf.all.src_valid_mark=1",
+                      "sysctl:net.ipv4.ip_forward=1", "sysctl:net.ipv4.tcp_congestion_control=bbr"],
+          "the snapshot has the net.* sysctls sysctl.d sets (live values; nf_conntrack_max has no live"
+          " value), and forwarding/src_valid_mark only where on", sysctls)
     check(j["running"].get("established") == 2, "the snapshot counts established connections",
           j["running"].get("established"))
 
@@ -522,6 +531,8 @@ if any(scenario(n) for n in ("snapshot", "check")):
                 ("chain", lambda r: os.remove(os.path.join(r, "run/fake-nft/chains.json")),
                  "nft-chain:inet:filter:input"),
                 ("route", lambda r: put(r, "proc/net/route", ROUTE.splitlines(True)[0]), "route:default:eth0"),
+                ("forwarding", lambda r: put(r, "proc/sys/net/ipv4/ip_forward", "0\n"),
+                 "sysctl:net.ipv4.ip_forward=1"),
                 ("address", lambda r: put(r, "proc/net/route", "".join(ROUTE.splitlines(True)[:2])),
                  "floor:default-route"),
                 ("sshd", lambda r: put(r, "proc/net/tcp", "".join(TCP.splitlines(True)[:2])), "floor:management")):

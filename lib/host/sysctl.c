@@ -176,8 +176,9 @@ static int set_str(char **dst, const char *src)
     return 0;
 }
 
+/* Looks for want (into m), or, with want NULL, appends each explicitly assigned key to *keys. */
 static int sysctl_parse_file(const char *text, size_t len, const char *file, const char *want,
-                             sysctl_match *m)
+                             sysctl_match *m, char ***keys)
 {
     size_t pos = 0, n;
     const char *line;
@@ -206,7 +207,7 @@ static int sysctl_parse_file(const char *text, size_t len, const char *file, con
             path = key_to_path(ks_strstrip(p), strlen(ks_strstrip(p)));
             if (!path)
                 return -ENOMEM;
-            if (fnmatch(path, want, 0) == 0)
+            if (want && fnmatch(path, want, 0) == 0)
                 m->glob_excluded = true;
             continue;
         }
@@ -219,7 +220,9 @@ static int sysctl_parse_file(const char *text, size_t len, const char *file, con
         if (!path || !value)
             return -ENOMEM;
         glob = strpbrk(path, "*?[") != NULL;
-        if (!glob && streq(path, want)) {
+        if (!want) {
+            k = glob || ks_strv_contains(*keys, path) ? 0 : ks_strv_extend(keys, path);
+        } else if (!glob && streq(path, want)) {
             k = set_str(&m->value, value);
             if (k >= 0)
                 k = set_str(&m->file, file);
@@ -255,7 +258,7 @@ int ks_sysctl_configured(const ks_root *root, const char *key, char **ret_value,
 
         if (ks_root_read_file(root, files[i].path, CONF_MAX, &text, &len) < 0)
             continue;
-        k = sysctl_parse_file(text, len, files[i].path, want, &m);
+        k = sysctl_parse_file(text, len, files[i].path, want, &m, NULL);
     }
     conf_files_free(files, n);
     if (k >= 0 && !m.value && m.glob_value && !m.glob_excluded) {
@@ -273,6 +276,37 @@ int ks_sysctl_configured(const ks_root *root, const char *key, char **ret_value,
     free(m.glob_value);
     free(m.glob_file);
     return k < 0 ? k : 0;
+}
+
+int ks_sysctl_configured_keys(const ks_root *root, char ***ret)
+{
+    _cleanup_strv_free_ char **keys = NULL;
+    conf_file *files = NULL;
+    size_t n = 0;
+    int k;
+
+    k = conf_files_list(root, "sysctl.d", &files, &n);
+    if (k < 0)
+        return k;
+    for (size_t i = 0; i < n && k >= 0; i++) {
+        _cleanup_free_ char *text = NULL;
+        size_t len;
+
+        if (ks_root_read_file(root, files[i].path, CONF_MAX, &text, &len) < 0)
+            continue;
+        k = sysctl_parse_file(text, len, files[i].path, NULL, NULL, &keys);
+    }
+    conf_files_free(files, n);
+    if (k < 0)
+        return k;
+    /* The paths back into sysctl's dotted form: the same swap key_to_path makes. */
+    for (char **p = keys; p && *p; p++)
+        for (char *c = *p; *c; c++)
+            *c = *c == '/' ? '.' : *c == '.' ? '/' : *c;
+    if (!keys && !(keys = calloc(1, sizeof(char *))))
+        return -ENOMEM;
+    *ret = TAKE_PTR(keys);
+    return 0;
 }
 
 int ks_sysctl_live(const ks_root *root, const char *key, char **ret_value)

@@ -12,6 +12,12 @@
  * *ret_file (path inside the root) are NULL when no file sets it.
  */
 int ks_sysctl_configured(const ks_root *root, const char *key, char **ret_value, char **ret_file);
+/*
+ * Every key the sysctl files assign explicitly (globs are not expanded), in sysctl's dotted form
+ * ("net.ipv4.ip_forward", "net.ipv4.conf.eth0/1.rp_filter"), each once, in file order. An empty
+ * list when no file sets anything.
+ */
+int ks_sysctl_configured_keys(const ks_root *root, char ***ret);
 /* The live value from proc/sys/... (whitespace normalised). -ENOENT when absent. */
 int ks_sysctl_live(const ks_root *root, const char *key, char **ret_value);
 /*

@@ -23,6 +23,7 @@ static const struct scenario {
     const char *name;
     file files[MAX_FILES];
     expect want[MAX_EXPECT];
+    const char *keys; /* ks_sysctl_configured_keys(), space-separated; NULL: not asked */
 } scenarios[] = {
     {"etc sorts after usr/lib by file name",
      {{"usr/lib/sysctl.d/50-default.conf", "net.core.default_qdisc = fq_codel\n"},
@@ -48,12 +49,14 @@ static const struct scenario {
      {{"usr/lib/sysctl.d/50-b.conf", "x.y = 2\n"},
       {"usr/local/lib/sysctl.d/50-b.conf", "x.y = 6\n"},
       {"lib/sysctl.d/60-c.conf", "a.b = 7\n"}},
-     {{"x.y", "6", "/usr/local/lib/sysctl.d/50-b.conf"}, {"a.b", "7", "/lib/sysctl.d/60-c.conf"}}},
+     {{"x.y", "6", "/usr/local/lib/sysctl.d/50-b.conf"}, {"a.b", "7", "/lib/sysctl.d/60-c.conf"}},
+     "x.y a.b"},
     {"a symlink to /dev/null masks the name",
      {{"etc/sysctl.d/10-a.conf", "x.y = 1\n"},
       {"usr/lib/sysctl.d/50-b.conf", "x.y = 2\n"},
       {"etc/sysctl.d/50-b.conf", NULL, "/dev/null"}},
-     {{"x.y", "1", "/etc/sysctl.d/10-a.conf"}}},
+     {{"x.y", "1", "/etc/sysctl.d/10-a.conf"}},
+     "x.y"},
     {"etc/sysctl.conf counts through Debian's 99-sysctl.conf link",
      {{"usr/lib/sysctl.d/50-default.conf", "net.ipv4.tcp_congestion_control = cubic\n"},
       {"etc/sysctl.conf", "net.ipv4.tcp_congestion_control=bbr\n"},
@@ -86,15 +89,18 @@ static const struct scenario {
       {"a.b", "2", "/etc/sysctl.d/30-syntax.conf"},
       {"c.d", "", "/etc/sysctl.d/30-syntax.conf"},
       {"net/ipv4/conf/eth0.100/rp_filter", "0", "/etc/sysctl.d/30-syntax.conf"},
-      {"comment", NULL, NULL}}},
+      {"comment", NULL, NULL}},
+     "net.core.default_qdisc net.ipv4.tcp_congestion_control "
+     "net.ipv4.tcp_allowed_congestion_control a.b c.d net.ipv4.conf.eth0/100.rp_filter"},
     {"globs, explicit assignments win over them, '-' excludes",
      {{"usr/lib/sysctl.d/10-explicit.conf", "net.ipv4.conf.all.rp_filter = 1\n"},
       {"usr/lib/sysctl.d/50-glob.conf",
        "net.ipv4.conf.*.rp_filter = 2\n-net.ipv4.conf.lo.rp_filter\n"}},
      {{"net.ipv4.conf.all.rp_filter", "1", "/usr/lib/sysctl.d/10-explicit.conf"},
       {"net.ipv4.conf.eth0.rp_filter", "2", "/usr/lib/sysctl.d/50-glob.conf"},
-      {"net.ipv4.conf.lo.rp_filter", NULL, NULL}}},
-    {"nothing configured", {{"etc/hostname", "x\n"}}, {{"x.y", NULL, NULL}}},
+      {"net.ipv4.conf.lo.rp_filter", NULL, NULL}},
+     "net.ipv4.conf.all.rp_filter"},
+    {"nothing configured", {{"etc/hostname", "x\n"}}, {{"x.y", NULL, NULL}}, ""},
 };
 
 static void make_files(const char *dir, const file *files)
@@ -140,6 +146,15 @@ static void test_configured(const char *base)
                       e->key, strempty(f), strempty(e->file));
             free(value);
             free(f);
+        }
+        if (scenarios[s].keys) {
+            _cleanup_strv_free_ char **keys = NULL;
+            _cleanup_free_ char *joined = NULL;
+
+            CHECK(ks_sysctl_configured_keys(root, &keys) == 0);
+            joined = ks_strv_join(keys, " ");
+            CHECK_MSG(streq_ptr(joined, scenarios[s].keys), "%s: keys '%s', want '%s'",
+                      scenarios[s].name, strempty(joined), scenarios[s].keys);
         }
     }
 }
