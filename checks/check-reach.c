@@ -91,7 +91,8 @@ int ks_check_reach(const ks_check_ctx *c, ks_check *chk)
     const struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV};
     struct addrinfo *res = NULL;
     long long start = ks_monotonic_ms();
-    long long deadline = start + (c->program_timeout_ms ? c->program_timeout_ms : DEFAULT_TIMEOUT_MS);
+    long long deadline =
+        start + (c->program_timeout_ms ? c->program_timeout_ms : DEFAULT_TIMEOUT_MS);
     int k, g;
 
     k = split_hostport(chk->arg, &host, &port);

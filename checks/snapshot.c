@@ -526,8 +526,8 @@ static int take_sysctls(const ks_check_ctx *c, ks_run_snapshot *s)
 int ks_run_snapshot_take(const ks_check_ctx *c, ks_run_snapshot *ret)
 {
     static int (*const takers[])(const ks_check_ctx *, ks_run_snapshot *) = {
-        take_services,  take_sockets, take_interfaces, take_routes,
-        take_wireguard, take_qdiscs,  take_nft,        take_modules, take_sysctls,
+        take_services, take_sockets, take_interfaces, take_routes,  take_wireguard,
+        take_qdiscs,   take_nft,     take_modules,    take_sysctls,
     };
     ks_run_snapshot s = {0};
     int k;

@@ -46,7 +46,8 @@ static int listener(int family, int backlog, unsigned *ret_port)
 /* Fills the accept queue of a backlog-0 listener (one connection, never accepted). */
 static int fill_queue(unsigned port)
 {
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)port),
                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
@@ -110,7 +111,8 @@ int main(void)
         item = ks_asprintf("%s:%u", t->host, port);
         chk.arg = item;
         k = ks_check_reach(&ctx, &chk);
-        CHECK_MSG(k == t->ret, "%s: %d, expected %d (%s)", t->name, k, t->ret, strempty(chk.detail));
+        CHECK_MSG(k == t->ret, "%s: %d, expected %d (%s)", t->name, k, t->ret,
+                  strempty(chk.detail));
         CHECK_MSG(chk.detail && strstr(chk.detail, t->detail), "%s: detail '%s' lacks '%s'",
                   t->name, strempty(chk.detail), t->detail);
         free(chk.detail);
