@@ -97,8 +97,8 @@ char *ks_trial_args(const char *trial_id, int deadline_s, const ks_trial_watchdo
      * where the kernel has no such detector (no virtual PMU) it does nothing.
      */
     if (wd && wd->kind != KS_TRIAL_WATCHDOG_NONE && wd->device[0])
-        dog = ks_asprintf("%s systemd.watchdog_device=%s systemd.watchdog_sec=%d", load,
-                          wd->device, KS_TRIAL_WATCHDOG_SEC);
+        dog = ks_asprintf("%s systemd.watchdog_device=%s systemd.watchdog_sec=%d", load, wd->device,
+                          KS_TRIAL_WATCHDOG_SEC);
     else
         dog = strdup("");
     if (!dog)

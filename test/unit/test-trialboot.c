@@ -17,7 +17,7 @@
 #define NEW "6.12.30-x64v3-xanmod1"
 #define U "0f6c1b4e-8d4e-4a3b-9c27-5d2f1e0a9b11"
 #define BASE_ARGS                                                                                  \
-    "kswap.trial=0123abcd kswap.deadline=900 oops=panic softlockup_panic=1 nmi_watchdog=panic "  \
+    "kswap.trial=0123abcd kswap.deadline=900 oops=panic softlockup_panic=1 nmi_watchdog=panic "    \
     "modprobe.blacklist=pvpanic,pvpanic_mmio,pvpanic_pci"
 
 static const char grub_cfg[] =
@@ -26,13 +26,13 @@ static const char grub_cfg[] =
     "\tinitrd\t/boot/initrd.img-" OLD "\n"
     "}\n"
     "submenu 'Advanced options' $menuentry_id_option 'gnulinux-advanced-" U "' {\n"
-    "\tmenuentry 'Debian, with Linux " NEW "' $menuentry_id_option 'gnulinux-" NEW
-    "-advanced-" U "' {\n"
+    "\tmenuentry 'Debian, with Linux " NEW "' $menuentry_id_option 'gnulinux-" NEW "-advanced-" U
+    "' {\n"
     "\t\tlinux\t/boot/vmlinuz-" NEW " root=UUID=" U " ro quiet panic=10\n"
     "\t\tinitrd\t/boot/initrd.img-" NEW "\n"
     "\t}\n"
-    "\tmenuentry 'Debian, with Linux " OLD "' $menuentry_id_option 'gnulinux-" OLD
-    "-advanced-" U "' {\n"
+    "\tmenuentry 'Debian, with Linux " OLD "' $menuentry_id_option 'gnulinux-" OLD "-advanced-" U
+    "' {\n"
     "\t\tlinux\t/boot/vmlinuz-" OLD " root=UUID=" U " ro quiet panic=10\n"
     "\t\tinitrd\t/boot/initrd.img-" OLD "\n"
     "\t}\n"
@@ -40,18 +40,17 @@ static const char grub_cfg[] =
 
 static const struct {
     const char *name;
-    const char *devices;  /* names under sys/class/watchdog, space separated */
-    const char *new_dep;  /* lib/modules/NEW/modules.dep, NULL: no file */
-    const char *new_bin;  /* lib/modules/NEW/modules.builtin, NULL: no file */
-    const char *old_dep;  /* lib/modules/OLD/modules.dep, NULL: no file */
+    const char *devices; /* names under sys/class/watchdog, space separated */
+    const char *new_dep; /* lib/modules/NEW/modules.dep, NULL: no file */
+    const char *new_bin; /* lib/modules/NEW/modules.builtin, NULL: no file */
+    const char *old_dep; /* lib/modules/OLD/modules.dep, NULL: no file */
     ks_trial_watchdog_kind kind;
-    const char *device;   /* the device the trial arms, "" with none */
-    const char *args;     /* the trial's whole argument string */
+    const char *device; /* the device the trial arms, "" with none */
+    const char *args;   /* the trial's whole argument string */
 } cases[] = {
     {"i6300esb on KVM (and softdog in the new kernel: the device wins)", "watchdog0",
      "kernel/drivers/watchdog/softdog.ko:\n", NULL, NULL, KS_TRIAL_WATCHDOG_DEVICE,
-     "/dev/watchdog0",
-     BASE_ARGS " systemd.watchdog_device=/dev/watchdog0 systemd.watchdog_sec=60"},
+     "/dev/watchdog0", BASE_ARGS " systemd.watchdog_device=/dev/watchdog0 systemd.watchdog_sec=60"},
     {"only watchdog1 (watchdog0 went away)", "watchdog1", NULL, NULL, NULL,
      KS_TRIAL_WATCHDOG_DEVICE, "/dev/watchdog1",
      BASE_ARGS " systemd.watchdog_device=/dev/watchdog1 systemd.watchdog_sec=60"},
@@ -69,11 +68,11 @@ static const struct {
      KS_TRIAL_WATCHDOG_SOFTDOG, "/dev/watchdog0",
      BASE_ARGS " modules-load=softdog systemd.watchdog_device=/dev/watchdog0 "
                "systemd.watchdog_sec=60"},
-    {"no device, softdog only in the old kernel", "", "kernel/fs/ext4/ext4.ko:\n", "", 
+    {"no device, softdog only in the old kernel", "", "kernel/fs/ext4/ext4.ko:\n", "",
      "kernel/drivers/watchdog/softdog.ko:\n", KS_TRIAL_WATCHDOG_NONE, "", BASE_ARGS},
     {"no device, a look-alike module name", "",
-     "kernel/drivers/watchdog/xsoftdog.ko:\nkernel/drivers/watchdog/softdog.ko.bak:\n", NULL,
-     NULL, KS_TRIAL_WATCHDOG_NONE, "", BASE_ARGS},
+     "kernel/drivers/watchdog/xsoftdog.ko:\nkernel/drivers/watchdog/softdog.ko.bak:\n", NULL, NULL,
+     KS_TRIAL_WATCHDOG_NONE, "", BASE_ARGS},
     {"look-alike names under sys/class/watchdog", "watchdog watchdogX watchdog12345 foo", NULL,
      NULL, NULL, KS_TRIAL_WATCHDOG_NONE, "", BASE_ARGS},
     {"nothing at all (no module lists either)", "", NULL, NULL, NULL, KS_TRIAL_WATCHDOG_NONE, "",
@@ -125,15 +124,16 @@ static void test_cases(void)
     for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
         char base[] = "/tmp/kswap-trialboot.XXXXXX";
         _cleanup_root_ ks_root *root = NULL;
-        _cleanup_free_ char *args = NULL, *text = NULL, *detail = NULL, *trial = NULL,
-                            *back = NULL, *want = NULL, *devs = NULL, *cmd = NULL;
+        _cleanup_free_ char *args = NULL, *text = NULL, *detail = NULL, *trial = NULL, *back = NULL,
+                            *want = NULL, *devs = NULL, *cmd = NULL;
         ks_trial_watchdog wd = {.kind = _KS_TRIAL_WATCHDOG_KIND_INVALID};
 
         if (!mkdtemp(base))
             abort();
         put(base, "sys/class/watchdog/.keep", "");
         devs = strdup(cases[i].devices);
-        for (char *save = NULL, *d = strtok_r(devs, " ", &save); d; d = strtok_r(NULL, " ", &save)) {
+        for (char *save = NULL, *d = strtok_r(devs, " ", &save); d;
+             d = strtok_r(NULL, " ", &save)) {
             _cleanup_free_ char *rel = ks_asprintf("sys/class/watchdog/%s/identity", d);
             put(base, rel, "i6300ESB timer\n");
         }
@@ -152,18 +152,16 @@ static void test_cases(void)
         CHECK_STREQ(wd.device, cases[i].device);
 
         args = ks_trial_args("0123abcd", 900, &wd);
-        CHECK_MSG(streq_ptr(args, cases[i].args), "%s:\n  got  '%s'\n  want '%s'",
-                  cases[i].name, strempty(args), cases[i].args);
+        CHECK_MSG(streq_ptr(args, cases[i].args), "%s:\n  got  '%s'\n  want '%s'", cases[i].name,
+                  strempty(args), cases[i].args);
 
         CHECK(ks_trial_grubd_text(cfg, NEW, OLD, args, &text, &detail) == 0);
         trial = text ? linux_line_of(text, "menuentry 'kswap trial: " NEW "'") : NULL;
         back = text ? linux_line_of(text, "menuentry 'kswap way back: " OLD "'") : NULL;
         want = ks_asprintf("linux\t/boot/vmlinuz-" NEW " root=UUID=" U " ro quiet panic=10 %s",
                            cases[i].args);
-        CHECK_MSG(streq_ptr(trial, want), "%s: trial line '%s'", cases[i].name,
-                  strempty(trial));
-        CHECK_MSG(streq_ptr(back, "linux\t/boot/vmlinuz-" OLD " root=UUID=" U
-                                      " ro quiet panic=10"),
+        CHECK_MSG(streq_ptr(trial, want), "%s: trial line '%s'", cases[i].name, strempty(trial));
+        CHECK_MSG(streq_ptr(back, "linux\t/boot/vmlinuz-" OLD " root=UUID=" U " ro quiet panic=10"),
                   "%s: the way-back line '%s' must be the old entry's own", cases[i].name,
                   strempty(back));
         /* One marker, and the watchdog's arguments once at most: on the trial entry alone. */
