@@ -98,7 +98,7 @@ if scenario("happy"):
     check(trial and trial.group(1) == NEW and re.search(
         r"^\s*linux\s+\S+vmlinuz-" + re.escape(NEW) + r" .* kswap\.trial=[0-9a-f]+ kswap\.deadline=900 "
         r"oops=panic softlockup_panic=1 nmi_watchdog=panic modprobe\.blacklist=pvpanic,pvpanic_mmio,pvpanic_pci "
-        r"modules-load=softdog systemd\.watchdog_device=/dev/watchdog0 systemd\.watchdog_sec=60$",
+        r"kswap.softdog=1 systemd\.watchdog_device=/dev/watchdog0 systemd\.watchdog_sec=60$",
         trial.group(0), re.M), "grub.cfg: the trial entry carries the trial-only arguments",
         trial.group(0) if trial else cfg[-2000:])
     check(back and back.group(1) == OLD and "kswap." not in back.group(0) and
@@ -110,7 +110,7 @@ if scenario("happy"):
     check(re.findall(r"^menuentry '([^']*)'", cfg, re.M)[:2] == ["kswap way back: " + OLD, "kswap trial: " + NEW],
           "grub.cfg: the way-back entry is entry 0 (fallback is a position), the trial entry next")
     check(cfg.count("kswap.trial=") == 1, "grub.cfg: the marker is on the trial entry only")
-    check(cfg.count("systemd.watchdog_sec=") == 1 and cfg.count("modules-load=softdog") == 1 and
+    check(cfg.count("systemd.watchdog_sec=") == 1 and cfg.count("kswap.softdog=1") == 1 and
           cfg.count("nmi_watchdog=panic") == 1,
           "grub.cfg: no watchdog device: softdog is loaded and armed on the trial entry alone")
     check("no watchdog device: the trial boot loads softdog and arms it (60 s)" in p.stderr,

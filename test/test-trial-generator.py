@@ -92,6 +92,20 @@ try:
     check(f"RuntimeMaxSec={want_left}s" in unit or f"RuntimeMaxSec={want_left - 1}s" in unit,
           "a deadline already (almost) passed still leaves 30 s", unit)
 
+    p, out, runs, files = run_gen(work, "root=/dev/vda1 kswap.trial=1 kswap.softdog=1 "
+                                        "systemd.watchdog_device=/dev/watchdog0 systemd.watchdog_sec=60")
+    sd = os.path.join(out, "kswap-trial-softdog.service")
+    check("sysinit.target.wants/kswap-trial-softdog.service" in files and os.path.exists(sd) and
+          re.search(r"^ExecStart=-modprobe softdog$", open(sd).read(), re.M) and
+          re.search(r"^Before=sysinit.target$", open(sd).read(), re.M) and
+          re.search(r"^DefaultDependencies=no$", open(sd).read(), re.M),
+          "kswap.softdog=1: modprobe softdog early in sysinit.target (not modules-load=: blacklists)", files)
+    softdog_unit = open(sd).read() if os.path.exists(sd) else ""
+    p, out2, runs, files2 = run_gen(work, "root=/dev/vda1 kswap.trial=1 kswap.softdog=0")
+    check(not any("softdog" in f for f in files2), "no softdog unit without kswap.softdog=1", files2)
+    p, out2, runs, files2 = run_gen(work, "root=/dev/vda1 kswap.softdog=1")
+    check(files2 == [], "kswap.softdog=1 without the trial marker: nothing", files2)
+
     analyze = shutil.which("systemd-analyze")
     if analyze:
         # Units that name programs of this machine: verify the syntax only.
@@ -101,6 +115,13 @@ try:
         bad = [l for l in (p.stderr + p.stdout).splitlines()
                if "kswap-trial-deadline" in l and ("Unknown" in l or "Invalid" in l or "Failed to parse" in l)]
         check(not bad, "systemd-analyze verify: no unknown or invalid setting", "\n".join(bad))
+        sd2 = os.path.join(work, "kswap-trial-softdog.service")
+        with open(sd2, "w") as f:
+            f.write(softdog_unit)
+        p = subprocess.run([analyze, "verify", "--man=no", sd2], capture_output=True, text=True)
+        bad = [l for l in (p.stderr + p.stdout).splitlines()
+               if "kswap-trial-softdog" in l and ("Unknown" in l or "Invalid" in l or "Failed" in l or "not executable" in l)]
+        check(softdog_unit and not bad, "systemd-analyze verify: the softdog unit is valid", "\n".join(bad))
     else:
         print("skip systemd-analyze verify (not installed)")
 

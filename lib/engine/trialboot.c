@@ -85,7 +85,7 @@ int ks_trial_watchdog_pick(const ks_root *root, const char *new_release, ks_tria
 
 char *ks_trial_args(const char *trial_id, int deadline_s, const ks_trial_watchdog *wd)
 {
-    const char *load = wd && wd->kind == KS_TRIAL_WATCHDOG_SOFTDOG ? " modules-load=softdog" : "";
+    const char *load = wd && wd->kind == KS_TRIAL_WATCHDOG_SOFTDOG ? " kswap.softdog=1" : "";
     _cleanup_free_ char *dog = NULL;
 
     /*

@@ -42,7 +42,9 @@
  * is in.
  *   DEVICE   the node has one (sys/class/watchdog/watchdogN: i6300esb, iTCO, a hardware one):
  *            it resets even a kernel whose every CPU is stuck;
- *   SOFTDOG  no device, the trial kernel has softdog: modules-load=softdog loads it early (a
+ *   SOFTDOG  no device, the trial kernel has softdog: kswap.softdog=1 makes the generator load it
+ *            early with modprobe (not modules-load=: systemd-modules-load honours modprobe.d's
+ *            blacklist, and Ubuntu's blacklist_linux_*.conf lists softdog) (a
  *            kernel timer; it catches a hung PID 1 and a kernel that still runs timers, never a
  *            lockup of all CPUs: nmi_watchdog=panic covers a CPU stuck where the kernel has a
  *            hard lockup detector);

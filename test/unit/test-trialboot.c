@@ -61,12 +61,12 @@ static const struct {
      "kernel/fs/ext4/ext4.ko.zst: kernel/lib/crc16.ko.zst\n"
      "kernel/drivers/watchdog/softdog.ko.zst:\n",
      NULL, NULL, KS_TRIAL_WATCHDOG_SOFTDOG, "/dev/watchdog0",
-     BASE_ARGS " modules-load=softdog systemd.watchdog_device=/dev/watchdog0 "
+     BASE_ARGS " kswap.softdog=1 systemd.watchdog_device=/dev/watchdog0 "
                "systemd.watchdog_sec=60"},
     {"no device, softdog built into the new kernel", "", "kernel/fs/ext4/ext4.ko:\n",
      "kernel/fs/ext4/ext4.ko\nkernel/drivers/watchdog/softdog.ko\n", NULL,
      KS_TRIAL_WATCHDOG_SOFTDOG, "/dev/watchdog0",
-     BASE_ARGS " modules-load=softdog systemd.watchdog_device=/dev/watchdog0 "
+     BASE_ARGS " kswap.softdog=1 systemd.watchdog_device=/dev/watchdog0 "
                "systemd.watchdog_sec=60"},
     {"no device, softdog only in the old kernel", "", "kernel/fs/ext4/ext4.ko:\n", "",
      "kernel/drivers/watchdog/softdog.ko:\n", KS_TRIAL_WATCHDOG_NONE, "", BASE_ARGS},
