@@ -23,11 +23,7 @@ static bool is_watchdog_name(const char *s)
     return n > 0 && n <= 4 && s[8 + n] == '\0';
 }
 
-/*
- * Whether a modules.dep or modules.builtin text names softdog: a line whose path (up to ':'
- * in modules.dep) ends in /softdog.ko, compressed or not.
- */
-static bool names_softdog(const char *text)
+bool ks_trial_module_list_names_softdog(const char *text)
 {
     static const char *const suffixes[] = {".ko", ".ko.xz", ".ko.zst", ".ko.gz"};
 
@@ -73,7 +69,7 @@ int ks_trial_watchdog_pick(const ks_root *root, const char *new_release, ks_tria
             return -ENOMEM;
         if (ks_root_read_file(root, path, 64 << 20, &text, &len) < 0)
             continue;
-        if (names_softdog(text)) {
+        if (ks_trial_module_list_names_softdog(text)) {
             /* With no other device, softdog registers as the first one. */
             wd.kind = KS_TRIAL_WATCHDOG_SOFTDOG;
             strcpy(wd.device, "/dev/watchdog0");

@@ -74,6 +74,12 @@ typedef struct ks_trial_watchdog {
  * modules.builtin), else none. Never fails for a missing file; -ENOMEM.
  */
 int ks_trial_watchdog_pick(const ks_root *root, const char *new_release, ks_trial_watchdog *ret);
+/*
+ * Whether a modules.dep or modules.builtin text (NUL-terminated) names softdog: a line whose
+ * path (up to ':' in modules.dep) is softdog.ko or ends in /softdog.ko, compressed (.xz, .zst,
+ * .gz) or not.
+ */
+bool ks_trial_module_list_names_softdog(const char *text);
 
 /*
  * The arguments only the trial boot carries: the marker kswap.trial=ID, kswap.deadline=S,
