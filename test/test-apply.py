@@ -97,10 +97,12 @@ if scenario("happy"):
     back = re.search(r"^menuentry 'kswap way back: (\S+)'.*?^}", cfg, re.S | re.M)
     check(trial and trial.group(1) == NEW and re.search(
         r"^\s*linux\s+\S+vmlinuz-" + re.escape(NEW) + r" .* kswap\.trial=[0-9a-f]+ kswap\.deadline=900 "
-        r"oops=panic softlockup_panic=1 modprobe\.blacklist=pvpanic,pvpanic_mmio,pvpanic_pci$",
+        r"oops=panic softlockup_panic=1 nmi_watchdog=panic modprobe\.blacklist=pvpanic,pvpanic_mmio,pvpanic_pci "
+        r"kswap.softdog=1 systemd\.watchdog_device=/dev/watchdog0 systemd\.watchdog_sec=60$",
         trial.group(0), re.M), "grub.cfg: the trial entry carries the trial-only arguments",
         trial.group(0) if trial else cfg[-2000:])
     check(back and back.group(1) == OLD and "kswap." not in back.group(0) and
+          "watchdog" not in back.group(0) and "softdog" not in back.group(0) and
           re.search(r"^\s*linux\s+\S+vmlinuz-" + re.escape(OLD) + " ", back.group(0), re.M),
           "grub.cfg: the way-back entry boots the old kernel with its own arguments")
     check('if [ "${default}" = "kswap-trial" ]; then\n  set fallback="0"\nfi' in cfg,
@@ -108,6 +110,11 @@ if scenario("happy"):
     check(re.findall(r"^menuentry '([^']*)'", cfg, re.M)[:2] == ["kswap way back: " + OLD, "kswap trial: " + NEW],
           "grub.cfg: the way-back entry is entry 0 (fallback is a position), the trial entry next")
     check(cfg.count("kswap.trial=") == 1, "grub.cfg: the marker is on the trial entry only")
+    check(cfg.count("systemd.watchdog_sec=") == 1 and cfg.count("kswap.softdog=1") == 1 and
+          cfg.count("nmi_watchdog=panic") == 1,
+          "grub.cfg: no watchdog device: softdog is loaded and armed on the trial entry alone")
+    check("no watchdog device: the trial boot loads softdog and arms it (60 s)" in p.stderr,
+          "apply says the trial boot arms softdog", p.stderr[-1500:])
     check(os.path.getsize(os.path.join(r, "boot/grub/grubenv")) == 1024, "grubenv stays 1024 bytes")
     dropin = open(os.path.join(r, "etc/default/grub.d/90-kswap.cfg")).read()
     check("GRUB_DEFAULT=saved" in dropin and "panic=10" in dropin, "drop-in sets saved and panic")
@@ -136,6 +143,45 @@ if scenario("happy"):
     check(not os.path.exists(os.path.join(r, "etc/grub.d/01_kswap_trial")) and
           "kswap" not in open(os.path.join(r, "boot/grub/grub.cfg")).read().replace("kswap.cfg", ""),
           "pin removes the trial entries (script and grub.cfg)")
+    cfg = open(os.path.join(r, "boot/grub/grub.cfg")).read()
+    check(not re.search(r"watchdog|softdog|oops=panic|softlockup_panic", cfg),
+          "pinned: no entry carries the trial's watchdog or panic switches",
+          re.findall(r".*(?:watchdog|softdog).*", cfg))
+
+if scenario("watchdog"):
+    # The node has a watchdog device (KVM's i6300esb): the trial arms it, softdog stays out.
+    r = fresh_root("watchdog-device")
+    os.makedirs(os.path.join(r, "sys/class/watchdog/watchdog0"))
+    with open(os.path.join(r, "sys/class/watchdog/watchdog0/identity"), "w") as f:
+        f.write("i6300ESB timer\n")
+    p, d = kswap(r, "--json", "apply", "--deb", good, "--yes")
+    cfg = open(os.path.join(r, "boot/grub/grub.cfg")).read()
+    trial = re.search(r"^menuentry 'kswap trial: (\S+)'.*?^}", cfg, re.S | re.M)
+    check(p.returncode == 0 and trial and re.search(
+        r" nmi_watchdog=panic modprobe\.blacklist=pvpanic,pvpanic_mmio,pvpanic_pci "
+        r"systemd\.watchdog_device=/dev/watchdog0 systemd\.watchdog_sec=60$", trial.group(0), re.M) and
+        "softdog" not in cfg, "a watchdog device: the trial entry arms it (no softdog)",
+        (p.stderr[-800:], trial.group(0) if trial else cfg[-1500:]))
+    check(cfg.count("systemd.watchdog_sec=") == 1, "... on the trial entry alone")
+    check("the trial boot arms the watchdog /dev/watchdog0 (60 s); the verdict disarms it" in p.stderr,
+          "apply says which watchdog the trial arms", p.stderr[-800:])
+    _, pd = kswap(r, "--json", "plan")
+    wd = [f for f in (pd or {}).get("findings", []) if f["id"] == "host.watchdog"]
+    check(wd and wd[0]["severity"] == "ok" and "watchdog0 (i6300ESB timer)" in wd[0]["message"] and
+          "trial boot arms it" in wd[0]["message"], "plan: host.watchdog says the trial arms the device", wd)
+
+if scenario("watchdog"):
+    # Neither a device nor softdog in the new kernel: no watchdog arguments, the rest stays.
+    r = fresh_root("watchdog-none")
+    bare = make_deb("xanmod-nosoftdog.deb", "--bbr", "builtin", "--without", "softdog")
+    p, d = kswap(r, "--json", "apply", "--deb", bare, "--yes")
+    cfg = open(os.path.join(r, "boot/grub/grub.cfg")).read()
+    check(p.returncode == 0 and "systemd.watchdog" not in cfg and "softdog" not in cfg and
+          cfg.count("nmi_watchdog=panic") == 1 and cfg.count("softlockup_panic=1") == 1,
+          "no device and no softdog: the trial arms no watchdog, the panic switches stay",
+          (p.stderr[-800:], re.findall(r".*kswap\.trial.*", cfg)))
+    check("no watchdog device and " + NEW + " has no softdog: the trial boot arms none" in p.stderr,
+          "apply says the trial arms none", p.stderr[-800:])
 
 if scenario("happy"):
     r = fresh_root("nopanic")

@@ -10,6 +10,7 @@
 #include "lib/basic/fileio.h"
 #include "lib/host/osrelease.h"
 #include "lib/engine/plan.h"
+#include "lib/engine/trialboot.h"
 #include "lib/basic/string-table.h"
 #include "lib/host/sysctl.h"
 #include "lib/host/virt.h"
@@ -594,9 +595,9 @@ static int check_bbr(const ks_root *root, ks_plan *p)
 
 /*
  * What covers a trial kernel that hangs without panicking: a watchdog device (a hypervisor's
- * i6300esb, a hardware one, softdog once loaded) that systemd's RuntimeWatchdogSec= can keep
- * running. And a pvpanic device: on a panic the guest tells the host, which may pause or power
- * it off instead of letting panic= reboot it (drivers/misc/pvpanic: ACPI QEMU0001, PCI
+ * i6300esb, a hardware one) that the trial boot arms (lib/engine/trialboot.h, softdog where
+ * there is none). And a pvpanic device: on a panic the guest tells the host, which may pause or
+ * power it off instead of letting panic= reboot it (drivers/misc/pvpanic: ACPI QEMU0001, PCI
  * 1b36:0011). Both warn, never block.
  */
 static int check_watchdog(const ks_root *root, ks_plan *p)
@@ -610,16 +611,19 @@ static int check_watchdog(const ks_root *root, ks_plan *p)
         if (path)
             (void)ks_root_read_line(root, path, &identity);
         k = add(p, "host.watchdog", KS_SEV_OK, NULL,
-                "%s (%s) can reset this machine when a kernel hangs without panicking; kswap "
-                "does not arm it (systemd's RuntimeWatchdogSec= does)",
-                wd[0], identity ? identity : "unknown");
+                "%s (%s) can reset this machine when a kernel hangs without panicking: the trial "
+                "boot arms it (systemd.watchdog_sec=%d), the verdict gives it back to the node's "
+                "own setting",
+                wd[0], identity ? identity : "unknown", KS_TRIAL_WATCHDOG_SEC);
     } else
         k = add(p, "host.watchdog", KS_SEV_WARN,
                 "attach a watchdog device (KVM: -device i6300esb -action watchdog=reset) or "
                 "keep a console at hand for the first trial",
-                "no watchdog device (/sys/class/watchdog is empty): a trial kernel that hangs "
-                "without panicking (a hard lockup; oops=panic and softlockup_panic=1 catch the "
-                "rest) stays hung, and the boot deadline needs a running kernel and systemd");
+                "no watchdog device (/sys/class/watchdog is empty): the trial boot loads softdog "
+                "where the new kernel has it, which resets a hung PID 1 or a kernel that still "
+                "runs timers, but a lockup of every CPU stays hung (nmi_watchdog=panic catches a "
+                "stuck CPU only where the kernel has a hard lockup detector), and the boot "
+                "deadline needs a running kernel and systemd");
     if (k < 0)
         return k;
 

@@ -859,6 +859,7 @@ static int write_trial_entries(run *x, ks_boot *b, const char *old, const char *
                                const char *boot_id)
 {
     _cleanup_free_ char *args = NULL, *text = NULL, *detail = NULL, *id = NULL;
+    ks_trial_watchdog wd;
     int deadline = 0, k;
 
     k = trial_deadline(x, &deadline);
@@ -875,9 +876,23 @@ static int write_trial_entries(run *x, ks_boot *b, const char *old, const char *
             id[n++] = boot_id[i];
     if (!id[0])
         strcpy(id, "0");
-    args = ks_trial_args(id, deadline);
+    k = ks_trial_watchdog_pick(x->root, new, &wd);
+    if (k < 0)
+        return k;
+    args = ks_trial_args(id, deadline, &wd);
     if (!args)
         return -ENOMEM;
+    if (wd.kind == KS_TRIAL_WATCHDOG_DEVICE)
+        progress(x, "arm", "the trial boot arms the watchdog %s (%d s); the verdict disarms it",
+                 wd.device, KS_TRIAL_WATCHDOG_SEC);
+    else if (wd.kind == KS_TRIAL_WATCHDOG_SOFTDOG)
+        progress(x, "arm",
+                 "no watchdog device: the trial boot loads softdog and arms it (%d s); the "
+                 "verdict disarms it",
+                 KS_TRIAL_WATCHDOG_SEC);
+    else
+        progress(x, "arm", "no watchdog device and %s has no softdog: the trial boot arms none",
+                 new);
     k = ks_trial_grubd_text(b->cfg, new, old, args, &text, &detail);
     if (k < 0)
         return fail_step(x, "arm", k, "cannot write the trial's GRUB entries: %s",

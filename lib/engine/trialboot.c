@@ -2,18 +2,106 @@
 #include "lib/engine/trialboot.h"
 #include "grub/paths.h"
 #include "lib/basic/fileio.h"
+#include "lib/basic/string-table.h"
 #include "lib/basic/util.h"
 
-char *ks_trial_args(const char *trial_id, int deadline_s)
+static const char *const ks_trial_watchdog_kind_table[_KS_TRIAL_WATCHDOG_KIND_MAX] = {
+    [KS_TRIAL_WATCHDOG_NONE] = "none",
+    [KS_TRIAL_WATCHDOG_DEVICE] = "device",
+    [KS_TRIAL_WATCHDOG_SOFTDOG] = "softdog",
+};
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(ks_trial_watchdog_kind, ks_trial_watchdog_kind);
+
+/* "watchdogN" with N a number of at most 4 digits. */
+static bool is_watchdog_name(const char *s)
 {
+    size_t n;
+
+    if (strncmp(s, "watchdog", 8) != 0)
+        return false;
+    n = strspn(s + 8, "0123456789");
+    return n > 0 && n <= 4 && s[8 + n] == '\0';
+}
+
+bool ks_trial_module_list_names_softdog(const char *text)
+{
+    static const char *const suffixes[] = {".ko", ".ko.xz", ".ko.zst", ".ko.gz"};
+
+    for (const char *p = text; p && *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        const char *colon = memchr(p, ':', n);
+        size_t m = colon ? (size_t)(colon - p) : n;
+
+        for (size_t i = 0; i < ARRAY_SIZE(suffixes); i++) {
+            size_t want = strlen("softdog") + strlen(suffixes[i]);
+            if (m >= want && (m == want || p[m - want - 1] == '/') &&
+                memcmp(p + m - want, "softdog", 7) == 0 &&
+                memcmp(p + m - want + 7, suffixes[i], strlen(suffixes[i])) == 0)
+                return true;
+        }
+        p = nl ? nl + 1 : NULL;
+    }
+    return false;
+}
+
+int ks_trial_watchdog_pick(const ks_root *root, const char *new_release, ks_trial_watchdog *ret)
+{
+    static const char *const lists[] = {"modules.dep", "modules.builtin"};
+    _cleanup_strv_free_ char **names = NULL;
+    ks_trial_watchdog wd = {.kind = KS_TRIAL_WATCHDOG_NONE};
+
+    /* The names come sorted (ks_root_list_dir): watchdog0 before watchdog1. */
+    if (ks_root_list_dir(root, "sys/class/watchdog", &names) >= 0)
+        for (char **n = names; n && *n; n++)
+            if (is_watchdog_name(*n)) {
+                wd.kind = KS_TRIAL_WATCHDOG_DEVICE;
+                snprintf(wd.device, sizeof(wd.device), "/dev/%s", *n);
+                break;
+            }
+    for (size_t i = 0; wd.kind == KS_TRIAL_WATCHDOG_NONE && new_release && i < ARRAY_SIZE(lists);
+         i++) {
+        _cleanup_free_ char *path = ks_asprintf("lib/modules/%s/%s", new_release, lists[i]);
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0;
+
+        if (!path)
+            return -ENOMEM;
+        if (ks_root_read_file(root, path, 64 << 20, &text, &len) < 0)
+            continue;
+        if (ks_trial_module_list_names_softdog(text)) {
+            /* With no other device, softdog registers as the first one. */
+            wd.kind = KS_TRIAL_WATCHDOG_SOFTDOG;
+            strcpy(wd.device, "/dev/watchdog0");
+        }
+    }
+    *ret = wd;
+    return 0;
+}
+
+char *ks_trial_args(const char *trial_id, int deadline_s, const ks_trial_watchdog *wd)
+{
+    const char *load = wd && wd->kind == KS_TRIAL_WATCHDOG_SOFTDOG ? " kswap.softdog=1" : "";
+    _cleanup_free_ char *dog = NULL;
+
     /*
      * hung_task_panic and panic_on_warn stay off: a task blocked for 120 s on a slow VPS disk,
      * or a harmless WARN of a driver, would turn a good trial into a failed one; the boot
      * deadline catches a boot that really stays stuck (docs/kswap.8.scd, "Trial boot").
+     * nmi_watchdog=panic only sets hardlockup_panic: a CPU the hard lockup detector finds
+     * stuck with interrupts off panics (and panic= reboots) instead of printing a warning;
+     * where the kernel has no such detector (no virtual PMU) it does nothing.
      */
-    return ks_asprintf("%s=%s kswap.deadline=%d oops=panic softlockup_panic=1 "
-                       "modprobe.blacklist=pvpanic,pvpanic_mmio,pvpanic_pci",
-                       KS_TRIAL_MARKER, trial_id, deadline_s);
+    if (wd && wd->kind != KS_TRIAL_WATCHDOG_NONE && wd->device[0])
+        dog = ks_asprintf("%s systemd.watchdog_device=%s systemd.watchdog_sec=%d", load, wd->device,
+                          KS_TRIAL_WATCHDOG_SEC);
+    else
+        dog = strdup("");
+    if (!dog)
+        return NULL;
+    return ks_asprintf("%s=%s kswap.deadline=%d oops=panic softlockup_panic=1 nmi_watchdog=panic "
+                       "modprobe.blacklist=pvpanic,pvpanic_mmio,pvpanic_pci%s",
+                       KS_TRIAL_MARKER, trial_id, deadline_s, dog);
 }
 
 /* Appends to *buf; -ENOMEM. */

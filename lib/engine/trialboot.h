@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <errno.h>
+
 #include "grub/cfg.h"
 #include "lib/basic/root.h"
 
@@ -31,11 +33,61 @@
 #define KS_TRIAL_DEADLINE_MAX_S 86400
 
 /*
- * The arguments only the trial boot carries: the marker kswap.trial=ID, kswap.deadline=S,
- * oops=panic, softlockup_panic=1 and the pvpanic modules blacklisted (a host that pauses the
- * guest on a pvpanic event would keep a panicking trial from rebooting).
+ * The watchdog the trial boot arms (docs/kswap.8.scd, TRIAL BOOT). systemd (PID 1) keeps it
+ * running from the kernel command line: systemd.watchdog_device= and systemd.watchdog_sec=
+ * (src/core/main.c parse_proc_cmdline_item, the same in systemd 252 and 257; watchdog_sec sets
+ * the runtime, reboot and kexec timeouts alike). PID 1 opens the device at its start and, while
+ * it is missing (a module udev loads later), again at every ping (src/shared/watchdog.c,
+ * watchdog_ping). kswap-trial-watchdog gives the node its own setting back once the verdict
+ * is in.
+ *   DEVICE   the node has one (sys/class/watchdog/watchdogN: i6300esb, iTCO, a hardware one):
+ *            it resets even a kernel whose every CPU is stuck;
+ *   SOFTDOG  no device, the trial kernel has softdog: kswap.softdog=1 makes the generator load it
+ *            early with modprobe (not modules-load=: systemd-modules-load honours modprobe.d's
+ *            blacklist, and Ubuntu's blacklist_linux_*.conf lists softdog) (a
+ *            kernel timer; it catches a hung PID 1 and a kernel that still runs timers, never a
+ *            lockup of all CPUs: nmi_watchdog=panic covers a CPU stuck where the kernel has a
+ *            hard lockup detector);
+ *   NONE     neither: nothing but nmi_watchdog=panic.
  */
-char *ks_trial_args(const char *trial_id, int deadline_s);
+typedef enum ks_trial_watchdog_kind {
+    KS_TRIAL_WATCHDOG_NONE,
+    KS_TRIAL_WATCHDOG_DEVICE,
+    KS_TRIAL_WATCHDOG_SOFTDOG,
+    _KS_TRIAL_WATCHDOG_KIND_MAX,
+    _KS_TRIAL_WATCHDOG_KIND_INVALID = -EINVAL,
+} ks_trial_watchdog_kind;
+
+const char *ks_trial_watchdog_kind_to_string(ks_trial_watchdog_kind k); /* none device softdog */
+
+/* Seconds without a ping before the watchdog resets the trial (systemd pings at half). */
+#define KS_TRIAL_WATCHDOG_SEC 60
+
+typedef struct ks_trial_watchdog {
+    ks_trial_watchdog_kind kind;
+    char device[32]; /* "/dev/watchdog0"; empty with NONE */
+} ks_trial_watchdog;
+
+/*
+ * Which watchdog the trial of new_release arms: the first sys/class/watchdog/watchdogN of the
+ * running node, else softdog when lib/modules/NEW_RELEASE has it (modules.dep or
+ * modules.builtin), else none. Never fails for a missing file; -ENOMEM.
+ */
+int ks_trial_watchdog_pick(const ks_root *root, const char *new_release, ks_trial_watchdog *ret);
+/*
+ * Whether a modules.dep or modules.builtin text (NUL-terminated) names softdog: a line whose
+ * path (up to ':' in modules.dep) is softdog.ko or ends in /softdog.ko, compressed (.xz, .zst,
+ * .gz) or not.
+ */
+bool ks_trial_module_list_names_softdog(const char *text);
+
+/*
+ * The arguments only the trial boot carries: the marker kswap.trial=ID, kswap.deadline=S,
+ * oops=panic, softlockup_panic=1, nmi_watchdog=panic, the pvpanic modules blacklisted (a host
+ * that pauses the guest on a pvpanic event would keep a panicking trial from rebooting), and
+ * the watchdog's (wd may be NULL: none).
+ */
+char *ks_trial_args(const char *trial_id, int deadline_s, const ks_trial_watchdog *wd);
 
 /*
  * The /etc/grub.d script for a trial of new_release with old_release as the way back, from

@@ -14,7 +14,8 @@
 #                        tcp_bbr.version=3 in modules.builtin.modinfo, as XanMod), builtin-v1 and
 #                        module-v1 (no version: BBRv1), none (no tcp_bbr at all)
 #   --bbr-builtin        the same as --bbr builtin
-#   --without NAME       leave module NAME out (repeatable), e.g. --without sch_cake
+#   --without NAME       leave module NAME out (repeatable), e.g. --without sch_cake or
+#                        --without softdog (the trial's watchdog without a device)
 #   --compress KIND      module files .ko (none, default), .ko.xz (xz) or .ko.zst (zst)
 #   --no-boot            ship neither boot/vmlinuz-RELEASE nor boot/initrd.img-RELEASE
 #   --no-initrd          ship boot/vmlinuz-RELEASE only
@@ -97,6 +98,7 @@ mod drivers/net/wireguard/wireguard wireguard udp_tunnel,ip6_udp_tunnel,curve255
 mod net/sched/sch_cake sch_cake ""
 mod net/sched/sch_fq sch_fq ""
 mod drivers/block/virtio_blk virtio_blk ""
+mod drivers/watchdog/softdog softdog ""
 
 # Built in: what the kernel has without loading anything (ext4, tcp_cubic as in Debian).
 {

@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The emergency-mode trial at the unit level, proved with systemd's own code: the generator's
+output (checks/kswap-trial-generator, run as PID 1 runs it, with systemd.unit=emergency.target
+and kswap.trial= on the command line) is placed into a root that holds this machine's own
+systemd units, and systemd-analyze verify --root (the manager's loader and transaction
+builder; SYSTEMD_LOG_LEVEL=debug prints every job it installs and dumps the unit) shows:
+  - the start transactions of emergency.target (what systemd.unit=emergency.target, and
+    local-fs.target's OnFailure=, start), rescue.target and sysinit.target hold a start job of
+    kswap-trial-deadline.service, and those of emergency.target and rescue.target hold
+    emergency.service / rescue.service, the units that run sulogin;
+  - the deadline unit's ordering and requirement closure (After=, Requires=, BindsTo=,
+    Requisite=, followed unit by unit through systemd's own dumps) holds no unit that runs
+    sulogin or reads a terminal, so nothing that waits for input stands before the deadline;
+  - the deadline unit keeps IgnoreOnIsolate=yes (isolating emergency.target does not stop it),
+    DefaultDependencies=no, FailureAction=reboot-force, StandardInput null;
+  - the generator's output does not depend on systemd.unit= (the same files with and without).
+The generator's normal directory is not searched under --root (systemd-analyze fills a
+temporary one with this machine's own generators), so its output goes into the root's
+/run/systemd/system, where .wants/ links and units mean the same.
+usage: test-trial-emergency.py GENERATOR (exit 77 without systemd-analyze or systemd's units)
+"""
+import os, re, shutil, subprocess, sys, tempfile, time
+
+GEN = sys.argv[1]
+checks = failures = 0
+
+
+def check(cond, name, detail=""):
+    global checks, failures
+    checks += 1
+    if not cond:
+        failures += 1
+        print(f"FAIL {name}" + (f"\n     {detail}" if detail else ""))
+    else:
+        print(f"ok   {name}")
+
+
+analyze = shutil.which("systemd-analyze")
+units_dir = next((d for d in ("/usr/lib/systemd/system", "/lib/systemd/system")
+                  if os.path.exists(os.path.join(d, "emergency.service"))), None)
+if not analyze or not units_dir:
+    print("skip: needs systemd-analyze and systemd's units (emergency.service)")
+    sys.exit(77)
+
+CMDLINE = ("BOOT_IMAGE=/boot/vmlinuz-6.12.30-x64v3-xanmod1 root=/dev/vda1 ro panic=10 "
+           "systemd.unit=emergency.target kswap.trial=0123abcd kswap.deadline=900 oops=panic "
+           "softlockup_panic=1 nmi_watchdog=panic modprobe.blacklist=pvpanic,pvpanic_mmio,pvpanic_pci "
+           "systemd.watchdog_device=/dev/watchdog0 systemd.watchdog_sec=60")
+
+
+def generate(out, cmdline):
+    os.makedirs(out)
+    env = dict(os.environ, SYSTEMD_PROC_CMDLINE=cmdline, KSWAP_GENERATOR_RUN=out + "-run")
+    p = subprocess.run(["sh", GEN, out, out + "-early", out + "-late"], env=env,
+                       capture_output=True, text=True)
+    check(p.returncode == 0, "generator exits 0", p.stderr)
+    return sorted(os.path.relpath(os.path.join(d, f), out) for d, _, fs in os.walk(out) for f in fs)
+
+
+def verify(unit):
+    """systemd-analyze verify --root at debug level: (jobs installed, {unit: dump block})."""
+    env = dict(os.environ, SYSTEMD_LOG_LEVEL="debug", SYSTEMD_LOG_COLOR="0")
+    p = subprocess.run([analyze, "verify", "--root=" + root, "--man=no", "--generators=no", unit],
+                       env=env, capture_output=True, text=True, timeout=300)
+    text = p.stdout + p.stderr
+    jobs = set(re.findall(r"Installed new job (\S+)/start as \d+", text))
+    blocks, cur = {}, None
+    for line in text.splitlines():
+        m = re.match(r"^\t-> Unit (\S+):$", line)
+        if m:
+            cur = m.group(1)
+            blocks[cur] = []
+        elif cur and line.startswith("\t\t"):
+            blocks[cur].append(line.strip())
+        elif cur:
+            cur = None
+    return p.returncode, jobs, blocks, text
+
+
+def deps(block, *kinds):
+    return {m.group(2) for l in block for m in [re.match(r"^(\w+): (\S+) \(", l)] if m and m.group(1) in kinds}
+
+
+work = tempfile.mkdtemp(prefix="kswap-emergency-")
+root = os.path.join(work, "root")
+t0 = time.monotonic()
+try:
+    os.makedirs(os.path.join(root, "usr/lib/systemd"))
+    shutil.copytree(units_dir, os.path.join(root, "usr/lib/systemd/system"), symlinks=True)
+    os.makedirs(os.path.join(root, "etc/systemd/system"))
+    files = generate(os.path.join(work, "gen"), CMDLINE)
+    plain = generate(os.path.join(work, "gen-plain"), CMDLINE.replace(" systemd.unit=emergency.target", ""))
+    check(files == plain and "emergency.target.wants/kswap-trial-deadline.service" in files,
+          "the generator's output is the same with systemd.unit=emergency.target", (files, plain))
+    shutil.copytree(os.path.join(work, "gen"), os.path.join(root, "run/systemd/system"), symlinks=True)
+
+    sulogin_units = set()
+    for target, shell in (("emergency.target", "emergency.service"), ("rescue.target", "rescue.service"),
+                          ("sysinit.target", None)):
+        rc, jobs, blocks, text = verify(target)
+        check(rc == 0, f"systemd-analyze verify {target}: exit 0", text[-1500:])
+        check("kswap-trial-deadline.service" in jobs,
+              f"{target}: its start transaction starts kswap-trial-deadline.service", sorted(jobs))
+        if shell:
+            check(shell in jobs, f"{target}: ... beside {shell} (sulogin)", sorted(jobs))
+            rc, _, b, text = verify(shell)
+            check(any("sulogin" in l for l in b.get(shell, [])),
+                  f"{shell} runs sulogin on this machine (what the deadline must not wait for)",
+                  "\n".join(b.get(shell, []))[:1500])
+            sulogin_units.add(shell)
+
+    rc, jobs, blocks, text = verify("kswap-trial-deadline.service")
+    dl = blocks.get("kswap-trial-deadline.service", [])
+    for want in ("IgnoreOnIsolate: yes", "DefaultDependencies: no", "Failure Action: reboot-force",
+                 "StandardInput: null"):
+        check(want in dl, f"deadline unit as systemd loaded it: {want}", "\n".join(dl)[:2000])
+    check(any(re.match(r"^RuntimeMaxSec: \d", l) for l in dl), "deadline unit: RuntimeMaxSec set",
+          [l for l in dl if l.startswith("RuntimeMaxSec")])
+
+    # The closure of what the deadline's start job waits for or needs, unit by unit.
+    seen, todo, waits = set(), ["kswap-trial-deadline.service"], {}
+    while todo:
+        u = todo.pop()
+        if u in seen:
+            continue
+        seen.add(u)
+        b = blocks.get(u)
+        if b is None:
+            _, _, bl, _ = verify(u)
+            b = bl.get(u, [])
+        waits[u] = b
+        todo += sorted(deps(b, "After", "Requires", "BindsTo", "Requisite") - seen)
+    bad = {u for u, b in waits.items() if u in sulogin_units or any(
+        "sulogin" in l or re.match(r"^StandardInput: tty", l) for l in b)}
+    check(not bad and len(seen) >= 2,
+          f"nothing in the deadline's ordering and requirement closure waits for input ({sorted(seen)})",
+          sorted(bad))
+    check(not ({"emergency.service", "rescue.service", "emergency.target", "rescue.target",
+                "local-fs.target", "sysinit.target", "basic.target"} & seen),
+          "the deadline is ordered after no target or shell of the emergency path", sorted(seen))
+finally:
+    shutil.rmtree(work, ignore_errors=True)
+print(f"{checks} checks, {failures} failed ({time.monotonic() - t0:.1f} s)")
+sys.exit(1 if failures else 0)
