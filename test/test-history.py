@@ -127,6 +127,68 @@ h = history(r)
 check([(x["outcome"], x["by"]) for x in h] == [("rolled-back", "dave")],
       "the finished swap it replaced went into the history first", h)
 
+# 5. Day two: the pinned XanMod and a newer one of its flavour that apt brought: kswap list
+# shows both, plan warns kernel.newer-not-default and targets the newer one, and a plain
+# `kswap apply` (the repository path) arms it with the pinned kernel as the old one.
+NEW2 = NEW.replace("6.18.45", "6.18.46")
+check(NEW2 != NEW, "a newer point release of the same flavour", NEW2)
+r = fresh_root("daytwo")
+debs = os.path.join(work, "debs")
+os.makedirs(debs, exist_ok=True)
+meta = "linux-xanmod-lts-x64v3"
+subprocess.run(["bash", os.path.join(kstest.FAKES, "make-kernel-deb.sh"), NEW,
+                os.path.join(debs, meta + ".deb"), "--package", meta, "--bbr", "builtin"],
+               check=True, capture_output=True)
+p, d = kswap(r, "--json", "apply", "--key", kstest.XANMOD_KEY, "--yes", KSWAP_FAKE_DEBS=debs)
+check(p.returncode == 0 and d and d.get("new_kernel") == NEW, "day one: apply from the repository", p.stderr)
+boot_into(r, NEW)
+p, d = kswap(r, "--json", "pin", "--force")
+check(p.returncode == 0 and d and d.get("state") == "pinned", "day one: pinned", p.stderr)
+p, d = kswap(r, "--json", "plan")
+check(d and not any(f["id"] == "kernel.newer-not-default" for f in d.get("findings", [])),
+      "no newer kernel yet: no warning", d and d.get("findings"))
+# apt upgrade: the meta package brings NEW2 and its hook regenerates grub.cfg.
+debs2 = os.path.join(work, "debs2")
+os.makedirs(debs2, exist_ok=True)
+subprocess.run(["bash", os.path.join(kstest.FAKES, "make-kernel-deb.sh"), NEW2,
+                os.path.join(debs2, meta + ".deb"), "--package", meta, "--bbr", "builtin"],
+               check=True, capture_output=True)
+for argv in ([os.path.join(kstest.FAKES, "apt-get"), "install", "-y", os.path.join(debs2, meta + ".deb")],
+             [os.path.join(kstest.FAKES, "update-grub")]):
+    subprocess.run(argv, env=kstest.env(KSWAP_ROOT=r), check=True, capture_output=True)
+p, d = kswap(r, "--json", "list")
+ks = {k["release"]: k for k in (d or {}).get("kernels", [])}
+check(p.returncode == 0 and d and d["default"] == NEW and d["running"] == NEW,
+      "list: the pinned kernel is the default and runs", p.stdout + p.stderr)
+check(NEW in ks and ks[NEW]["is_default"] and ks[NEW]["is_running"] and ks[NEW]["relied_on"] == "pinned"
+      and ks[NEW]["id_path"] == NEW_PATH and not ks[NEW]["on_trial"], "list: NEW default, running, pinned", ks.get(NEW))
+check(NEW2 in ks and not ks[NEW2]["is_default"] and ks[NEW2]["relied_on"] is None and
+      ks[NEW2]["id_path"] == NEW_PATH.replace(NEW, NEW2), "list: NEW2 with its id path, not the default",
+      ks.get(NEW2))
+check(OLD in ks and ks[OLD]["relied_on"] is None and ks[OLD]["id_path"] == OLD_PATH,
+      "list: the distribution kernel too", ks.get(OLD))
+p, _ = kswap(r, "list")
+row = [l for l in p.stdout.splitlines() if l.startswith(NEW + " ")]
+check(p.returncode == 0 and row and "default,running,pinned" in row[0] and row[0].endswith(NEW_PATH),
+      "list's table: roles and id path", p.stdout)
+p, d = kswap(r, "--json", "plan")
+warn = [f for f in (d or {}).get("findings", []) if f["id"] == "kernel.newer-not-default"]
+check(warn and warn[0]["severity"] == "warn" and NEW2 in warn[0]["message"] and NEW in warn[0]["message"]
+      and "kswap apply" in (warn[0]["remedy"] or ""), "plan warns kernel.newer-not-default", d and d.get("findings"))
+check(d and (d.get("target") or {}).get("release") == NEW2, "plan's target is the newer kernel",
+      d and d.get("target"))
+p, d = kswap(r, "--json", "apply", "--key", kstest.XANMOD_KEY, "--yes", KSWAP_FAKE_DEBS=debs2)
+check(p.returncode == 0 and d and d.get("state") == "armed" and d.get("old_kernel") == NEW and
+      d.get("new_kernel") == NEW2 and d.get("old_path") == NEW_PATH,
+      "day two: apply moves from the pinned kernel (old) to the newer one (trial)", p.stderr[-2000:])
+p, d = kswap(r, "--json", "list")
+ks = {k["release"]: k for k in (d or {}).get("kernels", [])}
+check(ks.get(NEW2, {}).get("on_trial") and ks.get(NEW, {}).get("relied_on") == "old",
+      "list while armed: NEW2 on trial, NEW the old kernel", ks)
+h = history(r)
+check([(x["from"]["release"], x["to"]["release"], x["outcome"]) for x in h] == [(OLD, NEW, "pinned")],
+      "the history holds day one's swap", h)
+
 shutil.rmtree(work, ignore_errors=True)
 print("history:", "ok" if not kstest.failed else f"{kstest.failed} failed")
 sys.exit(1 if kstest.failed else 0)

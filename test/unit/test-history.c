@@ -30,8 +30,8 @@ static void test_parse_table(void)
         {"one record", "{\"version\": 1, \"swaps\": [" REC(1, "") "]}", 0, NULL, 1, "pinned",
          "alice", NULL, NULL},
         {"a reason and an unknown key (later kswap) are kept and ignored",
-         "{\"version\": 1, \"x\": 2, \"swaps\": [" REC(1, ", \"reason\": \"r\", \"y\": [1]") "]}", 0,
-         NULL, 1, "pinned", "alice", NULL, "r"},
+         "{\"version\": 1, \"x\": 2, \"swaps\": [" REC(1, ", \"reason\": \"r\", \"y\": [1]") "]}",
+         0, NULL, 1, "pinned", "alice", NULL, "r"},
         {"two records, ids growing",
          "{\"version\": 1, \"swaps\": [" REC(1, "") ", " REC(7, "") "]}\n\n", 0, NULL, 2, "pinned",
          "alice", NULL, NULL},
@@ -51,9 +51,8 @@ static void test_parse_table(void)
         {"swaps an object", "{\"version\": 1, \"swaps\": {}}", -EBADMSG, "not an array", 0},
         {"a record not an object", "{\"version\": 1, \"swaps\": [3]}", -EBADMSG,
          "swaps[0] is not an object", 0},
-        {"id missing",
-         "{\"version\": 1, \"swaps\": [{\"started\": \"2026-11-30T07:50:00Z\"}]}", -EBADMSG,
-         "swaps[0]: 'id' is missing", 0},
+        {"id missing", "{\"version\": 1, \"swaps\": [{\"started\": \"2026-11-30T07:50:00Z\"}]}",
+         -EBADMSG, "swaps[0]: 'id' is missing", 0},
         {"id a string", "{\"version\": 1, \"swaps\": [{\"id\": \"one\"}]}", -EBADMSG,
          "'id' is not an integer", 0},
         {"id zero", "{\"version\": 1, \"swaps\": [" REC(0, "") "]}", -EBADMSG, "out of range", 0},
@@ -143,8 +142,8 @@ static void test_nul_and_size(void)
 
 static void test_round_trip(void)
 {
-    static const char text[] = "{\"version\": 1, \"swaps\": [" REC(1, ", \"reason\": \"x\"") ", " REC(
-        2, "") "]}";
+    static const char text[] =
+        "{\"version\": 1, \"swaps\": [" REC(1, ", \"reason\": \"x\"") ", " REC(2, "") "]}";
     _cleanup_free_ char *a = NULL, *b = NULL;
     _cleanup_history_ ks_history h = {0}, again = {0};
 
