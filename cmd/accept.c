@@ -243,6 +243,8 @@ static int run_accept(ks_ctx *ctx, int argc, char **argv)
     /* accept has no findings list: a failure to write kswap.prom is a warning on stderr. */
     if (r.metrics_error)
         ks_warn("metrics.unwritable: %s; the verdict stands", r.metrics_error);
+    if (r.history_error)
+        ks_warn("history: %s; the verdict stands", r.history_error);
     fflush(stdout);
     run_hooks(ctx, &r, doc, cfg);
     json_object_put(doc);

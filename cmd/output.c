@@ -329,6 +329,7 @@ static const struct {
     {"kernel", "kernel"},          {"modules", "modules"},     {"bbr", "BBR"},
     {"initrd", "initramfs"},       {"repo", "repository"},     {"config", "configuration"},
     {"accept", "acceptance"},      {"host", "host"},           {"metrics", "metrics"},
+    {"history", "swap history"},
 };
 
 const char *ks_finding_subject(const char *id)

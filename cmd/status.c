@@ -3,6 +3,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/forecast.h"
+#include "cmd/history-output.h"
 #include "cmd/swap-output.h"
 #include "lib/engine/journal.h"
 #include "lib/engine/trial.h"
@@ -121,12 +122,13 @@ static const ks_option status_options[] = {
     {"wait", 'w', NULL, "wait for the verdict on the current trial, then exit with its code", NULL},
     {"timeout", 't', "SECONDS", "with --wait: give up after SECONDS (exit 4)", "900"},
     {"ack", 'a', NULL, "clear the login line and, once judged, the trial flag", NULL},
+    {"history", 'H', NULL, "the history of past swaps, newest first, instead of the state", NULL},
     {},
 };
 
 static int run_status(ks_ctx *ctx, int argc, char **argv)
 {
-    bool do_wait = false, ack = false, have_timeout = false, have_forecast;
+    bool do_wait = false, ack = false, have_timeout = false, have_forecast, history = false;
     int timeout_s = 900;
     _cleanup_free_ char *running = NULL, *boot_id = NULL;
     ks_next next = {0};
@@ -141,6 +143,8 @@ static int run_status(ks_ctx *ctx, int argc, char **argv)
             do_wait = true;
         else if (c == 'a')
             ack = true;
+        else if (c == 'H')
+            history = true;
         else if (c == 't' && ks_safe_atoi(optarg, &timeout_s) >= 0 && timeout_s >= 0)
             have_timeout = true;
         else if (c == 't')
@@ -157,6 +161,10 @@ static int run_status(ks_ctx *ctx, int argc, char **argv)
                               "then 'kswap status --ack'");
     if (optind < argc)
         return ks_usage_error(&ks_cmd_status, "unexpected argument '%s'", argv[optind]);
+    if (history && (do_wait || ack))
+        return ks_usage_error(&ks_cmd_status, "option '--history' excludes '--wait' and '--ack'");
+    if (history)
+        return ks_status_history(ctx);
 
     (void)ks_root_read_line(ctx->root, "proc/sys/kernel/osrelease", &running);
     (void)ks_root_read_line(ctx->root, "proc/sys/kernel/random/boot_id", &boot_id);
@@ -218,7 +226,7 @@ const ks_cmd ks_cmd_status = {
     .name = "status",
     .run = run_status,
     .summary = "the state journal and the forecast of the next boots",
-    .usage = "[--wait [--timeout SECONDS]] [--ack]",
+    .usage = "[--wait [--timeout SECONDS]] [--ack] [--history]",
     .flags = KS_READ_ONLY,
     .options = status_options,
     .json_key = "state",

@@ -38,11 +38,11 @@ expect() {
 }
 
 cd "$work" || exit 1
-expect "accept apply check help pin plan rollback status verify" kswap ""
+expect "accept apply check help list pin plan rollback status verify" kswap ""
 expect "pin plan" kswap p
 expect "--root" kswap --ro
 expect "status" kswap --json st
-expect "--ack --color --config --help --json --quiet --root --timeout --verbose --version --wait" kswap status --
+expect "--ack --color --config --help --history --json --quiet --root --timeout --verbose --version --wait" kswap status --
 expect "always auto" kswap --color a
 expect "--ack" kswap --color never status --a
 expect "pin plan" kswap help p

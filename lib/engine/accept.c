@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "lib/engine/accept.h"
+#include "lib/engine/history.h"
 #include "lib/engine/bootctl.h"
 #include "lib/host/boot-identity.h"
 #include "lib/host/kernels.h"
@@ -66,6 +67,7 @@ void ks_accept_result_done(ks_accept_result *r)
     free(r->summary);
     free(r->error);
     free(r->metrics_error);
+    free(r->history_error);
     free(r->previous_boot);
     ks_checklist_done(&r->checks);
     ks_journal_free(r->journal);
@@ -504,6 +506,9 @@ static int pin_now(acc *a, ks_lock **lock)
     } else {
         a->r->pinned = true;
     }
+    for (size_t i = 0; i < pr.findings.n && !a->r->history_error; i++)
+        if (ks_startswith(pr.findings.v[i].id, "history."))
+            a->r->history_error = strdup(pr.findings.v[i].message);
     if (pr.journal) {
         keep_metrics_error(a->r, a->r->journal);
         ks_journal_free(a->r->journal);
@@ -637,6 +642,9 @@ int ks_accept(const ks_root *root, const ks_accept_opts *o, ks_accept_result *re
         }
     }
 done:
+    /* A verdict that ended the swap goes into the history (a pin did so in ks_pin). */
+    if (a.j && lock && !r.history_error)
+        (void)ks_history_note(root, a.j, &r.history_error);
     if (a.j)
         r.journal = TAKE_PTR(a.j);
     keep_metrics_error(&r, r.journal);

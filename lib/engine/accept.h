@@ -47,6 +47,7 @@ typedef struct ks_accept_result {
     bool reboot_refused; /* a reboot was due but this trial had its reboot already */
     char *error;         /* an action that failed (disarm, pin, journal), for people */
     char *metrics_error; /* kswap.prom could not be written (lib/engine/metrics-file.h) */
+    char *history_error; /* the swap history: damaged (moved aside) or not written */
     char *previous_boot; /* fell-back: warnings of the previous boot (journalctl -b -1) */
     /* fell-back: 0 when the journal's previous boot is the arming boot, so the trial boot
      * never reached the journal (it died in the kernel or initramfs); 1 when it is another

@@ -908,6 +908,11 @@ const char *ks_journal_updated(const ks_journal *j)
     return j->updated;
 }
 
+const char *ks_journal_created(const ks_journal *j)
+{
+    return j->created;
+}
+
 bool ks_journal_reboot_claimed(const ks_journal *j)
 {
     return j->armed_boot_id && j->guard_trial_boot_id &&

@@ -149,6 +149,8 @@ void ks_journal_on_save(ks_journal *j, ks_journal_saved_fn fn, void *data, void 
 void *ks_journal_on_save_data(const ks_journal *j, ks_journal_saved_fn fn);
 /* "updated": when the journal was last saved (ISO 8601 UTC); NULL before the first save. */
 const char *ks_journal_updated(const ks_journal *j);
+/* "created": the first save of this swap's journal (ISO 8601 UTC); NULL before it. */
+const char *ks_journal_created(const ks_journal *j);
 /* The clock for timestamps (tests); NULL restores time(). */
 void ks_journal_set_clock(ks_journal *j, time_t (*now)(void));
 /* Back to a fresh idle journal in memory (for a new swap); not saved. */

@@ -10,6 +10,7 @@
 #include "lib/basic/fileio.h"
 #include "lib/host/osrelease.h"
 #include "lib/engine/plan.h"
+#include "lib/engine/plan-newer.h"
 #include "lib/engine/trialboot.h"
 #include "lib/basic/string-table.h"
 #include "lib/host/sysctl.h"
@@ -670,6 +671,9 @@ int ks_plan_run(const ks_root *root, const ks_plan_opts *opts, ks_plan *ret)
         k = check_watchdog(root, &p);
     if (k >= 0)
         k = check_kernels(root, opts, &p);
+    /* Day two: a newer kernel of the pinned flavour is the target (lib/engine/plan-newer.h). */
+    if (k >= 0)
+        k = ks_plan_newer_xanmod(root, opts, &p);
     if (k >= 0)
         k = check_target_modules(root, opts, &p);
     if (k >= 0)

@@ -10,6 +10,7 @@
 #include "lib/engine/accept.h"
 #include "lib/engine/bootctl.h"
 #include "lib/engine/dpkgwait.h"
+#include "lib/engine/history.h"
 #include "lib/host/boot-identity.h"
 #include "lib/host/bootfiles.h"
 #include "lib/host/dpkg.h"
@@ -38,6 +39,7 @@ typedef struct run {
     ks_swap_result *r;
     char *root_abs;        /* KSWAP_ROOT for the programs; NULL on the running system */
     char **modules_before; /* "module:NAME" loaded when this apply began (its check step) */
+    bool locked;           /* kswap's lock is held: the swap history may be written */
 } run;
 
 void ks_swap_result_done(ks_swap_result *r)
@@ -269,6 +271,7 @@ static int lock_or_busy(run *x, ks_lock **ret)
         x->r->status = KS_SWAP_FAILED;
         x->r->error = ks_asprintf("cannot take the lock '/var/lib/kswap/lock': %s", strerror(-k));
     }
+    x->locked = k >= 0;
     return k;
 }
 
@@ -324,6 +327,9 @@ static int end_run(run *x, int k)
 {
     /* Metrics that could not be written are a warning, never a reason to fail. */
     if (x->j && ks_metrics_add_finding(x->j, &x->r->findings) < 0 && k >= 0)
+        k = -ENOMEM;
+    /* A swap that ended goes into the history; a damaged history is a warning. */
+    if (x->j && x->locked && ks_history_note_finding(x->root, x->j, &x->r->findings) < 0 && k >= 0)
         k = -ENOMEM;
     x->r->journal = TAKE_PTR(x->j);
     free(x->root_abs);
@@ -1096,6 +1102,10 @@ int ks_apply(const ks_root *root, const ks_apply_opts *o, ks_swap_result *ret)
                  ks_state_to_string(ks_journal_state(x.j)));
     } else {
         k = step_checklist(&x, o);
+        if (k < 0)
+            goto out;
+        /* The swap this one replaces is in the history first (a no-op when it is already). */
+        k = ks_history_note_finding(root, x.j, &ret->findings);
         if (k < 0)
             goto out;
         ks_journal_reset(x.j);

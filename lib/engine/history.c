@@ -1,0 +1,542 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
+#include <ctype.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "lib/basic/fileio.h"
+#include "lib/basic/findings.h"
+#include "lib/basic/json-util.h"
+#include "lib/basic/time-util.h"
+#include "lib/engine/history.h"
+#include "lib/host/requester.h"
+
+#include "build-config.h" /* KSWAP_VERSION */
+
+const char *const ks_history_outcomes[] = {
+    "pinned", "rolled-back", "failed", "health-failed", "fell-back", "trial-hung", NULL,
+};
+
+static void record_done(ks_history_record *r)
+{
+    free(r->started);
+    free(r->ended);
+    free(r->from.release);
+    free(r->from.id_path);
+    free(r->to.release);
+    free(r->to.id_path);
+    free(r->outcome);
+    free(r->reason);
+    free(r->by);
+    free(r->version);
+    *r = (ks_history_record){0};
+}
+
+void ks_history_done(ks_history *h)
+{
+    if (!h)
+        return;
+    for (size_t i = 0; i < h->n; i++)
+        record_done(&h->v[i]);
+    free(h->v);
+    *h = (ks_history){0};
+}
+
+const char *ks_history_outcome_of(const ks_journal *j)
+{
+    ks_outcome o = ks_journal_outcome(j);
+
+    switch (ks_journal_state(j)) {
+    case KS_STATE_PINNED:
+        return "pinned";
+    case KS_STATE_ROLLED_BACK:
+    case KS_STATE_FAILED:
+        /* The trial's verdict says more than the rollback it led to. */
+        if (o == KS_OUTCOME_HEALTH_FAILED || o == KS_OUTCOME_FELL_BACK ||
+            o == KS_OUTCOME_TRIAL_HUNG)
+            return ks_outcome_to_string(o);
+        return ks_state_to_string(ks_journal_state(j));
+    default:
+        if (o == KS_OUTCOME_HEALTH_FAILED || o == KS_OUTCOME_FELL_BACK ||
+            o == KS_OUTCOME_TRIAL_HUNG)
+            return ks_outcome_to_string(o);
+        return NULL;
+    }
+}
+
+/* ---- JSON out ---- */
+
+static json_object *kernel_to_json(ks_json_builder *b, const ks_history_kernel *k)
+{
+    json_object *o = ks_jb_object(b);
+    ks_jb_add(b, o, "release", ks_jb_string(b, k->release));
+    ks_jb_add(b, o, "id_path", ks_jb_string(b, k->id_path));
+    return o;
+}
+
+static json_object *record_to_json(ks_json_builder *b, const ks_history_record *r)
+{
+    json_object *o = ks_jb_object(b);
+
+    ks_jb_add(b, o, "id", ks_jb_int(b, (int64_t)r->id));
+    ks_jb_add(b, o, "started", ks_jb_string(b, r->started));
+    ks_jb_add(b, o, "ended", ks_jb_string(b, r->ended));
+    ks_jb_add(b, o, "from", kernel_to_json(b, &r->from));
+    ks_jb_add(b, o, "to", kernel_to_json(b, &r->to));
+    ks_jb_add(b, o, "outcome", ks_jb_string(b, r->outcome));
+    ks_jb_add(b, o, "reason", ks_jb_string(b, r->reason));
+    ks_jb_add(b, o, "by", ks_jb_string(b, r->by));
+    ks_jb_add(b, o, "version", ks_jb_string(b, r->version));
+    return o;
+}
+
+json_object *ks_history_record_to_json(const ks_history_record *r)
+{
+    ks_json_builder b = {0};
+    return ks_jb_finish(&b, record_to_json(&b, r));
+}
+
+int ks_history_format(const ks_history *h, char **ret)
+{
+    ks_json_builder b = {0};
+    json_object *o = ks_jb_object(&b), *a = ks_jb_array(&b);
+    const char *s;
+    char *text;
+
+    ks_jb_add(&b, o, "version", ks_jb_int(&b, KS_HISTORY_VERSION));
+    for (size_t i = 0; i < h->n; i++)
+        ks_jb_push(&b, a, record_to_json(&b, &h->v[i]));
+    ks_jb_add(&b, o, "swaps", a);
+    o = ks_jb_finish(&b, o);
+    if (!o)
+        return -ENOMEM;
+    s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                                              JSON_C_TO_STRING_NOSLASHESCAPE);
+    text = s ? ks_asprintf("%s\n", s) : NULL;
+    json_object_put(o);
+    if (!text)
+        return -ENOMEM;
+    *ret = text;
+    return 0;
+}
+
+/* ---- JSON in ---- */
+
+typedef struct parser {
+    char *error;
+    bool oom;
+} parser;
+
+static int perr(parser *p, const char *fmt, ...) _printf_(2, 3);
+static int perr(parser *p, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!p->error) {
+        va_start(ap, fmt);
+        if (vasprintf(&p->error, fmt, ap) < 0) {
+            p->error = NULL;
+            p->oom = true;
+        }
+        va_end(ap);
+    }
+    return -EBADMSG;
+}
+
+/* A string field: absent or null gives NULL, unless required. */
+static int get_str(parser *p, json_object *o, const char *ctx, const char *key, bool required,
+                   char **dst)
+{
+    json_object *v = NULL;
+
+    if (!json_object_object_get_ex(o, key, &v) || !v) {
+        if (required)
+            return perr(p, "%s'%s' is missing", ctx, key);
+        return 0;
+    }
+    if (!json_object_is_type(v, json_type_string))
+        return perr(p, "%s'%s' is not a string", ctx, key);
+    *dst = strdup(json_object_get_string(v));
+    if (!*dst) {
+        p->oom = true;
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+static int get_time(parser *p, json_object *o, const char *ctx, const char *key, char **dst)
+{
+    time_t t;
+    int k = get_str(p, o, ctx, key, true, dst);
+
+    if (k < 0)
+        return k;
+    if (ks_parse_utc(*dst, &t) < 0)
+        return perr(p, "%s'%s' is not a UTC time like 2026-11-30T07:50:00Z", ctx, key);
+    return 0;
+}
+
+static int get_kernel(parser *p, json_object *o, const char *ctx, const char *key,
+                      ks_history_kernel *k)
+{
+    _cleanup_free_ char *sub = NULL;
+    json_object *v = NULL;
+    int r;
+
+    if (!json_object_object_get_ex(o, key, &v) || !v)
+        return perr(p, "%s'%s' is missing", ctx, key);
+    if (!json_object_is_type(v, json_type_object))
+        return perr(p, "%s'%s' is not an object", ctx, key);
+    sub = ks_asprintf("%s%s: ", ctx, key);
+    if (!sub) {
+        p->oom = true;
+        return -ENOMEM;
+    }
+    if ((r = get_str(p, v, sub, "release", false, &k->release)) < 0 ||
+        (r = get_str(p, v, sub, "id_path", false, &k->id_path)) < 0)
+        return r;
+    return 0;
+}
+
+static bool known_outcome(const char *s)
+{
+    for (const char *const *o = ks_history_outcomes; *o; o++)
+        if (streq(*o, s))
+            return true;
+    return false;
+}
+
+static int parse_record(parser *p, json_object *x, size_t i, ks_history_record *r)
+{
+    json_object *v = NULL;
+    char ctx[48];
+    int64_t id;
+    int k;
+
+    snprintf(ctx, sizeof(ctx), "swaps[%zu]: ", i);
+    if (!json_object_is_type(x, json_type_object))
+        return perr(p, "swaps[%zu] is not an object", i);
+    if (!json_object_object_get_ex(x, "id", &v) || !v)
+        return perr(p, "%s'id' is missing", ctx);
+    if (!json_object_is_type(v, json_type_int))
+        return perr(p, "%s'id' is not an integer", ctx);
+    errno = 0;
+    id = json_object_get_int64(v);
+    if (id <= 0 || errno != 0)
+        return perr(p, "%s'id' is out of range", ctx);
+    r->id = (uint64_t)id;
+    if ((k = get_time(p, x, ctx, "started", &r->started)) < 0 ||
+        (k = get_time(p, x, ctx, "ended", &r->ended)) < 0 ||
+        (k = get_kernel(p, x, ctx, "from", &r->from)) < 0 ||
+        (k = get_kernel(p, x, ctx, "to", &r->to)) < 0 ||
+        (k = get_str(p, x, ctx, "outcome", true, &r->outcome)) < 0 ||
+        (k = get_str(p, x, ctx, "reason", false, &r->reason)) < 0 ||
+        (k = get_str(p, x, ctx, "by", false, &r->by)) < 0 ||
+        (k = get_str(p, x, ctx, "version", false, &r->version)) < 0)
+        return k;
+    if (!known_outcome(r->outcome))
+        return perr(p, "%s'outcome': unknown value '%s'", ctx, r->outcome);
+    return 0;
+}
+
+static bool all_space(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (!isspace((unsigned char)s[i]))
+            return false;
+    return true;
+}
+
+static int parse_object(parser *p, json_object *o, ks_history *h)
+{
+    json_object *v = NULL, *a = NULL;
+    size_t n;
+    int k;
+
+    if (!json_object_is_type(o, json_type_object))
+        return perr(p, "not a JSON object");
+    if (!json_object_object_get_ex(o, "version", &v) || !v)
+        return perr(p, "'version' is missing");
+    if (!json_object_is_type(v, json_type_int))
+        return perr(p, "'version' is not an integer");
+    if (json_object_get_int64(v) != KS_HISTORY_VERSION) {
+        (void)perr(p, "version %" PRId64 " is not known to this kswap (it knows %d)",
+                   json_object_get_int64(v), KS_HISTORY_VERSION);
+        return -EPROTONOSUPPORT;
+    }
+    if (!json_object_object_get_ex(o, "swaps", &a) || !a)
+        return perr(p, "'swaps' is missing");
+    if (!json_object_is_type(a, json_type_array))
+        return perr(p, "'swaps' is not an array");
+    n = json_object_array_length(a);
+    h->v = calloc(n + 1, sizeof(*h->v));
+    if (!h->v) {
+        p->oom = true;
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        ks_history_record *r = &h->v[h->n++];
+        k = parse_record(p, json_object_array_get_idx(a, i), i, r);
+        if (k < 0)
+            return k;
+        /* Ids grow: a hand-edited file that repeats or reorders them is not a history. */
+        if (i > 0 && r->id <= h->v[i - 1].id)
+            return perr(p, "swaps[%zu]: 'id' %" PRIu64 " does not follow %" PRIu64, i, r->id,
+                        h->v[i - 1].id);
+    }
+    return 0;
+}
+
+int ks_history_parse(const char *text, size_t len, ks_history *ret, char **ret_error)
+{
+    _cleanup_history_ ks_history h = {0};
+    json_tokener *tok;
+    json_object *o;
+    parser p = {0};
+    size_t end;
+    int k;
+
+    assert(text || len == 0);
+    assert(ret);
+    if (len > KS_HISTORY_MAX_SIZE) {
+        k = perr(&p, "larger than %u bytes", KS_HISTORY_MAX_SIZE);
+        goto fail;
+    }
+    if (len > 0 && memchr(text, '\0', len)) {
+        k = perr(&p, "contains a NUL byte");
+        goto fail;
+    }
+    tok = json_tokener_new();
+    if (!tok)
+        return -ENOMEM;
+    o = json_tokener_parse_ex(tok, len > 0 ? text : "", (int)len);
+    if (!o) {
+        enum json_tokener_error e = json_tokener_get_error(tok);
+        if (e == json_tokener_success)
+            k = perr(&p, "not a JSON object");
+        else if (e == json_tokener_continue)
+            k = perr(&p, "not valid JSON: unexpected end of input");
+        else
+            k = perr(&p, "not valid JSON at byte %zu: %s", json_tokener_get_parse_end(tok),
+                     json_tokener_error_desc(e));
+        json_tokener_free(tok);
+        goto fail;
+    }
+    end = json_tokener_get_parse_end(tok);
+    json_tokener_free(tok);
+    if (end < len && !all_space(text + end, len - end)) {
+        json_object_put(o);
+        k = perr(&p, "not valid JSON: trailing data at byte %zu", end);
+        goto fail;
+    }
+    k = parse_object(&p, o, &h);
+    json_object_put(o);
+    if (k < 0)
+        goto fail;
+    *ret = h;
+    h = (ks_history){0};
+    return 0;
+
+fail:
+    if (p.oom || k == -ENOMEM) {
+        free(p.error);
+        return -ENOMEM;
+    }
+    if (ret_error)
+        *ret_error = p.error;
+    else
+        free(p.error);
+    return k;
+}
+
+int ks_history_load(const ks_root *root, ks_history *ret, char **ret_error)
+{
+    _cleanup_free_ char *text = NULL;
+    size_t len = 0;
+    int k;
+
+    assert(root);
+    k = ks_root_read_file(root, KS_HISTORY_PATH, KS_HISTORY_MAX_SIZE, &text, &len);
+    if (k == -ENOENT) {
+        *ret = (ks_history){0};
+        return 0;
+    }
+    if (k == -EFBIG) {
+        if (ret_error)
+            *ret_error = ks_asprintf("larger than %u bytes", KS_HISTORY_MAX_SIZE);
+        return -EBADMSG;
+    }
+    if (k < 0)
+        return k;
+    return ks_history_parse(text, len, ret, ret_error);
+}
+
+/* ---- writing ---- */
+
+static int dup_or_null(const char *s, char **dst)
+{
+    *dst = NULL;
+    if (!s)
+        return 0;
+    *dst = strdup(s);
+    return *dst ? 0 : -ENOMEM;
+}
+
+/* The damaged file goes aside (replacing an earlier one there), durably. */
+static int move_aside(const ks_root *root)
+{
+    _cleanup_close_ int dfd = -EBADF;
+    const char *name = strrchr(KS_HISTORY_PATH, '/') + 1,
+               *aside = strrchr(KS_HISTORY_DAMAGED_PATH, '/') + 1;
+    _cleanup_free_ char *dir = strndup(KS_HISTORY_PATH, (size_t)(name - 1 - KS_HISTORY_PATH));
+
+    if (!dir)
+        return -ENOMEM;
+    dfd = ks_root_open_at(root, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+    if (dfd < 0)
+        return dfd;
+    if (renameat(dfd, name, dfd, aside) < 0)
+        return -errno;
+    if (fsync(dfd) < 0)
+        return -errno;
+    return 0;
+}
+
+static int fill_record(const ks_root *root, const ks_journal *j, const char *outcome,
+                       ks_history_record *r)
+{
+    const char *ended = ks_journal_updated(j);
+    char buf[KS_UTC_MAX];
+    int k;
+
+    if (!ended)
+        ended = ks_format_utc(time(NULL), buf);
+    if ((k = dup_or_null(ks_journal_created(j) ? ks_journal_created(j) : ended, &r->started)) < 0 ||
+        (k = dup_or_null(ended, &r->ended)) < 0 ||
+        (k = dup_or_null(ks_journal_get(j, KS_JF_OLD_KERNEL), &r->from.release)) < 0 ||
+        (k = dup_or_null(ks_journal_get(j, KS_JF_OLD_PATH), &r->from.id_path)) < 0 ||
+        (k = dup_or_null(ks_journal_get(j, KS_JF_NEW_KERNEL), &r->to.release)) < 0 ||
+        (k = dup_or_null(ks_journal_get(j, KS_JF_NEW_PATH), &r->to.id_path)) < 0 ||
+        (k = dup_or_null(outcome, &r->outcome)) < 0 ||
+        (k = dup_or_null(ks_journal_get(j, KS_JF_REASON), &r->reason)) < 0 ||
+        (k = dup_or_null(KSWAP_VERSION, &r->version)) < 0)
+        return k;
+    /* A pinned swap's reason is that of an earlier failed attempt: not this outcome's. */
+    if (streq(outcome, "pinned")) {
+        free(r->reason);
+        r->reason = NULL;
+    }
+    return ks_requester(root, &r->by);
+}
+
+int ks_history_note(const ks_root *root, const ks_journal *j, char **ret_warning)
+{
+    _cleanup_history_ ks_history h = {0};
+    _cleanup_free_ char *err = NULL, *text = NULL, *warning = NULL;
+    ks_history_record r = {0}, *last, *grown;
+    const char *outcome, *started;
+    size_t drop = 0;
+    int k;
+
+    assert(root);
+    assert(j);
+    outcome = ks_history_outcome_of(j);
+    if (!outcome)
+        return 0;
+    k = ks_history_load(root, &h, &err);
+    if (k == -EBADMSG || k == -EPROTONOSUPPORT) {
+        k = move_aside(root);
+        if (k < 0) {
+            if (ret_warning)
+                *ret_warning = ks_asprintf("the swap history '/%s' is damaged (%s) and cannot "
+                                           "be moved aside: %s; this swap is not in it",
+                                           KS_HISTORY_PATH, strempty(err), strerror(-k));
+            return k;
+        }
+        warning = ks_asprintf("the swap history '/%s' was damaged (%s); it was moved to '/%s' "
+                              "and a new history started",
+                              KS_HISTORY_PATH, strempty(err), KS_HISTORY_DAMAGED_PATH);
+        ks_history_done(&h);
+    } else if (k < 0) {
+        if (ret_warning)
+            *ret_warning = ks_asprintf("cannot read the swap history '/%s': %s; this swap is "
+                                       "not in it",
+                                       KS_HISTORY_PATH, strerror(-k));
+        return k;
+    }
+
+    started = ks_journal_created(j);
+    last = h.n > 0 ? &h.v[h.n - 1] : NULL;
+    /* The same swap as the newest record: replaced when it ended otherwise, else nothing. */
+    if (last && started && streq(last->started, started)) {
+        if (streq(last->outcome, outcome) &&
+            streq_ptr(last->to.release, ks_journal_get(j, KS_JF_NEW_KERNEL)))
+            goto out;
+        r.id = last->id;
+        record_done(last);
+        h.n--;
+    } else
+        r.id = last ? last->id + 1 : 1;
+    k = fill_record(root, j, outcome, &r);
+    if (k < 0) {
+        record_done(&r);
+        return k;
+    }
+    grown = realloc(h.v, (h.n + 1) * sizeof(*h.v));
+    if (!grown) {
+        record_done(&r);
+        return -ENOMEM;
+    }
+    h.v = grown;
+    h.v[h.n++] = r;
+    /* Bounded: the oldest records go first. */
+    if (h.n > KS_HISTORY_MAX_RECORDS) {
+        drop = h.n - KS_HISTORY_MAX_RECORDS;
+        for (size_t i = 0; i < drop; i++)
+            record_done(&h.v[i]);
+        memmove(h.v, h.v + drop, (h.n - drop) * sizeof(*h.v));
+        h.n -= drop;
+    }
+    k = ks_history_format(&h, &text);
+    if (k >= 0)
+        k = ks_mkdir_p(root, "var/lib/kswap", 0755);
+    if (k >= 0)
+        k = ks_write_atomic(root, KS_HISTORY_PATH, text, strlen(text), 0644);
+    if (k < 0) {
+        if (ret_warning) {
+            free(warning);
+            warning = ks_asprintf("cannot write the swap history '/%s': %s; this swap is not "
+                                  "in it",
+                                  KS_HISTORY_PATH, strerror(-k));
+            *ret_warning = TAKE_PTR(warning);
+        }
+        return k;
+    }
+    k = 1;
+out:
+    if (ret_warning && warning)
+        *ret_warning = TAKE_PTR(warning);
+    return k;
+}
+
+int ks_history_note_finding(const ks_root *root, const ks_journal *j, ks_findings *f)
+{
+    _cleanup_free_ char *warning = NULL;
+    int k = ks_history_note(root, j, &warning);
+
+    if (k == -ENOMEM)
+        return k;
+    if (!warning)
+        return 0;
+    if (k < 0)
+        return ks_findings_add(f, "history.unwritable", KS_SEV_WARN,
+                               "make /var/lib/kswap writable for root; the swap itself is not "
+                               "affected",
+                               "%s", warning);
+    return ks_findings_add(f, "history.damaged", KS_SEV_WARN,
+                           "read the damaged file and remove it once nothing in it is needed", "%s",
+                           warning);
+}
