@@ -1163,6 +1163,7 @@ out:
 static int remove_trial_entries(run *x, const char *step)
 {
     char *update[] = {(char *)"update-grub", NULL};
+    const char *what = NULL;
     int k;
 
     if (!ks_trial_grubd_exists(x->root))
@@ -1174,7 +1175,15 @@ static int remove_trial_entries(run *x, const char *step)
     if (k < 0)
         return fail_step(x, step, k, "cannot remove '/%s': %s", KS_TRIAL_GRUBD_PATH, strerror(-k));
     k = run_program(x, step, update, timeout_ms(x, "update_grub_timeout", 300), false);
-    return k < 0 ? k : 1;
+    if (k < 0)
+        return k;
+    /* The grubenv write that follows must never reach the disk before this grub.cfg. */
+    k = ks_grub_cfg_sync(x->root, &what);
+    if (k < 0)
+        return fail_step(x, step, k,
+                         "update-grub rewrote /%s but it cannot be written to the disk: %s", what,
+                         strerror(-k));
+    return 1;
 }
 
 int ks_pin(const ks_root *root, const ks_swap_common *c, const char *release, bool force,

@@ -373,6 +373,26 @@ static int settle_grub_cfg(settle *s, const char *entry_id, const char *release)
     return 0;
 }
 
+int ks_grub_cfg_sync(const ks_root *root, const char **ret_what)
+{
+    static const char *const paths[] = {"boot/grub/grub.cfg", "boot/grub"};
+    settle s = {.root = root};
+
+    for (size_t i = 0; i < ARRAY_SIZE(paths); i++) {
+        _cleanup_close_ int fd = i == 0
+                                     ? ks_root_open_regular(root, paths[i], 0)
+                                     : ks_root_open_at(root, paths[i], O_RDONLY | O_DIRECTORY, 0);
+        int k = fd < 0 ? fd : sync_fd(&s, fd, i == 1);
+
+        if (k < 0) {
+            if (ret_what)
+                *ret_what = paths[i];
+            return k;
+        }
+    }
+    return 0;
+}
+
 int ks_bootfiles_settle(const ks_root *root, const char *release, const char *entry_id,
                         ks_findings *findings, ks_bootfiles_stats *ret_stats)
 {

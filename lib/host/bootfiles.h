@@ -65,3 +65,10 @@ typedef struct ks_bootfiles_stats {
  */
 int ks_bootfiles_settle(const ks_root *root, const char *release, const char *entry_id,
                         ks_findings *findings, ks_bootfiles_stats *ret_stats);
+
+/*
+ * fsyncs boot/grub/grub.cfg and its directory after update-grub rewrote it (grub-mkconfig
+ * renames grub.cfg.new over it and syncs nothing): pin and rollback, before the grubenv write
+ * that depends on it. 0, or negative errno with *ret_what naming the path that failed.
+ */
+int ks_grub_cfg_sync(const ks_root *root, const char **ret_what);
