@@ -362,7 +362,7 @@ static char *shown(const ks_modset *s, const char *file)
  * error in s->error that names the file. An absolute file is one of an external directory,
  * resolved from the root.
  */
-static int tree_check_stat(ks_modset *s, const char *file, struct stat *ret_st)
+static int tree_check_full(ks_modset *s, const char *file, struct stat *ret_st, int *ret_fd)
 {
     _cleanup_free_ char *link = NULL, *name = NULL;
     _cleanup_close_ int fd = -1;
@@ -374,7 +374,9 @@ static int tree_check_stat(ks_modset *s, const char *file, struct stat *ret_st)
 
     if (!s->root)
         return 0;
-    r = ks_root_check_beneath(s->root, dfd, rel, &link);
+    /* The fd of the file the check resolved: what is judged and handed on is that file. */
+    fd = ks_root_open_beneath(s->root, dfd, rel, &link);
+    r = fd < 0 ? fd : 0;
     if (r == -EXDEV) {
         name = shown(s, file);
         free(s->error);
@@ -384,9 +386,6 @@ static int tree_check_stat(ks_modset *s, const char *file, struct stat *ret_st)
     }
     if (r < 0)
         return r;
-    fd = openat(dfd, rel, O_PATH | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
     if (fstat(fd, &st) < 0)
         return -errno;
     if (ret_st)
@@ -403,13 +402,22 @@ static int tree_check_stat(ks_modset *s, const char *file, struct stat *ret_st)
         s->error = ks_asprintf("'%s' %s", strempty(name), ks_strerror(r));
         return r;
     }
+    if (ret_fd)
+        *ret_fd = TAKE_FD(fd);
     return 0;
+}
+
+static int tree_check_stat(ks_modset *s, const char *file, struct stat *ret_st)
+{
+    return tree_check_full(s, file, ret_st, NULL);
 }
 
 static int tree_check(ks_modset *s, const char *file)
 {
-    return tree_check_stat(s, file, NULL);
+    return tree_check_full(s, file, NULL, NULL);
 }
+
+void (*ks_modset_test_before_kmod_open)(const char *file);
 
 /* The path libkmod opens for a file of the set. */
 static char *kmod_path(const ks_modset *s, const char *file)
@@ -491,17 +499,23 @@ out:
 /* The .modinfo of a module file of the tree, through libkmod (which decompresses). */
 static int load_tree_info(ks_modset *s, modent *e)
 {
-    _cleanup_free_ char *path = kmod_path(s, e->file);
-    _cleanup_free_ char *deps = NULL, *version = NULL;
+    _cleanup_free_ char *path = NULL, *deps = NULL, *version = NULL;
+    _cleanup_close_ int fd = -EBADF;
     struct kmod_module *m = NULL;
     struct kmod_list *info = NULL, *l;
     int r;
 
-    if (!path)
-        return -ENOMEM;
-    r = tree_check(s, e->file);
+    r = tree_check_full(s, e->file, NULL, &fd);
     if (r < 0)
         return r;
+    /* libkmod opens the module by path. Not by its path in the tree, which could be swapped
+     * for a link out of the root after the check, but through the O_PATH fd of the file the
+     * check resolved: /proc/self/fd/N walks nothing. (The host's "/" checks nothing.) */
+    path = fd >= 0 ? ks_asprintf("/proc/self/fd/%d", fd) : kmod_path(s, e->file);
+    if (!path)
+        return -ENOMEM;
+    if (ks_modset_test_before_kmod_open)
+        ks_modset_test_before_kmod_open(e->file);
     r = sym_kmod_module_new_from_path(s->kmod, path, &m);
     if (r < 0)
         return r;

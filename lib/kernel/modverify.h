@@ -98,5 +98,8 @@ int ks_modset_open_tree_full(const ks_root *root, const char *release, ks_modset
                              char **ret_error);
 /* What went wrong in the last failed lookup ("cannot read the .modinfo of 'FILE'"), or NULL. */
 const char *ks_modset_error(const ks_modset *s);
+/* Test hook (NULL in kswap): called with a module file (relative to the tree) after its
+ * check and before libkmod opens it, where a test swaps the file for a symbolic link. */
+extern void (*ks_modset_test_before_kmod_open)(const char *file);
 /* Whether ks_modset_open_tree used depmod's indexes. */
 bool ks_modset_used_index(const ks_modset *s);

@@ -317,6 +317,48 @@ static void test_exec(const ks_root *root)
     }
 }
 
+/* The check-then-open window: the module file is swapped for a link to a host file after
+ * kswap checked it and before libkmod opens it; libkmod must still read the checked file. */
+static char swap_target[2 * PATH_MAX];
+static void swap_for_link(const char *file)
+{
+    char p[3 * PATH_MAX];
+    snprintf(p, sizeof(p), "%s/lib/modules/" REL "/%s", root_dir, file);
+    if (unlink(p) < 0 || symlink(swap_target, p) < 0)
+        abort();
+}
+
+static void test_swap(const ks_root *root)
+{
+    char cmd[6 * PATH_MAX];
+    ks_modset *set = NULL;
+    ks_module_report m = {0};
+    _cleanup_free_ char *err = NULL;
+
+    snprintf(cmd, sizeof(cmd),
+             "rm -rf '%s/lib/modules' && sh '%s/verify/mkmod.sh' "
+             "'%s/lib/modules/" REL "/kernel/net/ipv4/tcp_bbr.ko' tcp_bbr '' 3 && "
+             "sh '%s/verify/mkmod.sh' '%s/bbr1.ko' tcp_bbr '' 1",
+             root_dir, TEST_DIR, root_dir, TEST_DIR, host_dir);
+    if (system(cmd) != 0) {
+        fprintf(stderr, "swap: cannot make modules (cc?), skipped\n");
+        return;
+    }
+    snprintf(swap_target, sizeof(swap_target), "%s/bbr1.ko", host_dir);
+    ks_modset_test_before_kmod_open = swap_for_link;
+    CHECK(ks_modset_open_tree_full(root, REL, &set, &err) == 0);
+    if (set) {
+        CHECK_MSG(ks_modset_judge(set, "tcp_bbr", &m) == 0, "%s", strempty(ks_modset_error(set)));
+        CHECK_MSG(streq_ptr(m.version, "3"),
+                  "swapped: libkmod read version '%s', not the checked "
+                  "file's 3",
+                  strempty(m.version));
+        ks_module_report_done(&m);
+        ks_modset_free(set);
+    }
+    ks_modset_test_before_kmod_open = NULL;
+}
+
 int main(void)
 {
     _cleanup_root_ ks_root *root = NULL;
@@ -337,6 +379,7 @@ int main(void)
     test_reads(root);
     test_tree(root);
     test_exec(root);
+    test_swap(root);
 
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
     if (system(cmd) != 0)
