@@ -9,7 +9,7 @@
 int ks_check_script(const ks_check_ctx *c, ks_check *chk)
 {
     unsigned tmo = c->script_timeout_ms ? c->script_timeout_ms : 60000;
-    _cleanup_free_ char *path = NULL, *last = NULL, *detail = NULL, *root_env = NULL;
+    _cleanup_free_ char *path = NULL, *last = NULL, *detail = NULL, *root_env = NULL, *why = NULL;
     char *argv[2] = {NULL, NULL}, *env[2] = {NULL, NULL};
     ks_spawn_result res = {0};
     _cleanup_close_ int exe = -1;
@@ -30,7 +30,16 @@ int ks_check_script(const ks_check_ctx *c, ks_check *chk)
     argv[0] = path;
     /* Run as opened inside the root (execveat): a symlink to an absolute path names the root's
      * file, never the running machine's. */
-    exe = ks_spawn_open_in_root(c->root, chk->arg);
+    exe = ks_spawn_open_in_root_full(c->root, chk->arg, &why);
+    if (exe < 0 && why) {
+        /* Its #! interpreter is not allowed: waiting does not change that. */
+        free(chk->detail);
+        chk->detail = ks_asprintf("'%s': %s", chk->arg, why);
+        if (!chk->detail)
+            return -ENOMEM;
+        chk->final = true;
+        return 0;
+    }
     if (exe < 0)
         return exe;
     k = ks_spawn(

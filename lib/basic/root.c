@@ -212,28 +212,45 @@ static int fd_path(int fd, char **ret)
     return *ret ? 0 : -ENOMEM;
 }
 
-static int open_beneath(const ks_root *r, const char *path)
+static int open_beneath_fd(const ks_root *r, const char *path)
 {
     struct open_how how = {
         .flags = O_PATH | O_CLOEXEC,
         .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
     };
     int fd = (int)syscall(SYS_openat2, r->fd, relative(path), &how, sizeof(how));
+    return fd < 0 ? -errno : fd;
+}
+
+static int open_beneath(const ks_root *r, const char *path)
+{
+    int fd = open_beneath_fd(r, path);
     if (fd < 0)
-        return -errno;
+        return fd;
     close(fd);
     return 0;
 }
 
 int ks_root_check_beneath(const ks_root *r, int dirfd, const char *path, char **ret_link)
 {
+    int fd = ks_root_open_beneath(r, dirfd, path, ret_link);
+    if (fd < 0)
+        return fd;
+    close(fd);
+    return 0;
+}
+
+int ks_root_open_beneath(const ks_root *r, int dirfd, const char *path, char **ret_link)
+{
     _cleanup_free_ char *root = NULL, *dir = NULL, *full = NULL;
     const char *rel;
     size_t n;
     int k;
 
-    if (r->host || !r->openat2)
-        return 0;
+    if (r->host || !r->openat2) {
+        k = openat(dirfd, path, O_PATH | O_CLOEXEC);
+        return k < 0 ? -errno : k;
+    }
     k = fd_path(r->fd, &root);
     if (k >= 0)
         k = fd_path(dirfd, &dir);
@@ -246,7 +263,7 @@ int ks_root_check_beneath(const ks_root *r, int dirfd, const char *path, char **
     full = *rel ? ks_asprintf("%s/%s", rel, path) : strdup(path);
     if (!full)
         return -ENOMEM;
-    k = open_beneath(r, full);
+    k = open_beneath_fd(r, full);
     if (k != -EXDEV)
         return k;
     /* Name the first component that leads out. */

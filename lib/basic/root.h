@@ -49,6 +49,9 @@ int ks_root_list_dir(const ks_root *r, const char *path, char ***ret_names);
  * and on kernels without openat2().
  */
 int ks_root_check_beneath(const ks_root *r, int dirfd, const char *path, char **ret_link);
+/* The same, returning an O_PATH fd of the very file the check resolved (so nothing can swap it
+ * between the check and a later open through /proc/self/fd/N); the host's "/": plain openat. */
+int ks_root_open_beneath(const ks_root *r, int dirfd, const char *path, char **ret_link);
 int ks_root_readlink(const ks_root *r, const char *path, char **ret);
 int ks_root_stat(const ks_root *r, const char *path, struct stat *ret);  /* follows links */
 int ks_root_lstat(const ks_root *r, const char *path, struct stat *ret); /* does not */

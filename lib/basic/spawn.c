@@ -9,6 +9,8 @@
 #include <time.h>
 
 #include "lib/basic/alloc-util.h"
+#include "lib/basic/escape.h"
+#include "lib/basic/fileio.h"
 #include "lib/basic/spawn.h"
 #include "lib/basic/util.h"
 #include "lib/basic/time-util.h"
@@ -129,23 +131,117 @@ static void child_exec(const char *exe, char *const argv[], char **env, const ks
     _exit(127);
 }
 
-int ks_spawn_open_in_root(const ks_root *root, const char *path)
+/* Where a "#!" interpreter may live: the running machine's own program directories. */
+static const char *const interpreter_dirs[] = {
+    "/bin/", "/sbin/", "/usr/bin/", "/usr/sbin/", "/usr/local/bin/", "/usr/local/sbin/",
+};
+
+int ks_spawn_check_interpreter(const char *head, size_t len, char **ret_interpreter,
+                               char **ret_error)
 {
+    _cleanup_free_ char *interp = NULL;
+    const char *dir = NULL;
+    size_t i = 2, start, n;
     struct stat st;
-    int fd = ks_root_open_regular(root, path, 0);
+
+    if (len < 2 || head[0] != '#' || head[1] != '!') {
+        if (ret_interpreter)
+            *ret_interpreter = NULL;
+        return 0; /* no script: the kernel runs it (or refuses it) as it is */
+    }
+    /* As the kernel reads it (fs/binfmt_script.c): blanks, the name up to a blank or the end
+     * of the line, within the first 256 bytes. */
+    if (len > KS_INTERPRETER_HEAD_MAX)
+        len = KS_INTERPRETER_HEAD_MAX;
+    while (i < len && (head[i] == ' ' || head[i] == '\t'))
+        i++;
+    start = i;
+    while (i < len && head[i] != ' ' && head[i] != '\t' && head[i] != '\n' && head[i] != '\0')
+        i++;
+    n = i - start;
+    if (i == len && len == KS_INTERPRETER_HEAD_MAX) {
+        ks_set_first_errorf(ret_error,
+                            "its #! line has no end within %d bytes (the kernel reads no more): "
+                            "shorten the interpreter's path",
+                            KS_INTERPRETER_HEAD_MAX);
+        return -ENOEXEC;
+    }
+    if (n == 0) {
+        ks_set_first_errorf(ret_error, "its #! line names no interpreter: write for example "
+                                       "'#!/bin/sh' as its first line");
+        return -ENOEXEC;
+    }
+    interp = strndup(head + start, n);
+    if (!interp)
+        return -ENOMEM;
+    for (size_t k = 0; k < ARRAY_SIZE(interpreter_dirs) && !dir; k++) {
+        const char *rest = ks_startswith(interp, interpreter_dirs[k]);
+        if (rest && *rest && !strchr(rest, '/') && !streq(rest, "..") && !streq(rest, "."))
+            dir = interpreter_dirs[k];
+    }
+    if (!dir) {
+        _cleanup_free_ char *shown = ks_escape_text(interp);
+        ks_set_first_errorf(ret_error,
+                            "its #! interpreter '%s' is not a program of /bin, /sbin, /usr/bin, "
+                            "/usr/sbin, /usr/local/bin or /usr/local/sbin (the running "
+                            "machine's; kswap runs no other): install the interpreter there "
+                            "and name it so",
+                            shown ? shown : "?");
+        return -EPERM;
+    }
+    /* The kernel looks the interpreter up on the running machine, following links. */
+    if (stat(interp, &st) < 0) {
+        int k = -errno;
+        ks_set_first_errorf(ret_error,
+                            "its #! interpreter '%s' %s on this machine: install it or change "
+                            "the script's first line",
+                            interp, k == -ENOENT ? "does not exist" : strerror(-k));
+        return k;
+    }
+    if (!S_ISREG(st.st_mode) || !(st.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH))) {
+        ks_set_first_errorf(ret_error,
+                            "its #! interpreter '%s' is not a regular executable file (%s): "
+                            "name the program itself",
+                            interp,
+                            S_ISDIR(st.st_mode)    ? "a directory"
+                            : S_ISREG(st.st_mode)  ? "no execute bit"
+                            : S_ISFIFO(st.st_mode) ? "a FIFO"
+                                                   : "a device or socket");
+        return -EACCES;
+    }
+    if (ret_interpreter)
+        *ret_interpreter = TAKE_PTR(interp);
+    return 0;
+}
+
+int ks_spawn_open_in_root_full(const ks_root *root, const char *path, char **ret_error)
+{
+    char head[KS_INTERPRETER_HEAD_MAX];
+    _cleanup_close_ int fd = ks_root_open_regular(root, path, 0);
+    size_t n = 0;
+    struct stat st;
+    int k;
 
     if (fd < 0)
         return fd;
-    if (fstat(fd, &st) < 0) {
-        int k = -errno;
-        close(fd);
-        return k;
-    }
-    if (!(st.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH))) {
-        close(fd);
+    if (fstat(fd, &st) < 0)
+        return -errno;
+    if (!(st.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH)))
         return -EACCES;
-    }
-    return fd;
+    /* The kernel resolves a script's interpreter on the running machine, not in the root:
+     * only the running machine's program directories are allowed (kswap.conf(5)). */
+    k = ks_pread_all(fd, head, sizeof(head), 0, &n);
+    if (k < 0)
+        return k;
+    k = ks_spawn_check_interpreter(head, n, NULL, ret_error);
+    if (k < 0)
+        return k;
+    return TAKE_FD(fd);
+}
+
+int ks_spawn_open_in_root(const ks_root *root, const char *path)
+{
+    return ks_spawn_open_in_root_full(root, path, NULL);
 }
 
 int ks_spawn(char *const argv[], const ks_spawn_opts *opts, ks_spawn_result *ret)

@@ -48,6 +48,19 @@ bool ks_spawn_succeeded(const ks_spawn_result *r);
  * blocking) with an execute bit. -EACCES when no execute bit is set.
  */
 int ks_spawn_open_in_root(const ks_root *root, const char *path);
+/*
+ * The same, and a script's "#!" interpreter must be a program of the running machine's /bin,
+ * /sbin, /usr/bin, /usr/sbin, /usr/local/bin or /usr/local/sbin that is a regular executable
+ * (the kernel resolves it there, not inside the root): -EPERM outside that set, -ENOENT
+ * absent, -EACCES not a regular executable, -ENOEXEC no name; *ret_error (optional) says
+ * which and what to do.
+ */
+int ks_spawn_open_in_root_full(const ks_root *root, const char *path, char **ret_error);
+/* The check on the first bytes of a file (up to KS_INTERPRETER_HEAD_MAX are looked at); 0 and
+ * *ret_interpreter NULL when it is no script. */
+#define KS_INTERPRETER_HEAD_MAX 256
+int ks_spawn_check_interpreter(const char *head, size_t len, char **ret_interpreter,
+                               char **ret_error);
 /* Finds an executable on PATH (or "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin").
  */
 int ks_find_program(const char *name, char **ret_path);

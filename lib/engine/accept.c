@@ -728,7 +728,7 @@ int ks_accept_run_hooks(const ks_root *root, const char *which, const char *json
     if (write(fd, json, len) != (ssize_t)len)
         return -EIO;
     for (char **n = names; n && *n; n++) {
-        _cleanup_free_ char *rel = NULL, *path = NULL, *why = NULL;
+        _cleanup_free_ char *rel = NULL, *path = NULL, *why = NULL, *interp_error = NULL;
         char *argv[2] = {NULL, NULL};
         ks_spawn_result res = {0};
         _cleanup_close_ int exe = -1;
@@ -746,7 +746,7 @@ int ks_accept_run_hooks(const ks_root *root, const char *which, const char *json
             return -ENOMEM;
         argv[0] = path;
         /* Run as opened inside the root: a link to /sbin/reboot names the root's file. */
-        exe = ks_spawn_open_in_root(root, rel);
+        exe = ks_spawn_open_in_root_full(root, rel, &interp_error);
         k = exe < 0 ? exe
                     : ks_spawn(argv,
                                &(ks_spawn_opts){.timeout_ms = timeout_ms,
@@ -755,7 +755,9 @@ int ks_accept_run_hooks(const ks_root *root, const char *which, const char *json
                                                 .max_output = 4096,
                                                 .exec_fd = exe},
                                &res);
-        if (k < 0)
+        if (k < 0 && interp_error)
+            why = ks_asprintf("%s: cannot run: %s", *n, interp_error);
+        else if (k < 0)
             why = ks_asprintf("%s: cannot run: %s", *n, strerror(-k));
         else if (res.timed_out)
             why = ks_asprintf("%s: did not finish in %u s and was stopped", *n, timeout_ms / 1000);

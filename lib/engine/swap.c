@@ -1360,7 +1360,9 @@ int ks_rollback(const ks_root *root, const ks_swap_common *c, bool do_purge, boo
     }
     k = ks_boot_load(root, &b, &err);
     if (k < 0) {
-        fail_step(&x, "rollback", k, "%s", strempty(err));
+        fail_step(&x, "rollback", k,
+                  "cannot read GRUB's state: %s; fix it and run 'kswap rollback' again",
+                  err ? err : strerror(-k));
         goto out;
     }
     k = ks_journal_note_file(x.j, KS_GRUBENV_PATH);
@@ -1370,7 +1372,10 @@ int ks_rollback(const ks_root *root, const ks_swap_common *c, bool do_purge, boo
         k = ks_boot_set_default(root, &b, old, &detail);
     ks_boot_done(&b);
     if (k < 0) {
-        fail_step(&x, "rollback", k, "cannot make %s the default again: %s", old, strempty(detail));
+        /* Never an empty reason: the step that failed may have said nothing itself. */
+        fail_step(&x, "rollback", k,
+                  "cannot make %s the default again: %s; fix that and run 'kswap rollback' again",
+                  old, detail ? detail : strerror(-k));
         goto out;
     }
     k = ks_journal_set_state(x.j, KS_STATE_ROLLED_BACK);

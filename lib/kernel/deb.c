@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include "lib/kernel/deb.h"
+#include "lib/kernel/depmodconf.h"
 #include "lib/kernel/modinfo.h"
 #include "lib/kernel/archive-dl.h"
 #include "lib/kernel/compress-dl.h"
@@ -76,6 +77,7 @@ typedef struct source {
 
 typedef struct reader {
     ks_modset *set;
+    ks_depmod_conf *conf; /* the root's depmod.d, NULL for none */
     char *release;
     char **interest; /* normalized names whose .modinfo is needed */
     char **pending;  /* in a later pass: those whose .modinfo was missing when it began */
@@ -646,6 +648,10 @@ static int handle_entry(reader *rd, struct archive *a, struct archive_entry *ent
         ks_is_module_path(file)) {
         if (!rd->release) {
             rd->release = TAKE_PTR(release);
+            /* depmod.d's overrides and externals name kernels: the set ranks by it. */
+            r = ks_modset_set_release(rd->set, rd->release);
+            if (r < 0)
+                return r;
         } else if (!streq(rd->release, release)) {
             set_error(&rd->errmsg, "package holds modules of more than one kernel ('%s', '%s')",
                       rd->release, release);
@@ -681,6 +687,8 @@ static int handle_entry(reader *rd, struct archive *a, struct archive_entry *ent
         r = ks_module_name_from_path(file, &name);
         if (r < 0)
             return 0;
+        if (ks_depmod_conf_excludes_path(rd->conf, file))
+            return 0; /* depmod will not list it: build/, source/, depmod.d's exclude */
         rd->stats.modules++;
         r = ks_modset_add_module(rd->set, name, file);
         if (r < 0)
@@ -800,14 +808,21 @@ int ks_deb_read_modset_fd(int fd, char *const *wanted, ks_modset **ret, ks_deb_s
 int ks_deb_read_modset_fd_max(int fd, char *const *wanted, uint64_t data_max, ks_modset **ret,
                               ks_deb_stats *ret_stats, char **ret_error)
 {
+    return ks_deb_read_modset_fd_conf(fd, wanted, data_max, NULL, ret, ret_stats, ret_error);
+}
+
+int ks_deb_read_modset_fd_conf(int fd, char *const *wanted, uint64_t data_max, ks_depmod_conf *conf,
+                               ks_modset **ret, ks_deb_stats *ret_stats, char **ret_error)
+{
     _cleanup_modset_ ks_modset *set = ks_modset_new(NULL);
-    reader rd = {.set = set, .data_max = data_max};
+    reader rd = {.set = set, .data_max = data_max, .conf = conf};
     uint64_t off = 0, size = 0;
     comp c = COMP_NONE;
     int r;
 
     if (!set)
         return -ENOMEM;
+    ks_modset_use_depmod_conf(set, conf, false);
     for (char *const *w = wanted; w && *w; w++) {
         _cleanup_free_ char *n = strdup(*w);
         if (!n) {
@@ -888,6 +903,12 @@ out:
 int ks_deb_read_modset(const char *path, char *const *wanted, ks_modset **ret,
                        ks_deb_stats *ret_stats, char **ret_error)
 {
+    return ks_deb_read_modset_conf(path, wanted, NULL, ret, ret_stats, ret_error);
+}
+
+int ks_deb_read_modset_conf(const char *path, char *const *wanted, ks_depmod_conf *conf,
+                            ks_modset **ret, ks_deb_stats *ret_stats, char **ret_error)
+{
     _cleanup_close_ int fd = ks_open_regular(path);
 
     if (fd < 0) {
@@ -896,5 +917,5 @@ int ks_deb_read_modset(const char *path, char *const *wanted, ks_modset **ret,
         return fd;
     }
     posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-    return ks_deb_read_modset_fd(fd, wanted, ret, ret_stats, ret_error);
+    return ks_deb_read_modset_fd_conf(fd, wanted, KS_DEB_DATA_MAX, conf, ret, ret_stats, ret_error);
 }

@@ -39,5 +39,12 @@ int ks_deb_read_modset_fd(int fd, char *const *wanted, ks_modset **ret, ks_deb_s
 int ks_deb_read_modset_fd_max(int fd, char *const *wanted, uint64_t data_max, ks_modset **ret,
                               ks_deb_stats *ret_stats, char **ret_error);
 
+/* The same, ranking files of one name by a depmod.d (lib/kernel/depmodconf.h: the root's, which
+ * the depmod of the package's postinst will read); NULL: none. conf outlives the set. */
+int ks_deb_read_modset_conf(const char *path, char *const *wanted, ks_depmod_conf *conf,
+                            ks_modset **ret, ks_deb_stats *ret_stats, char **ret_error);
+int ks_deb_read_modset_fd_conf(int fd, char *const *wanted, uint64_t data_max, ks_depmod_conf *conf,
+                               ks_modset **ret, ks_deb_stats *ret_stats, char **ret_error);
+
 /* One 60-byte ar member header: name (without GNU's trailing '/') and size. */
 int ks_ar_parse_header(const char hdr[60], char ret_name[17], uint64_t *ret_size);

@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "lib/kernel/depmodconf.h"
 #include "lib/kernel/modinfo.h"
 #include "lib/basic/fileio.h"
 #include "lib/kernel/kmod-dl.h"
@@ -35,6 +36,10 @@ struct ks_modset {
     struct kmod_ctx *kmod;
     bool indexed;
     char *error;
+    /* The root's depmod.d (NULL: none), owned or borrowed, and whether files come in the
+     * order depmod meets them (a tree: readdir, as depmod lists it) or not (a package). */
+    ks_depmod_conf *conf;
+    bool conf_owned, met_order;
 };
 
 static const char *const ks_module_state_table[_KS_MODULE_STATE_MAX] = {
@@ -95,6 +100,8 @@ ks_modset *ks_modset_free(ks_modset *s)
     free(s->dir);
     free(s->error);
     free(s->release);
+    if (s->conf_owned)
+        ks_depmod_conf_free(s->conf);
     free(s);
     return NULL;
 }
@@ -227,12 +234,26 @@ int ks_modset_set_builtin_version(ks_modset *s, const char *name, const char *ve
     return 0;
 }
 
-unsigned ks_module_search_rank(const char *file)
+void ks_modset_use_depmod_conf(ks_modset *s, ks_depmod_conf *conf, bool take)
 {
-    /* depmod's search order without a "search" line in depmod.d: "updates built-in", i.e.
-     * updates/ first, then everything else (depmod.c cfg_load, depmod_module_is_higher_priority).
-     */
-    return ks_startswith(file, "updates/") ? 0 : 1;
+    if (s->conf_owned)
+        ks_depmod_conf_free(s->conf);
+    s->conf = conf;
+    s->conf_owned = take;
+}
+
+/* Whether the file already recorded for a module stays when file comes along. */
+static bool keeps_file(ks_modset *s, const char *old, const char *file)
+{
+    int a, b;
+
+    if (s->met_order)
+        return ks_depmod_conf_keeps_old(s->conf, s->release, old, file);
+    /* A package: dpkg's unpacking order says nothing about readdir's later, so a tie goes to
+     * the first name in byte order. */
+    a = ks_depmod_conf_rank(s->conf, s->release, file);
+    b = ks_depmod_conf_rank(s->conf, s->release, old);
+    return a < b || (a == b && strcmp(file, old) > 0);
 }
 
 int ks_modset_add_module(ks_modset *s, const char *name, const char *file)
@@ -244,12 +265,8 @@ int ks_modset_add_module(ks_modset *s, const char *name, const char *file)
         return r;
     if (e->builtin)
         return 0; /* modprobe takes modules.builtin's word */
-    if (e->file && !streq(e->file, file)) {
-        unsigned a = ks_module_search_rank(file), b = ks_module_search_rank(e->file);
-        /* A tie goes to the first name in byte order, not to readdir's or tar's order. */
-        if (a > b || (a == b && strcmp(file, e->file) > 0))
-            return 0;
-    }
+    if (e->file && !streq(e->file, file) && keeps_file(s, e->file, file))
+        return 0;
     /* A new file, a better one, or the same path again (dpkg keeps the last copy): what was
      * read of the old one no longer counts. */
     f = strdup(file);
@@ -332,45 +349,93 @@ size_t ks_modset_count(const ks_modset *s)
     return c;
 }
 
+/* How a file of the set is named in messages: below /lib/modules/RELEASE, or absolute (a
+ * module of an external directory of depmod.d). */
+static char *shown(const ks_modset *s, const char *file)
+{
+    return file[0] == '/' ? strdup(file) : ks_asprintf("/lib/modules/%s/%s", s->release, file);
+}
+
 /*
  * What libkmod will open by path (/proc/self/fd/N/rel) must stay inside the root by the host's
  * rules and be a regular file (a FIFO would block it forever). 0; -ENOENT when absent; else an
- * error in s->error that names the file.
+ * error in s->error that names the file. An absolute file is one of an external directory,
+ * resolved from the root.
  */
-static int tree_check(ks_modset *s, const char *rel)
+static int tree_check_full(ks_modset *s, const char *file, struct stat *ret_st, int *ret_fd)
 {
-    _cleanup_free_ char *link = NULL;
+    _cleanup_free_ char *link = NULL, *name = NULL;
     _cleanup_close_ int fd = -1;
+    bool abs = file[0] == '/';
+    int dfd = abs ? ks_root_fd(s->root) : s->dirfd;
+    const char *rel = abs ? file + strspn(file, "/") : file;
     struct stat st;
     int r;
 
     if (!s->root)
         return 0;
-    r = ks_root_check_beneath(s->root, s->dirfd, rel, &link);
+    /* The fd of the file the check resolved: what is judged and handed on is that file. */
+    fd = ks_root_open_beneath(s->root, dfd, rel, &link);
+    r = fd < 0 ? fd : 0;
     if (r == -EXDEV) {
+        name = shown(s, file);
         free(s->error);
-        s->error = ks_asprintf("'/lib/modules/%s/%s' leads out of the root through the "
-                               "symbolic link '/%s'",
-                               s->release, rel, link ? link : rel);
+        s->error = ks_asprintf("'%s' leads out of the root through the symbolic link '/%s'",
+                               strempty(name), link ? link : rel);
         return r;
     }
     if (r < 0)
         return r;
-    fd = openat(s->dirfd, rel, O_PATH | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
     if (fstat(fd, &st) < 0)
         return -errno;
+    if (ret_st)
+        *ret_st = st;
     if (!S_ISREG(st.st_mode)) {
         r = S_ISDIR(st.st_mode)    ? -EISDIR
             : S_ISFIFO(st.st_mode) ? -ESPIPE
             : S_ISSOCK(st.st_mode) ? -ENOTSOCK
                                    : -ENODEV;
+        if (ret_st && S_ISDIR(st.st_mode))
+            return r; /* the caller walks it */
+        name = shown(s, file);
         free(s->error);
-        s->error = ks_asprintf("'/lib/modules/%s/%s' %s", s->release, rel, ks_strerror(r));
+        s->error = ks_asprintf("'%s' %s", strempty(name), ks_strerror(r));
         return r;
     }
+    if (ret_fd)
+        *ret_fd = TAKE_FD(fd);
     return 0;
+}
+
+static int tree_check_stat(ks_modset *s, const char *file, struct stat *ret_st)
+{
+    return tree_check_full(s, file, ret_st, NULL);
+}
+
+static int tree_check(ks_modset *s, const char *file)
+{
+    return tree_check_full(s, file, NULL, NULL);
+}
+
+void (*ks_modset_test_before_kmod_open)(const char *file);
+
+/* The path libkmod opens for a file of the set. */
+static char *kmod_path(const ks_modset *s, const char *file)
+{
+    if (file[0] == '/')
+        return ks_asprintf("/proc/self/fd/%d%s", ks_root_fd(s->root), file);
+    return ks_asprintf("%s/%s", s->dir, file);
+}
+
+/* Whether an absolute path lies in one of the external directories depmod.d names. */
+static bool in_external(ks_modset *s, const char *path)
+{
+    for (char *const *e = ks_depmod_conf_externals(s->conf, s->release); *e; e++) {
+        const char *rest = ks_startswith(path, *e);
+        if (rest && rest[0] == '/' && !strstr(rest, "/../"))
+            return true;
+    }
+    return false;
 }
 
 /* libkmod lookup of one name in an indexed tree. */
@@ -397,6 +462,10 @@ static int resolve_indexed(ks_modset *s, const char *name)
         if (n && streq(n, e->name) && path) {
             const char *rel = ks_startswith(path, s->dir);
             int k;
+            if (!rel && path[0] == '/' && in_external(s, path))
+                rel = path; /* depmod.d's external: absolute in modules.dep, kept so */
+            else if (rel)
+                rel += strspn(rel, "/");
             if (!rel || !*rel) {
                 /* An absolute path in modules.dep: outside the tree libkmod was given. */
                 free(s->error);
@@ -406,7 +475,6 @@ static int resolve_indexed(ks_modset *s, const char *name)
                 r = -EXDEV;
                 goto out;
             }
-            rel += strspn(rel, "/");
             /* The index may name a file that is gone: only a file counts. */
             k = tree_check(s, rel);
             if (k == 0) {
@@ -431,17 +499,23 @@ out:
 /* The .modinfo of a module file of the tree, through libkmod (which decompresses). */
 static int load_tree_info(ks_modset *s, modent *e)
 {
-    _cleanup_free_ char *path = ks_asprintf("%s/%s", s->dir, e->file);
-    _cleanup_free_ char *deps = NULL, *version = NULL;
+    _cleanup_free_ char *path = NULL, *deps = NULL, *version = NULL;
+    _cleanup_close_ int fd = -EBADF;
     struct kmod_module *m = NULL;
     struct kmod_list *info = NULL, *l;
     int r;
 
-    if (!path)
-        return -ENOMEM;
-    r = tree_check(s, e->file);
+    r = tree_check_full(s, e->file, NULL, &fd);
     if (r < 0)
         return r;
+    /* libkmod opens the module by path. Not by its path in the tree, which could be swapped
+     * for a link out of the root after the check, but through the O_PATH fd of the file the
+     * check resolved: /proc/self/fd/N walks nothing. (The host's "/" checks nothing.) */
+    path = fd >= 0 ? ks_asprintf("/proc/self/fd/%d", fd) : kmod_path(s, e->file);
+    if (!path)
+        return -ENOMEM;
+    if (ks_modset_test_before_kmod_open)
+        ks_modset_test_before_kmod_open(e->file);
     r = sym_kmod_module_new_from_path(s->kmod, path, &m);
     if (r < 0)
         return r;
@@ -489,9 +563,10 @@ static int need(ks_modset *s, const char *raw, modent **ret)
         if (r < 0 && s->error)
             return r; /* it said which file and why */
         if (r < 0) {
+            _cleanup_free_ char *what = shown(s, s->v[idx].file);
             free(s->error);
-            s->error = ks_asprintf("cannot read the .modinfo of '/lib/modules/%s/%s': %s",
-                                   s->release, s->v[idx].file, strerror(-r));
+            s->error =
+                ks_asprintf("cannot read the .modinfo of '%s': %s", strempty(what), strerror(-r));
             return r;
         }
         e = &s->v[idx]; /* the array may have moved */
@@ -686,8 +761,14 @@ static const char *const kmod_files[] = {
     "modules.alias",
 };
 
-/* Records every module file below dir (relative path prefix rel). */
-static int walk_tree(ks_modset *s, int dirfd, const char *rel, unsigned depth)
+/*
+ * Records every module file below rel (relative to dirfd; prefix: what the recorded names start
+ * with, "" inside lib/modules/RELEASE, the directory of an external one) as depmod lists
+ * them: readdir order, depth first, entries depmod.d excludes left out at every depth, links
+ * followed (only inside the root: one that leads out is an error, a dangling one no module).
+ */
+static int walk_tree(ks_modset *s, int dirfd, const char *prefix, const char *rel, bool follow,
+                     unsigned depth)
 {
     _cleanup_closedir_ DIR *d = NULL;
     struct dirent *de;
@@ -695,7 +776,8 @@ static int walk_tree(ks_modset *s, int dirfd, const char *rel, unsigned depth)
 
     if (depth > TREE_DEPTH_MAX)
         return 0;
-    fd = openat(dirfd, rel[0] ? rel : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    fd = openat(dirfd, rel[0] ? rel : ".",
+                O_RDONLY | O_DIRECTORY | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
     if (fd < 0)
         return -errno;
     d = fdopendir(fd);
@@ -704,44 +786,79 @@ static int walk_tree(ks_modset *s, int dirfd, const char *rel, unsigned depth)
         return -errno;
     }
     while ((de = readdir(d))) {
-        _cleanup_free_ char *p = NULL, *name = NULL;
+        _cleanup_free_ char *p = NULL, *file = NULL, *name = NULL;
         unsigned char type = de->d_type;
 
-        if (de->d_name[0] == '.')
+        if (ks_depmod_conf_excludes(s->conf, de->d_name))
             continue;
         p = rel[0] ? ks_asprintf("%s/%s", rel, de->d_name) : strdup(de->d_name);
-        if (!p)
+        file = !p ? NULL : prefix[0] ? ks_asprintf("%s/%s", prefix, p) : strdup(p);
+        if (!file)
             return -ENOMEM;
         if (type == DT_UNKNOWN) {
             /* Some file systems do not fill d_type. */
             struct stat st;
             if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                 continue;
-            type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_LNK;
+            type = S_ISDIR(st.st_mode)   ? DT_DIR
+                   : S_ISREG(st.st_mode) ? DT_REG
+                   : S_ISLNK(st.st_mode) ? DT_LNK
+                                         : DT_FIFO;
         }
         if (type == DT_DIR) {
-            /* build and source point back into the kernel's sources, not modules. */
-            if (depth == 0 && (streq(de->d_name, "build") || streq(de->d_name, "source")))
-                continue;
-            r = walk_tree(s, dirfd, p, depth + 1);
+            r = walk_tree(s, dirfd, prefix, p, follow, depth + 1);
             if (r < 0)
                 return r;
         } else if (type == DT_REG && ks_module_name_from_path(de->d_name, &name) == 0) {
-            r = ks_modset_add_module(s, name, p);
+            r = ks_modset_add_module(s, name, file);
             if (r < 0)
                 return r;
-        } else if (type == DT_LNK && ks_module_name_from_path(de->d_name, &name) == 0) {
-            /* A linked module counts when it stays inside the root; one that leads out is an
-             * error, and a dangling one is no module. */
-            r = tree_check(s, p);
+        } else if (type == DT_LNK) {
+            struct stat st;
+            r = tree_check_stat(s, file, &st);
             if (r == -ENOENT)
+                continue;
+            if (r == -EISDIR) {
+                r = walk_tree(s, dirfd, prefix, p, true, depth + 1);
+                if (r < 0)
+                    return r;
+                continue;
+            }
+            if (ks_module_name_from_path(de->d_name, &name) < 0)
                 continue;
             if (r < 0)
                 return r;
-            r = ks_modset_add_module(s, name, p);
+            r = ks_modset_add_module(s, name, file);
             if (r < 0)
                 return r;
         }
+    }
+    return 0;
+}
+
+/* depmod walks its external directories after the tree, in its own order. */
+static int walk_externals(ks_modset *s)
+{
+    _cleanup_strv_free_ char **dirs = NULL;
+    int r;
+
+    for (char *const *e = ks_depmod_conf_externals(s->conf, s->release); *e; e++) {
+        r = ks_strv_extend(&dirs, *e);
+        if (r < 0)
+            return r;
+    }
+    for (char **e = dirs; e && *e; e++) {
+        _cleanup_close_ int fd = -1;
+        if ((*e)[0] != '/')
+            continue; /* depmod opens it from its working directory: nothing to judge */
+        fd = ks_root_open_at(s->root, *e, O_RDONLY | O_DIRECTORY, 0);
+        if (fd == -ENOENT || fd == -ENOTDIR)
+            continue; /* depmod: "ignore external dir absence" */
+        if (fd < 0)
+            return fd;
+        r = walk_tree(s, fd, *e, "", false, 0);
+        if (r < 0)
+            return r;
     }
     return 0;
 }
@@ -775,6 +892,12 @@ int ks_modset_open_tree_full(const ks_root *root, const char *release, ks_modset
         return r;
     s->dirfd = r;
     s->root = root;
+    s->met_order = true;
+    /* depmod.d of the root, as the depmod of that system reads it. */
+    r = ks_depmod_conf_load(root, &s->conf, &s->error);
+    if (r < 0)
+        goto fail;
+    s->conf_owned = true;
     /* libkmod wants a path: this one stays inside the root whatever the symlinks say. */
     s->dir = ks_asprintf("/proc/self/fd/%d", s->dirfd);
     if (!s->dir)
@@ -819,7 +942,9 @@ int ks_modset_open_tree_full(const ks_root *root, const char *release, ks_modset
             s->indexed = false;
     }
     if (!s->indexed) {
-        r = walk_tree(s, s->dirfd, "", 0);
+        r = walk_tree(s, s->dirfd, "", "", false, 0);
+        if (r >= 0)
+            r = walk_externals(s);
         if (r < 0)
             goto fail;
     }

@@ -50,13 +50,16 @@ int ks_modset_set_release(ks_modset *s, const char *release);
 /* Builders. Names are normalized ('-' -> '_'). depends: comma separated, may be NULL or "". */
 int ks_modset_add_builtin(ks_modset *s, const char *name);
 int ks_modset_set_builtin_version(ks_modset *s, const char *name, const char *version);
-/* Records a module file. Of two files of one name, the one depmod's default search order
- * prefers (updates/ first; then the first path in byte order) counts; the same path again
- * replaces the earlier copy (dpkg unpacks the last one) and forgets its .modinfo.
- * ks_modset_get_file() tells which file counts. */
+/* Records a module file. Of two files of one name, the one depmod would put into modules.dep
+ * counts: by the depmod.d of ks_modset_use_depmod_conf() (none: "search updates", updates/
+ * first), in the order files come for a tree (depmod's own rules, readdir order included),
+ * and for a package a tie of two files in one search class goes to the first path in byte
+ * order. The same path again replaces the earlier copy (dpkg unpacks the last one) and
+ * forgets its .modinfo. ks_modset_get_file() tells which file counts. */
 int ks_modset_add_module(ks_modset *s, const char *name, const char *file);
-/* Rank in depmod's default search order (lower first): "updates/..." 0, anything else 1. */
-unsigned ks_module_search_rank(const char *file);
+/* The depmod.d that ranks files (lib/kernel/depmodconf.h); take: the set frees it. */
+typedef struct ks_depmod_conf ks_depmod_conf;
+void ks_modset_use_depmod_conf(ks_modset *s, ks_depmod_conf *conf, bool take);
 /* The file that counts for a module (normalized name), NULL when none. */
 const char *ks_modset_get_file(const ks_modset *s, const char *name);
 int ks_modset_set_info(ks_modset *s, const char *name, const char *depends, const char *version);
@@ -77,8 +80,10 @@ int ks_modset_judge(ks_modset *s, const char *name, ks_module_report *ret);
 int ks_modset_closure(ks_modset *s, const char *name, char ***ret_modules, char ***ret_missing);
 
 /*
- * Opens lib/modules/RELEASE inside the root. With depmod's .bin indexes, names are looked up
- * with libkmod; without them (fresh package contents) the tree is walked and modules.builtin,
+ * Opens lib/modules/RELEASE inside the root, with the root's depmod.d (never the host's).
+ * With depmod's .bin indexes, names are looked up with libkmod; without them (fresh package
+ * contents) the tree and depmod.d's external directories are walked as depmod walks them
+ * (excludes, search order, overrides) and modules.builtin,
  * modules.builtin.modinfo and each needed module's .modinfo (libkmod, which decompresses .xz
  * and .zst) are read directly. -ENOENT when the tree does not exist.
  */
@@ -93,5 +98,8 @@ int ks_modset_open_tree_full(const ks_root *root, const char *release, ks_modset
                              char **ret_error);
 /* What went wrong in the last failed lookup ("cannot read the .modinfo of 'FILE'"), or NULL. */
 const char *ks_modset_error(const ks_modset *s);
+/* Test hook (NULL in kswap): called with a module file (relative to the tree) after its
+ * check and before libkmod opens it, where a test swaps the file for a symbolic link. */
+extern void (*ks_modset_test_before_kmod_open)(const char *file);
 /* Whether ks_modset_open_tree used depmod's indexes. */
 bool ks_modset_used_index(const ks_modset *s);

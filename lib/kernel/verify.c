@@ -3,6 +3,7 @@
 #include <stdarg.h>
 
 #include "lib/host/rootdev.h"
+#include "lib/kernel/depmodconf.h"
 #include "lib/kernel/initrd.h"
 #include "lib/kernel/modinfo.h"
 #include "lib/kernel/verify.h"
@@ -281,6 +282,7 @@ int ks_verify_run(const ks_root *root, const ks_config *cfg, const ks_verify_opt
 {
     _cleanup_(ks_verify_result_done) ks_verify_result res = {.bbr_version = -1};
     _cleanup_strv_free_ char **required = NULL, **wanted = NULL;
+    _cleanup_depmod_conf_ ks_depmod_conf *conf = NULL; /* declared first: the set borrows it */
     _cleanup_modset_ ks_modset *set = NULL;
     _cleanup_free_ char *why = NULL;
     int want_bbr, r;
@@ -317,7 +319,13 @@ int ks_verify_run(const ks_root *root, const ks_config *cfg, const ks_verify_opt
             r = ks_strv_extend(&wanted, *m);
         if (r < 0)
             return r;
-        r = ks_deb_read_modset(opts->deb_path, wanted, &set, &res.deb_stats, &why);
+        /* The package's postinst runs depmod with the root's depmod.d: rank its files so. */
+        r = ks_depmod_conf_load(root, &conf, &why);
+        if (r < 0) {
+            set_error(opts, "%s", why ? why : strerror(-r));
+            return r;
+        }
+        r = ks_deb_read_modset_conf(opts->deb_path, wanted, conf, &set, &res.deb_stats, &why);
         if (r < 0) {
             set_error(opts, "cannot read '%s': %s", opts->deb_path, why ? why : strerror(-r));
             return r;

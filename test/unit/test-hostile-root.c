@@ -233,6 +233,7 @@ typedef struct exec_case {
     mode_t mode;
     int expect_open;
     const char *output; /* what the program printed */
+    const char *error;  /* part of the worded error of a refused #! interpreter */
 } exec_case;
 
 static const exec_case exec_cases[] = {
@@ -244,6 +245,23 @@ static const exec_case exec_cases[] = {
     {"not executable", K_FILE, "#!/bin/sh\necho no\n", 0644, -EACCES, NULL},
     {"a FIFO", K_FIFO, NULL, 0, -ESPIPE, NULL},
     {"a directory", K_DIR, NULL, 0, -EISDIR, NULL},
+    /* The #! interpreter: the kernel looks it up on the running machine, not in the root. */
+    {"#! with blanks and an argument", K_FILE, "#!  /bin/sh -e\necho sh-e\n", 0755, 0, "sh-e\n"},
+    {"#! outside the program directories", K_FILE, "#!@HOST@/prog\necho no\n", 0755, -EPERM, NULL,
+     "is not a program of /bin, /sbin, /usr/bin"},
+    {"#! climbing out of /bin", K_FILE, "#!/bin/../tmp/x\n", 0755, -EPERM, NULL,
+     "'/bin/../tmp/x' is not a program of"},
+    {"#! relative", K_FILE, "#!sh\n", 0755, -EPERM, NULL, "'sh' is not a program of"},
+    {"#! that does not exist", K_FILE, "#!/usr/bin/kswap-no-such-interpreter\n", 0755, -ENOENT,
+     NULL, "does not exist on this machine"},
+    {"#! a directory", K_FILE, "#!/usr/bin/X11\n", 0755, -EACCES, NULL,
+     "is not a regular executable file (a directory)"},
+    {"#! with no name", K_FILE, "#!   \necho\n", 0755, -ENOEXEC, NULL, "names no interpreter"},
+    {"#! longer than the kernel reads", K_FILE,
+     "#!/bin/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
+     0755, -ENOEXEC, NULL, "has no end within 256 bytes"},
 };
 
 static void test_exec(const ks_root *root)
@@ -263,7 +281,7 @@ static void test_exec(const ks_root *root)
     }
     for (size_t i = 0; i < ARRAY_SIZE(exec_cases); i++) {
         const exec_case *c = &exec_cases[i];
-        _cleanup_free_ char *target = NULL;
+        _cleanup_free_ char *target = NULL, *err = NULL;
         ks_spawn_result res = {0};
         char *argv[] = {"hook", NULL};
         int fd;
@@ -273,14 +291,22 @@ static void test_exec(const ks_root *root)
             target = ks_asprintf("%.*s%s%s", (int)(at - c->target), c->target, host_dir, at + 6);
         }
         make(root_dir, "etc/kswap/hooks.d/pinned/hook", c->kind, target ? target : c->target);
+        if (c->kind == K_FILE && target) {
+            /* a script naming a host path as its interpreter */
+            make(root_dir, "etc/kswap/hooks.d/pinned/hook", K_FILE, target);
+        }
         if (c->kind == K_FILE) {
             char p[2 * PATH_MAX];
             snprintf(p, sizeof(p), "%s/etc/kswap/hooks.d/pinned/hook", root_dir);
             chmod(p, c->mode);
         }
-        fd = ks_spawn_open_in_root(root, "etc/kswap/hooks.d/pinned/hook");
-        CHECK_MSG(fd == c->expect_open || (c->expect_open == 0 && fd >= 0), "%s: open %d", c->name,
-                  fd);
+        fd = ks_spawn_open_in_root_full(root, "etc/kswap/hooks.d/pinned/hook", &err);
+        CHECK_MSG(fd == c->expect_open || (c->expect_open == 0 && fd >= 0), "%s: open %d (%s)",
+                  c->name, fd, strempty(err));
+        if (c->error)
+            CHECK_MSG(err && strstr(err, c->error), "%s: '%s' lacks '%s'", c->name, strempty(err),
+                      c->error);
+        free(TAKE_PTR(err));
         if (fd < 0)
             continue;
         CHECK(ks_spawn(argv, &(ks_spawn_opts){.timeout_ms = 10000, .exec_fd = fd}, &res) == 0);
@@ -289,6 +315,48 @@ static void test_exec(const ks_root *root)
         ks_spawn_result_done(&res);
         close(fd);
     }
+}
+
+/* The check-then-open window: the module file is swapped for a link to a host file after
+ * kswap checked it and before libkmod opens it; libkmod must still read the checked file. */
+static char swap_target[2 * PATH_MAX];
+static void swap_for_link(const char *file)
+{
+    char p[3 * PATH_MAX];
+    snprintf(p, sizeof(p), "%s/lib/modules/" REL "/%s", root_dir, file);
+    if (unlink(p) < 0 || symlink(swap_target, p) < 0)
+        abort();
+}
+
+static void test_swap(const ks_root *root)
+{
+    char cmd[6 * PATH_MAX];
+    ks_modset *set = NULL;
+    ks_module_report m = {0};
+    _cleanup_free_ char *err = NULL;
+
+    snprintf(cmd, sizeof(cmd),
+             "rm -rf '%s/lib/modules' && sh '%s/verify/mkmod.sh' "
+             "'%s/lib/modules/" REL "/kernel/net/ipv4/tcp_bbr.ko' tcp_bbr '' 3 && "
+             "sh '%s/verify/mkmod.sh' '%s/bbr1.ko' tcp_bbr '' 1",
+             root_dir, TEST_DIR, root_dir, TEST_DIR, host_dir);
+    if (system(cmd) != 0) {
+        fprintf(stderr, "swap: cannot make modules (cc?), skipped\n");
+        return;
+    }
+    snprintf(swap_target, sizeof(swap_target), "%s/bbr1.ko", host_dir);
+    ks_modset_test_before_kmod_open = swap_for_link;
+    CHECK(ks_modset_open_tree_full(root, REL, &set, &err) == 0);
+    if (set) {
+        CHECK_MSG(ks_modset_judge(set, "tcp_bbr", &m) == 0, "%s", strempty(ks_modset_error(set)));
+        CHECK_MSG(streq_ptr(m.version, "3"),
+                  "swapped: libkmod read version '%s', not the checked "
+                  "file's 3",
+                  strempty(m.version));
+        ks_module_report_done(&m);
+        ks_modset_free(set);
+    }
+    ks_modset_test_before_kmod_open = NULL;
 }
 
 int main(void)
@@ -311,6 +379,7 @@ int main(void)
     test_reads(root);
     test_tree(root);
     test_exec(root);
+    test_swap(root);
 
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
     if (system(cmd) != 0)
