@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* How apply, pin and rollback report: the journal, findings, the forecast, an exit code. */
+#include "cmd/dryrun-output.h"
 #include "cmd/forecast.h"
 #include "cmd/swap-output.h"
 
@@ -184,6 +185,9 @@ int ks_swap_render(const ks_ctx *ctx, const char *what, const ks_swap_result *r)
                          ks_asprintf("accept's checklist fails on this kernel: see which check, "
                                      "fix it or leave it out ([accept] ignore), then apply"),
                          exit_code};
+    else if (r->dry && r->status == KS_SWAP_DONE)
+        next = (ks_next){"kswap apply --yes",
+                         ks_asprintf("the same without --dry-run makes these changes"), exit_code};
     else if (r->rebooting)
         next = (ks_next){"kswap status --wait",
                          ks_asprintf("after the reboot: wait for the "
@@ -199,11 +203,12 @@ int ks_swap_render(const ks_ctx *ctx, const char *what, const ks_swap_result *r)
         if (!o)
             jb.failed = true;
         ks_jb_add(&jb, o, "result",
-                  ks_jb_string(&jb, r->status == KS_SWAP_DONE      ? "done"
-                                    : r->status == KS_SWAP_ALREADY ? "unchanged"
-                                    : r->status == KS_SWAP_REFUSED ? "refused"
-                                    : r->status == KS_SWAP_BUSY    ? "busy"
-                                                                   : "failed"));
+                  ks_jb_string(&jb, r->status == KS_SWAP_DONE && r->dry ? "dry-run"
+                                    : r->status == KS_SWAP_DONE         ? "done"
+                                    : r->status == KS_SWAP_ALREADY      ? "unchanged"
+                                    : r->status == KS_SWAP_REFUSED      ? "refused"
+                                    : r->status == KS_SWAP_BUSY         ? "busy"
+                                                                        : "failed"));
         ks_jb_add(&jb, o, "error", ks_jb_string(&jb, r->status == KS_SWAP_DONE ? NULL : r->error));
         ks_jb_add(&jb, o, "output", ks_jb_string(&jb, r->output));
         v = ks_json_findings(&r->findings);
@@ -211,6 +216,10 @@ int ks_swap_render(const ks_ctx *ctx, const char *what, const ks_swap_result *r)
             jb.failed = true;
         ks_jb_add(&jb, o, "findings", v);
         ks_jb_add(&jb, o, "grub", have_forecast ? ks_json_grub(&b, &f) : NULL);
+        if (r->dry)
+            ks_jb_add(&jb, o, "dry_run", r->status == KS_SWAP_DONE ? ks_json_dryrun(r->dry) : NULL);
+        if (streq(what, "rollback"))
+            ks_jb_add(&jb, o, "removed", ks_json_removed(r));
         o = ks_jb_finish(&jb, o);
         if (o)
             ks_json_add_next(o, &next);
@@ -226,7 +235,15 @@ int ks_swap_render(const ks_ctx *ctx, const char *what, const ks_swap_result *r)
             ks_print_findings(ctx, &r->findings);
             printf("\n");
         }
-        if (r->status == KS_SWAP_DONE)
+        if (r->status == KS_SWAP_DONE && r->dry)
+            ks_print_dryrun(ctx, r->dry);
+        else if (r->status == KS_SWAP_DONE && r->purged)
+            ks_print_removed(r);
+        if (r->status == KS_SWAP_DONE && r->dry)
+            printf("\n%s --dry-run: apply would go ahead; the forecast below is of now\n", what);
+        else if (r->status == KS_SWAP_DONE && r->purged && r->n_removed == 0)
+            printf("%s: done, nothing was removed\n", what);
+        else if (r->status == KS_SWAP_DONE)
             printf("%s: done%s\n", what, r->rebooting ? "; rebooting now" : "");
         else if (r->status == KS_SWAP_ALREADY)
             printf("%s: nothing changed: %s\n", what, strempty(r->error));

@@ -30,6 +30,17 @@
 
 #define MIN_MS 60000u
 
+/* apt-get as apply's install step runs it (apply --dry-run lists the same argv). */
+#define APT_UPDATE_ARGV                                                                            \
+    (char *)"apt-get", (char *)"-q", (char *)"-o",                                                 \
+        (char *)"Dir::Etc::sourcelist=sources.list.d/xanmod.sources", (char *)"-o",                \
+        (char *)"Dir::Etc::sourceparts=-", (char *)"-o", (char *)"APT::Get::List-Cleanup=0",       \
+        (char *)"update"
+#define APT_INSTALL_ARGV                                                                           \
+    (char *)"apt-get", (char *)"-q", (char *)"-y", (char *)"--no-install-recommends",              \
+        (char *)"-o", (char *)"Dpkg::Options::=--force-confdef", (char *)"-o",                     \
+        (char *)"Dpkg::Options::=--force-confold", (char *)"install"
+
 /* One run of an engine command: the root, the options, the journal and the result. */
 typedef struct run {
     const ks_root *root;
@@ -46,6 +57,13 @@ void ks_swap_result_done(ks_swap_result *r)
     free(r->error);
     free(r->output);
     ks_journal_free(r->journal);
+    ks_dryrun_free(r->dry);
+    for (size_t i = 0; i < r->n_removed; i++) {
+        free(r->removed[i].kind);
+        free(r->removed[i].name);
+        free(r->removed[i].what);
+    }
+    free(r->removed);
     *r = (ks_swap_result){0};
 }
 
@@ -585,18 +603,19 @@ static int probe_repository(run *x, const ks_apt_takeover *source, const char *p
     return k;
 }
 
-static int step_repository(run *x, const ks_apply_opts *o, const ks_plan *plan)
+/*
+ * The key, the repository check and the plan of the apt source: everything of the repository
+ * step before its first write (apply writes *changes, apply --dry-run shows them).
+ */
+static int plan_repository(run *x, const ks_apply_opts *o, const ks_plan *plan,
+                           ks_transaction *changes)
 {
     _cleanup_free_ void *keyring = NULL;
     const char *fpr = o->pinned_fpr;
-    _cleanup_transaction_ ks_transaction changes = {0};
     ks_key_info info = {0};
     size_t len = 0;
     int k;
 
-    k = begin(x, "repository", "checking the XanMod key and the apt source");
-    if (k < 0)
-        return journal_error(x, k);
     if (!plan->xanmod_suite)
         return fail_step(x, "repository", -ENOENT,
                          "XanMod's archive has no suite for this OS; give --deb FILE, or name a "
@@ -629,10 +648,24 @@ static int step_repository(run *x, const ks_apply_opts *o, const ks_plan *plan)
         k = probe_repository(x, &source, o->package ? o->package : plan->target_package);
         if (k < 0)
             return k;
-        k = ks_aptsource_plan(x->root, &source, &changes);
+        k = ks_aptsource_plan(x->root, &source, changes);
     }
     if (k < 0)
         return fail_step(x, "repository", k, "cannot plan the apt source: %s", strerror(-k));
+    return 0;
+}
+
+static int step_repository(run *x, const ks_apply_opts *o, const ks_plan *plan)
+{
+    _cleanup_transaction_ ks_transaction changes = {0};
+    int k;
+
+    k = begin(x, "repository", "checking the XanMod key and the apt source");
+    if (k < 0)
+        return journal_error(x, k);
+    k = plan_repository(x, o, plan, &changes);
+    if (k < 0)
+        return k;
     /* The journal holds every file's previous bytes before any of them changes. */
     k = ks_journal_note_transaction(x->j, &changes);
     if (k < 0)
@@ -727,12 +760,7 @@ static int step_install(run *x, const ks_apply_opts *o, const ks_plan *plan, cha
             return fail_step(x, "install", -errno, "cannot open '%s': %m", o->deb);
         pkg = deb_abs;
     } else {
-        char *update[] = {
-            (char *)"apt-get", (char *)"-q",
-            (char *)"-o",      (char *)"Dir::Etc::sourcelist=sources.list.d/xanmod.sources",
-            (char *)"-o",      (char *)"Dir::Etc::sourceparts=-",
-            (char *)"-o",      (char *)"APT::Get::List-Cleanup=0",
-            (char *)"update",  NULL};
+        char *update[] = {APT_UPDATE_ARGV, NULL};
         pkg = o->package ? o->package : plan->target_package;
         progress(x, "install", "apt-get update (%s %s only)", plan->repo_uri, plan->xanmod_suite);
         k = run_program(x, "install", update, timeout_ms(x, "apt_timeout", 1800), true);
@@ -750,17 +778,7 @@ static int step_install(run *x, const ks_apply_opts *o, const ks_plan *plan, cha
             return journal_error(x, k);
     }
     {
-        char *install[] = {(char *)"apt-get",
-                           (char *)"-q",
-                           (char *)"-y",
-                           (char *)"--no-install-recommends",
-                           (char *)"-o",
-                           (char *)"Dpkg::Options::=--force-confdef",
-                           (char *)"-o",
-                           (char *)"Dpkg::Options::=--force-confold",
-                           (char *)"install",
-                           (char *)pkg,
-                           NULL};
+        char *install[] = {APT_INSTALL_ARGV, (char *)pkg, NULL};
         k = wait_for_dpkg(x, "install");
         if (k < 0)
             return k;
@@ -1127,6 +1145,249 @@ int ks_apply(const ks_root *root, const ks_apply_opts *o, ks_swap_result *ret)
 out:
     ks_plan_done(&plan);
     return end_run(&x, k);
+}
+
+/* ---- apply --dry-run ---- */
+
+/* The trial's arguments as arming would write them now (the boot id of this boot). */
+static char *dry_trial_args(run *x)
+{
+    _cleanup_free_ char *boot_id = NULL;
+    char id[13] = "";
+    int deadline = 0;
+
+    if (trial_deadline(x, &deadline) < 0)
+        return NULL;
+    (void)ks_read_boot_id(x->root, &boot_id);
+    for (size_t i = 0, n = 0; boot_id && boot_id[i] && n < 12; i++)
+        if (isxdigit((unsigned char)boot_id[i]))
+            id[n++] = boot_id[i];
+    return ks_trial_args(id[0] ? id : "0", deadline);
+}
+
+/* What the steps after the checks would do, into d; the checks passed already. */
+static int dry_steps(run *x, const ks_apply_opts *o, const ks_plan *plan, const char *old,
+                     ks_dryrun *d)
+{
+    char *update_grub[] = {(char *)"update-grub", NULL};
+    bool repo = !o->deb && !(o->kernel && ks_kernels_find(&plan->kernels, o->kernel));
+    _cleanup_free_ char *text = NULL, *deb_abs = NULL, *args = NULL, *err = NULL;
+    const char *pkg = NULL;
+    ks_boot b = {0};
+    int k;
+
+    if (repo) {
+        _cleanup_transaction_ ks_transaction changes = {0};
+        char *probe[] = {(char *)"apt-get", (char *)"update", (char *)"(private folder)", NULL};
+
+        k = plan_repository(x, o, plan, &changes);
+        if (k < 0)
+            return k;
+        pkg = o->package ? o->package : plan->target_package;
+        k = ks_dryrun_add_program(d, "repository", probe, true);
+        if (k >= 0)
+            k = ks_dryrun_add_transaction(d, &changes);
+        if (k >= 0)
+            k = ks_dryrun_add_step(d, "repository", KS_APT_SOURCE_PATH);
+        if (k < 0)
+            return k;
+        d->source_kind = strdup("repository");
+        d->source = ks_asprintf("%s %s", plan->repo_uri, plan->xanmod_suite);
+        for (char **c = plan->repo_components; d->source && c && *c; c++) {
+            char *n = ks_asprintf("%s %s", d->source, *c);
+            free(d->source);
+            d->source = n;
+        }
+    } else if (o->deb) {
+        deb_abs = realpath(o->deb, NULL);
+        if (!deb_abs)
+            return fail_step(x, "install", -errno, "cannot open '%s': %m", o->deb);
+        pkg = deb_abs;
+        d->source_kind = strdup("deb");
+        d->source = strdup(deb_abs);
+    } else {
+        d->source_kind = strdup("installed");
+        d->source = strdup(o->kernel);
+    }
+    if (!d->source_kind || !d->source)
+        return -ENOMEM;
+
+    {
+        bool add_panic = true;
+        if (x->c->config)
+            (void)ks_config_get_bool(x->c->config, "apply", "add_panic", true, &add_panic);
+        text = ks_grub_dropin_text(plan->panic_value == NULL && add_panic);
+    }
+    if (!text)
+        return -ENOMEM;
+    k = ks_dryrun_add_file(d, KS_GRUB_DROPIN_PATH, "write",
+                           "GRUB_DEFAULT=saved (and panic=10 unless a panic= applies)", text,
+                           strlen(text), false);
+    if (k >= 0)
+        k = ks_dryrun_add_program(d, "prepare", update_grub, false);
+    if (k >= 0)
+        k = ks_dryrun_add_step(d, "prepare", "every boot starts the running kernel");
+    if (k < 0)
+        return k;
+
+    if (pkg) {
+        char *update[] = {APT_UPDATE_ARGV, NULL};
+        char *install[] = {APT_INSTALL_ARGV, (char *)pkg, NULL};
+
+        d->package = strdup(o->deb && plan->target_package ? plan->target_package : pkg);
+        if (!d->package)
+            return -ENOMEM;
+        k = repo ? ks_dryrun_add_program(d, "install", update, false) : 0;
+        if (k >= 0)
+            k = ks_dryrun_add_program(d, "install", install, false);
+        if (k >= 0)
+            k = ks_dryrun_add_step(d, "install", pkg);
+    } else
+        k = ks_dryrun_add_step(d, "install", "skipped: installed already");
+    if (k >= 0)
+        k = ks_dryrun_add_step(d, "verify", "module set, BBR and initramfs checked");
+    if (k < 0)
+        return k;
+    if (o->kernel && ks_kernels_find(&plan->kernels, o->kernel))
+        d->new_kernel = strdup(o->kernel);
+    else if (plan->target_release)
+        d->new_kernel = strdup(plan->target_release);
+
+    /* arm: update-grub twice (the new kernel's entries, then the trial's), grubenv. */
+    k = ks_dryrun_add_program(d, "arm", update_grub, false);
+    if (k >= 0)
+        k = ks_dryrun_add_program(d, "arm", update_grub, false);
+    if (k < 0)
+        return k;
+    args = dry_trial_args(x);
+    if (!args)
+        return fail_step(x, "arm", -EINVAL,
+                         "[accept] deadline must be a number of seconds from %d to %d",
+                         KS_TRIAL_DEADLINE_MIN_S, KS_TRIAL_DEADLINE_MAX_S);
+    k = ks_boot_load(x->root, &b, &err);
+    if (k < 0)
+        return fail_step(x, "arm", k, "%s", strempty(err));
+    /* Only a kernel that is installed (and in grub.cfg) now can be forecast now. */
+    k = ks_dryrun_forecast(
+        d, x->root, &b, old,
+        o->kernel && ks_kernels_find(&plan->kernels, o->kernel) ? o->kernel : NULL, args);
+    ks_boot_done(&b);
+    if (k >= 0)
+        k = ks_dryrun_add_file(d, KS_TRIAL_FLAG_PATH, "write",
+                               "the trial flag: kswap-accept.service runs at the next boot", NULL,
+                               0, false);
+    if (k >= 0)
+        k = ks_dryrun_add_file(d, KS_JOURNAL_PATH, "write",
+                               "the state journal, saved before and after every step", NULL, 0,
+                               false);
+    if (k >= 0)
+        k = ks_dryrun_add_step(d, "arm",
+                               "boot 1: new kernel (one-shot trial entry), then the old kernel");
+    if (k >= 0 && o->reboot) {
+        char *reboot[] = {(char *)"systemctl", (char *)"reboot", NULL};
+        k = ks_dryrun_add_program(d, "reboot", reboot, false);
+        if (k >= 0)
+            k = ks_dryrun_add_step(d, "reboot", "systemctl reboot");
+    }
+    return k;
+}
+
+int ks_apply_dry_run(const ks_root *root, const ks_apply_opts *o, ks_swap_result *ret)
+{
+    _cleanup_(ks_lock_releasep) ks_lock *lock = NULL;
+    _cleanup_free_ char *jerr = NULL;
+    ks_journal *j = NULL;
+    ks_plan plan = {0};
+    const char *old;
+    pid_t holder = 0;
+    run x;
+    int k;
+
+    assert(root);
+    assert(o);
+    assert(ret);
+    k = init_run(&x, root, &o->common, ret);
+    if (k < 0)
+        return k;
+    /* x.j stays NULL: fail_step() then records nothing, the journal is only read. */
+    ret->dry = calloc(1, sizeof(*ret->dry));
+    if (!ret->dry) {
+        k = -ENOMEM;
+        goto out;
+    }
+    k = step_plan(&x, o, &plan);
+    if (k < 0)
+        goto out;
+    k = ks_lock_acquire_shared(
+        root, timeout_ms(&x, "lock_timeout", KS_LOCK_TIMEOUT_MS_DEFAULT / 1000), &lock, &holder);
+    if (k == -EBUSY) {
+        ret->status = KS_SWAP_BUSY;
+        ret->lock_holder = holder;
+        ret->error = holder > 0 ? ks_asprintf("another kswap (pid %d) is changing this system; "
+                                              "wait for it or check 'kswap status'",
+                                              (int)holder)
+                                : strdup("another kswap is changing this system; wait for it");
+        goto out;
+    }
+    if (k < 0) {
+        ret->status = KS_SWAP_FAILED;
+        ret->error = ks_asprintf("cannot take the lock '/%s': %s", KS_LOCK_PATH, strerror(-k));
+        goto out;
+    }
+    ret->dry->locked = lock != NULL;
+    k = ks_journal_load(root, &j, &jerr);
+    if (k < 0) {
+        ret->status = KS_SWAP_FAILED;
+        ret->error = ks_asprintf("cannot use the state journal '/%s': %s; move it away only "
+                                 "after reading it",
+                                 KS_JOURNAL_PATH, jerr ? jerr : strerror(-k));
+        goto out;
+    }
+    if (ks_journal_state(j) == KS_STATE_ARMED) {
+        ret->status = KS_SWAP_ALREADY;
+        ret->error = ks_asprintf("a trial of %s is armed already; reboot to try it, or 'kswap "
+                                 "rollback' to cancel",
+                                 strempty(ks_journal_get(j, KS_JF_NEW_KERNEL)));
+        goto out;
+    }
+    if (resumable(ks_journal_state(j))) {
+        old = ks_journal_get(j, KS_JF_OLD_KERNEL);
+        if (!streq_ptr(old, plan.running_kernel)) {
+            k = fail_step(&x, NULL, -ESTALE,
+                          "an interrupted apply started on %s, but %s is running; run 'kswap "
+                          "rollback' first",
+                          strempty(old), plan.running_kernel);
+            goto out;
+        }
+        ret->dry->resume = true;
+        ret->dry->resume_state = strdup(ks_state_to_string(ks_journal_state(j)));
+    } else {
+        k = step_checklist(&x, o);
+        if (k < 0)
+            goto out;
+        k = ks_dryrun_add_step(ret->dry, "check",
+                               "accept's checklist passes on the running kernel");
+        if (k < 0)
+            goto out;
+        old = plan.running_kernel;
+    }
+    ret->dry->old_kernel = strdup(old);
+    if (!ret->dry->old_kernel) {
+        k = -ENOMEM;
+        goto out;
+    }
+    k = dry_steps(&x, o, &plan, old, ret->dry);
+    if (k >= 0)
+        ret->status = KS_SWAP_DONE;
+out:
+    ks_plan_done(&plan);
+    if (!j) {
+        _cleanup_free_ char *ignored = NULL;
+        (void)ks_journal_load(root, &j, &ignored);
+    }
+    k = end_run(&x, k);
+    ret->journal = j;
+    return k;
 }
 
 /* ---- pin ---- */
