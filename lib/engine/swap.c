@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "lib/repo/aptsource.h"
+#include "lib/basic/alloc-util.h"
 #include "lib/basic/config.h"
 #include "lib/engine/accept.h"
 #include "lib/engine/bootctl.h"
@@ -49,6 +50,7 @@ typedef struct run {
     ks_swap_result *r;
     char *root_abs;        /* KSWAP_ROOT for the programs; NULL on the running system */
     char **modules_before; /* "module:NAME" loaded when this apply began (its check step) */
+    char *dropin_purged;   /* rollback --purge: the drop-in's text it replaced or removed */
 } run;
 
 void ks_swap_result_done(ks_swap_result *r)
@@ -347,6 +349,8 @@ static int end_run(run *x, int k)
     free(x->root_abs);
     x->root_abs = NULL;
     x->modules_before = ks_strv_free(x->modules_before);
+    free(x->dropin_purged);
+    x->dropin_purged = NULL;
     if (k < 0 && (x->r->status == KS_SWAP_DONE || x->r->status == KS_SWAP_ALREADY))
         x->r->status = KS_SWAP_FAILED;
     if (x->r->status == KS_SWAP_FAILED)
@@ -1037,6 +1041,20 @@ static char **snapshot_sysctls(const ks_config *cfg)
     return keys;
 }
 
+/*
+ * A new apply: the journal starts again, but a swap that did not end pinned (failed, rolled
+ * back) goes on, and what its earlier applies installed stays recorded for rollback --purge.
+ */
+static void reset_for_new_apply(ks_journal *j)
+{
+    ks_state s = ks_journal_state(j);
+
+    if (s == KS_STATE_FAILED || s == KS_STATE_ROLLED_BACK)
+        ks_journal_reset_keep_changes(j);
+    else
+        ks_journal_reset(j);
+}
+
 static bool resumable(ks_state s)
 {
     return s == KS_STATE_PREPARED || s == KS_STATE_INSTALLED || s == KS_STATE_VERIFIED;
@@ -1101,7 +1119,7 @@ int ks_apply(const ks_root *root, const ks_apply_opts *o, ks_swap_result *ret)
         k = step_checklist(&x, o);
         if (k < 0)
             goto out;
-        ks_journal_reset(x.j);
+        reset_for_new_apply(x.j);
         k = ks_journal_set(x.j, KS_JF_OLD_KERNEL, running);
         if (k >= 0) {
             _cleanup_strv_free_ char **sysctls = snapshot_sysctls(o->common.config);
@@ -1494,25 +1512,53 @@ out:
 
 /* ---- rollback ---- */
 
-static int purge(run *x, const char *running)
+static int add_removed(run *x, const char *kind, const char *name, const char *what)
 {
-    _cleanup_strv_free_ char **pkgs = NULL;
-    _cleanup_transaction_ ks_transaction changes = {0};
-    const char *new = ks_journal_get(x->j, KS_JF_NEW_KERNEL);
+    ks_swap_result *r = x->r;
+    size_t cap = r->n_removed;
+    struct ks_removed *e;
+
+    if (!GREEDY_REALLOC(r->removed, cap, r->n_removed + 1))
+        return -ENOMEM;
+    e = &r->removed[r->n_removed++];
+    *e = (struct ks_removed){
+        .kind = strdup(kind), .name = strdup(name), .what = what ? strdup(what) : NULL};
+    return e->kind && e->name && (!what || e->what) ? 0 : -ENOMEM;
+}
+
+/* The package of the old or the running kernel is never purged, whoever installed it. */
+static bool package_is_kept(const char *pkg, const char *old, const char *running)
+{
+    const char *rel = ks_startswith(pkg, "linux-image-") ? pkg + strlen("linux-image-") : NULL;
+    return rel && (streq_ptr(rel, old) || streq_ptr(rel, running));
+}
+
+/* The packages every apply of this swap installed that dpkg still has: apt-get purge. */
+static int purge_packages(run *x, const char *old, const char *running)
+{
+    _cleanup_strv_free_ char **pkgs = NULL, **gone = NULL;
     int k;
 
-    if (new &&streq(new, running))
-        return fail_step(x, "purge", -EBUSY,
-                         "%s is running: boot the old kernel first ('kswap rollback --reboot'), "
-                         "then purge",
-                         new);
     for (size_t i = 0; i < ks_journal_n_changes(x->j); i++) {
         const ks_journal_change *ch = ks_journal_change_get(x->j, i);
-        if (ch->kind == KS_CHANGE_PACKAGE && ch->name[0] != '/')
-            if ((k = ks_strv_extend(&pkgs, ch->name)) < 0)
-                return k;
+        bool installed = false;
+
+        if (ch->kind != KS_CHANGE_PACKAGE || ch->name[0] == '/' ||
+            package_is_kept(ch->name, old, running) || ks_strv_contains(pkgs, ch->name))
+            continue;
+        if (ks_dpkg_is_installed(x->root, ch->name, &installed) >= 0 && !installed)
+            k = ks_strv_extend(&gone, ch->name);
+        else
+            k = ks_strv_extend(&pkgs, ch->name);
+        if (k < 0)
+            return k;
     }
-    if (pkgs) {
+    /* Removed already (by hand, by an earlier purge): nothing to do, nothing to list. */
+    for (char **g = gone; g && *g; g++)
+        (void)ks_journal_forget_change(x->j, KS_CHANGE_PACKAGE, *g);
+    if (!pkgs)
+        return 0;
+    {
         _cleanup_free_ char **argv = calloc(ks_strv_length(pkgs) + 4, sizeof(char *));
         size_t n = 0;
         if (!argv)
@@ -1525,15 +1571,155 @@ static int purge(run *x, const char *running)
         k = wait_for_dpkg(x, "purge");
         if (k < 0)
             return k;
-        progress(x, "purge", "removing the packages kswap installed");
+        progress(x, "purge", "removing the packages kswap installed: %zu", ks_strv_length(pkgs));
         k = run_program(x, "purge", argv, timeout_ms(x, "apt_timeout", 1800), true);
         if (k < 0)
             return k;
     }
+    for (char **p = pkgs; *p; p++) {
+        bool installed = false;
+        if (ks_dpkg_is_installed(x->root, *p, &installed) >= 0 && installed)
+            continue; /* apt kept it (another package depends on it): not removed */
+        k = add_removed(x, "package", *p, NULL);
+        if (k < 0)
+            return k;
+        (void)ks_journal_forget_change(x->j, KS_CHANGE_PACKAGE, *p);
+    }
+    return 0;
+}
+
+/* The source kswap wrote and its keyring go; what it disabled is enabled again. */
+static int purge_apt_source(run *x)
+{
+    _cleanup_transaction_ ks_transaction changes = {0};
+    int k;
+
     k = ks_aptsource_remove(x->root, &changes);
     if (k < 0)
         return fail_step(x, "purge", k, "cannot remove the XanMod apt source: %s", strerror(-k));
-    return 0;
+    for (size_t i = 0; i < changes.n && k >= 0; i++) {
+        const ks_file_change *c = &changes.v[i];
+        const char *kind = streq(c->path, KS_APT_SOURCE_PATH)    ? "apt-source"
+                           : streq(c->path, KS_APT_KEYRING_PATH) ? "apt-keyring"
+                           : c->kind == KS_FILE_CHANGE_REMOVE    ? "file"
+                                                                 : "apt-restored";
+        k = add_removed(x, kind, c->path, c->what);
+        if (k >= 0)
+            (void)ks_journal_forget_change(x->j, KS_CHANGE_FILE, c->path);
+    }
+    return k;
+}
+
+/*
+ * kswap's GRUB drop-in: the content from before kswap goes back when there was one, else the
+ * file goes (only kswap's own, by its first line). 1: changed (update-grub must run).
+ */
+static int purge_dropin(run *x)
+{
+    static const char marker[] = "# Written by kswap";
+    const ks_journal_change *ch = ks_journal_change_find(x->j, KS_CHANGE_FILE, KS_GRUB_DROPIN_PATH);
+    _cleanup_free_ char *text = NULL;
+    size_t len = 0;
+    int k;
+
+    k = ks_root_read_file(x->root, KS_GRUB_DROPIN_PATH, 1u << 20, &text, &len);
+    if (k == -ENOENT)
+        return 0;
+    if (k < 0)
+        return fail_step(x, "purge", k, "cannot read '/%s': %s", KS_GRUB_DROPIN_PATH, strerror(-k));
+    /* A file from before kswap goes back; one an earlier apply of kswap wrote does not. */
+    if (ch && ch->existed &&
+        !(ch->previous_len >= strlen(marker) &&
+          memcmp(ch->previous, marker, strlen(marker)) == 0)) {
+        if (len == ch->previous_len && memcmp(text, ch->previous, len) == 0)
+            return 0;
+        k = ks_write_atomic(x->root, KS_GRUB_DROPIN_PATH, (const char *)ch->previous,
+                            ch->previous_len, ch->mode ? ch->mode : 0644);
+        if (k < 0)
+            return fail_step(x, "purge", k, "cannot restore '/%s': %s", KS_GRUB_DROPIN_PATH,
+                             strerror(-k));
+        k = add_removed(x, "grub-dropin", KS_GRUB_DROPIN_PATH,
+                        "kswap's settings; the file as it was before kswap is back");
+    } else {
+        if (!ks_startswith(text, marker))
+            return 0; /* not kswap's: the operator's file stays */
+        k = ks_unlink_durable(x->root, KS_GRUB_DROPIN_PATH);
+        if (k < 0)
+            return fail_step(x, "purge", k, "cannot remove '/%s': %s", KS_GRUB_DROPIN_PATH,
+                             strerror(-k));
+        k = add_removed(x, "grub-dropin", KS_GRUB_DROPIN_PATH,
+                        "GRUB_DEFAULT=saved and panic=10 of kswap");
+    }
+    if (k >= 0)
+        (void)ks_journal_forget_change(x->j, KS_CHANGE_FILE, KS_GRUB_DROPIN_PATH);
+    if (k >= 0)
+        x->dropin_purged = TAKE_PTR(text);
+    return k < 0 ? k : 1;
+}
+
+static bool dropin_removed(const ks_swap_result *r)
+{
+    for (size_t i = 0; i < r->n_removed; i++)
+        if (streq(r->removed[i].kind, "grub-dropin"))
+            return true;
+    return false;
+}
+
+/* Writes kswap's drop-in back after all, runs update-grub and loads what it wrote. */
+static int keep_dropin(run *x, ks_boot *b)
+{
+    /* A fresh argv: run_program() replaces argv[0] with a path it frees afterwards. */
+    char *update[] = {(char *)"update-grub", NULL};
+    _cleanup_free_ char *err = NULL;
+    const char *text = x->dropin_purged;
+    size_t i;
+    int k;
+
+    if (!text)
+        return -ENOENT;
+    progress(x, "purge",
+             "GRUB's own default would not start the old kernel: kswap's drop-in stays");
+    k = ks_journal_note_file(x->j, KS_GRUB_DROPIN_PATH);
+    if (k >= 0)
+        k = ks_write_atomic(x->root, KS_GRUB_DROPIN_PATH, text, strlen(text), 0644);
+    if (k < 0)
+        return fail_step(x, "rollback", k, "cannot write '/%s': %s", KS_GRUB_DROPIN_PATH,
+                         strerror(-k));
+    for (i = 0; i < x->r->n_removed; i++)
+        if (streq(x->r->removed[i].kind, "grub-dropin"))
+            break;
+    if (i < x->r->n_removed) {
+        free(x->r->removed[i].kind);
+        free(x->r->removed[i].name);
+        free(x->r->removed[i].what);
+        memmove(&x->r->removed[i], &x->r->removed[i + 1],
+                (x->r->n_removed - i - 1) * sizeof(x->r->removed[0]));
+        x->r->n_removed--;
+    }
+    k = run_program(x, "rollback", update, timeout_ms(x, "update_grub_timeout", 300), false);
+    if (k < 0)
+        return k;
+    k = ks_boot_load(x->root, b, &err);
+    return k < 0 ? fail_step(x, "rollback", k, "%s", strempty(err)) : 0;
+}
+
+static int purge(run *x, const char *old, const char *running)
+{
+    const char *new = ks_journal_get(x->j, KS_JF_NEW_KERNEL);
+    int k;
+
+    if (new &&streq(new, running))
+        return fail_step(x, "purge", -EBUSY,
+                         "%s is running: boot the old kernel first ('kswap rollback --reboot'), "
+                         "then purge",
+                         new);
+    x->r->purged = true;
+    k = purge_packages(x, old, running);
+    if (k >= 0)
+        k = purge_apt_source(x);
+    if (k >= 0)
+        k = purge_dropin(x);
+    return k < 0 ? k : 0;
 }
 
 int ks_rollback(const ks_root *root, const ks_swap_common *c, bool do_purge, bool reboot,
@@ -1578,7 +1764,7 @@ int ks_rollback(const ks_root *root, const ks_swap_common *c, bool do_purge, boo
     if (k < 0)
         goto out;
     if (do_purge) {
-        k = purge(&x, running);
+        k = purge(&x, old, running);
         if (k >= 0)
             k = run_program(&x, "rollback", update, timeout_ms(&x, "update_grub_timeout", 300),
                             false);
@@ -1595,6 +1781,14 @@ int ks_rollback(const ks_root *root, const ks_swap_common *c, bool do_purge, boo
         k = ks_boot_disarm(root, &b, NULL, &detail);
     if (k >= 0)
         k = ks_boot_set_default(root, &b, old, &detail);
+    if (k == -EPROTO && dropin_removed(ret)) {
+        /* Without kswap's GRUB_DEFAULT=saved GRUB would not boot the old kernel: the drop-in
+         * stays (docs/design.md, invariant 1). */
+        ks_boot_done(&b);
+        k = keep_dropin(&x, &b);
+        if (k >= 0)
+            k = ks_boot_set_default(root, &b, old, &detail);
+    }
     ks_boot_done(&b);
     if (k < 0) {
         fail_step(&x, "rollback", k, "cannot make %s the default again: %s", old, strempty(detail));
