@@ -128,6 +128,8 @@ static int run_apply(ks_ctx *ctx, int argc, char **argv)
     o.common = (ks_swap_common){.config = cfg,
                                 .progress = ks_swap_progress,
                                 .progress_fd = ks_swap_progress_fd(),
+                                .live = isatty(STDERR_FILENO) ? ks_swap_progress_live : NULL,
+                                .trace = ks_swap_trace,
                                 .userdata = ctx};
     k = dry ? ks_apply_dry_run(ctx->root, &o, &r) : ks_apply(ctx->root, &o, &r);
     /* A failure is shown like any result (lib/engine/swap.h), unless it has no words. */

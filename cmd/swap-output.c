@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* How apply, pin and rollback report: the journal, findings, the forecast, an exit code. */
+#include <sys/ioctl.h>
+
 #include "cmd/dryrun-output.h"
+#include "lib/basic/escape.h"
 #include "cmd/forecast.h"
 #include "cmd/swap-output.h"
 
@@ -13,6 +16,14 @@ static double mono_now(void)
 
 static double start, step_start;
 static char last_step[32];
+static bool live_shown; /* a live line is on the terminal, without its newline */
+
+static void live_clear(void)
+{
+    if (live_shown)
+        fputs("\r\033[K", stderr);
+    live_shown = false;
+}
 
 /* -v: the duration of the last step, once the command is done. */
 static void progress_end(const ks_ctx *ctx)
@@ -31,6 +42,7 @@ void ks_swap_progress(void *userdata, const char *step, const char *message)
         start = step_start = now;
     if (ctx->quiet)
         return;
+    live_clear();
     /* -v: how long the step before took, once it is over. */
     if (ctx->verbose && last_step[0] && !streq(last_step, step))
         fprintf(stderr, "[%s] took %.1f s\n", last_step, now - step_start);
@@ -42,6 +54,36 @@ void ks_swap_progress(void *userdata, const char *step, const char *message)
      * since the first step tell a log reader where the time went. */
     fprintf(stderr, "%s[%s]%s %s (%.0f s)\n", ctx->stderr_color ? "\033[1m" : "", step,
             ctx->stderr_color ? "\033[0m" : "", message, now - start);
+}
+
+void ks_swap_progress_live(void *userdata, const char *step, const char *message)
+{
+    const ks_ctx *ctx = userdata;
+    double now = mono_now();
+    _cleanup_free_ char *line = NULL;
+    struct winsize ws = {0};
+    int width;
+
+    if (ctx->quiet)
+        return;
+    if (start == 0)
+        start = step_start = now;
+    /* One terminal line, rewritten in place: cut to the width so it never wraps. */
+    width = ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20 ? ws.ws_col - 1 : 79;
+    line = ks_asprintf("[%s] %s (%.0f s)", step, message, now - start);
+    fprintf(stderr, "\r\033[K%.*s", width, ks_esc(line));
+    fflush(stderr);
+    live_shown = true;
+}
+
+void ks_swap_trace(void *userdata, const char *what, const char *message)
+{
+    const ks_ctx *ctx = userdata;
+
+    if (!ctx->verbose || ctx->quiet)
+        return;
+    live_clear();
+    fprintf(stderr, "  %s %s\n", what, ks_esc(message));
 }
 
 int ks_swap_progress_fd(void)
@@ -170,6 +212,7 @@ int ks_swap_render(const ks_ctx *ctx, const char *what, const ks_swap_result *r)
     default:
         exit_code = KS_EXIT_ERROR;
     }
+    live_clear();
     progress_end(ctx);
     /* Whatever happened, show what the next boots will be: that is what an operator needs. */
     have_forecast = ks_collect_forecast(ctx, &b, &f, NULL) >= 0;

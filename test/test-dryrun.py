@@ -7,6 +7,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -316,6 +317,70 @@ if scenario("purge"):
           and "linux-xanmod-lts-x64v3" in p.stdout, "purge lists the metapackage, source, keyring and drop-in", p.stdout)
     check(not os.path.exists(os.path.join(r, "etc/apt/sources.list.d/xanmod.sources")) and
           not os.path.exists(os.path.join(r, "etc/apt/keyrings/xanmod-archive-keyring.gpg")), "source and keyring gone")
+
+if scenario("progress"):
+    # apt's phases from its Status-Fd lines (the fake writes them as apt does): one line each on
+    # a log, live on a terminal; -v shows programs and files; -q only errors.
+    r = fresh_root("progress")
+    p, d = kswap(r, "apply", "--deb", good, "--yes")
+    err = p.stderr
+    check(p.returncode == 0, "apply --deb with stderr on a pipe", err[-2000:])
+    check(f"-o APT::Status-Fd=3 -q -y --no-install-recommends" in log(r, "fake-apt.log"),
+          "apt-get install runs with -o APT::Status-Fd=3", log(r, "fake-apt.log"))
+    phases = re.findall(r"^\[install\] apt (\w+): (.*) \((\d+) s\)$", err, re.M)
+    check([ph for ph, _, _ in phases] == ["unpack", "setup"] and phases[0][1] == f"Preparing linux-image-{NEW}"
+          and phases[1][1] == f"Preparing to configure linux-image-{NEW}",
+          "one line per apt phase, with the elapsed seconds", phases)
+    took = re.search(r"^\[install\] apt took ([0-9.]+) s: unpack ([0-9.]+) s, setup ([0-9.]+) s \(\d+ s\)$", err, re.M)
+    check(took is not None, "a last line says where apt's time went, phase by phase", err[-2000:])
+    check("\r" not in err and "\033[K" not in err, "no live line on a pipe")
+    p, d = kswap(r, "rollback", "--purge")
+    check(re.search(r"^\[purge\] apt remove: Preparing to completely remove linux-image-", p.stderr, re.M),
+          "the purge's apt phase", p.stderr[-1500:])
+    # From the repository: the download phase.
+    r = fresh_root("progress-repo")
+    p, d = kswap(r, "-v", "apply", "--key", key, "--yes", KSWAP_FAKE_DEBS=debs)
+    check(p.returncode == 0 and re.search(r"^\[install\] apt download: Retrieving file 1 of 1 \(\d+ s\)$",
+                                           p.stderr, re.M), "apt's download phase from the repository",
+          p.stderr[-2000:])
+    check(re.search(r"^  run \S+/apt-get -o APT::Status-Fd=3 -q -y --no-install-recommends .* install linux-xanmod-lts-x64v3$",
+                    p.stderr, re.M) and re.search(r"^  run \S+/update-grub$", p.stderr, re.M),
+          "-v: each program with its argv", p.stderr[-3000:])
+    for what in ("write /etc/default/grub.d/90-kswap.cfg", "write /etc/apt/sources.list.d/xanmod.sources",
+                 "write /etc/apt/keyrings/xanmod-archive-keyring.gpg", "write /etc/grub.d/01_kswap_trial",
+                 "read /boot/grub/grub.cfg, /boot/grub/grubenv", "read /var/lib/kswap/state.json"):
+        check("  " + what in p.stderr, f"-v: {what}", p.stderr[-3000:])
+    check(re.search(r"^  write /boot/grub/grubenv: saved_entry = .*, next_entry = kswap-trial$", p.stderr, re.M),
+          "-v: the grubenv write of arming")
+    r = fresh_root("progress-quiet")
+    p, d = kswap(r, "-q", "apply", "--deb", good, "--yes")
+    check(p.returncode == 0 and p.stderr == "", "-q: nothing on stderr when all goes well", p.stderr[-1000:])
+    # On a terminal: the same phase lines, and the percent within a phase live on one line.
+    import pty, select
+    r = fresh_root("progress-tty")
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([exe, "--root", r, "apply", "--deb", good, "--yes"], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=slave, env=env(TERM="xterm"))
+    os.close(slave)
+    out = b""
+    while True:
+        rd, _, _ = select.select([master], [], [], 120)
+        if not rd:
+            break
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    proc.wait(timeout=120)
+    os.close(master)
+    tty = out.decode(errors="replace")
+    check(proc.returncode == 0 and f"\r\033[K[install] apt unpack " in tty and f"Unpacking linux-image-{NEW}" in tty,
+          "on a terminal: the percent within a phase on one live line", tty[-2000:])
+    check(f"[install] apt setup: Preparing to configure linux-image-{NEW}" in tty,
+          "... and the phase lines as on a pipe")
 
 shutil.rmtree(work, ignore_errors=True)
 print("dryrun:", "ok" if not kstest.failed else f"{kstest.failed} failed")

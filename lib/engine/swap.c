@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <time.h>
 
+#include "lib/repo/apt-status.h"
 #include "lib/repo/aptsource.h"
 #include "lib/basic/alloc-util.h"
 #include "lib/basic/config.h"
@@ -107,6 +108,16 @@ static int running_kernel(const ks_root *root, ks_swap_result *ret, char **runni
     return k;
 }
 
+static void ks_vprogressf_live(run *x, const char *step, const char *fmt, ...) _printf_(3, 4);
+static void ks_vprogressf_live(run *x, const char *step, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    ks_vprogressf(x->c->live, x->c->userdata, step, fmt, ap);
+    va_end(ap);
+}
+
 static void progress(run *x, const char *step, const char *fmt, ...) _printf_(3, 4);
 static void progress(run *x, const char *step, const char *fmt, ...)
 {
@@ -170,6 +181,107 @@ static int check_program(run *x, const char *name, char **ret_path)
     return 0;
 }
 
+static void trace(run *x, const char *what, const char *fmt, ...) _printf_(3, 4);
+static void trace(run *x, const char *what, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    ks_vprogressf(x->c->trace, x->c->userdata, what, fmt, ap);
+    va_end(ap);
+}
+
+static void trace_argv(run *x, char *const *argv)
+{
+    _cleanup_free_ char *line = NULL;
+
+    if (!x->c->trace)
+        return;
+    for (char *const *a = argv; *a; a++) {
+        char *n = ks_asprintf("%s%s%s", strempty(line), line ? " " : "", *a);
+        free(line);
+        line = n;
+        if (!line)
+            return;
+    }
+    trace(x, "run", "%s", line);
+}
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* apt's Status-Fd lines while it runs: a progress line per phase, the live percent between. */
+typedef struct apt_watch {
+    run *x;
+    const char *step;
+    ks_apt_status_stream stream;
+    ks_apt_phase phase;
+    double start, phase_start;
+    double took[_KS_APT_PHASE_MAX];
+    bool seen[_KS_APT_PHASE_MAX];
+} apt_watch;
+
+#define APT_STATUS_FD 3
+
+static void apt_phase_end(apt_watch *w, double now)
+{
+    if (w->phase >= 0)
+        w->took[w->phase] += now - w->phase_start;
+}
+
+static void apt_status_line(void *userdata, const ks_apt_status *s)
+{
+    apt_watch *w = userdata;
+    double now = mono_s();
+
+    if (s->kind == KS_APT_STATUS_PMERROR) {
+        progress(w->x, w->step, "apt: dpkg failed on %s: %s", s->subject, s->message);
+        return;
+    }
+    if (s->phase == KS_APT_PHASE_NONE)
+        return;
+    if (s->phase != w->phase) {
+        apt_phase_end(w, now);
+        w->phase = s->phase;
+        w->phase_start = now;
+        w->seen[s->phase] = true;
+        progress(w->x, w->step, "apt %s: %s", ks_apt_phase_to_string(s->phase), s->message);
+    } else
+        ks_vprogressf_live(w->x, w->step, "apt %s %.0f%%: %s", ks_apt_phase_to_string(s->phase),
+                           s->percent, s->message);
+}
+
+static void apt_status_bytes(void *userdata, const char *data, size_t n)
+{
+    apt_watch *w = userdata;
+    (void)ks_apt_status_feed(&w->stream, data, n, apt_status_line, w);
+}
+
+/* One line when apt is done: where the time went, phase by phase. */
+static void apt_summary(apt_watch *w)
+{
+    _cleanup_free_ char *text = NULL;
+
+    apt_phase_end(w, mono_s());
+    for (int i = 0; i < _KS_APT_PHASE_MAX; i++) {
+        char *n;
+        if (!w->seen[i])
+            continue;
+        n = ks_asprintf("%s%s%s %.1f s", strempty(text), text ? ", " : "",
+                        ks_apt_phase_to_string(i), w->took[i]);
+        free(text);
+        text = n;
+        if (!text)
+            return;
+    }
+    if (text)
+        progress(w->x, w->step, "apt took %.1f s: %s", mono_s() - w->start, text);
+}
+
 /* Runs a program for a step; a failure fills the result with its exit and last output line. */
 static int run_program(run *x, const char *step, char **argv, unsigned tmo_ms, bool apt)
 {
@@ -197,13 +309,35 @@ static int run_program(run *x, const char *step, char **argv, unsigned tmo_ms, b
     }
     env[n] = NULL;
     argv[0] = path;
-    /* apt's progress goes to the operator's terminal as it runs, and is kept for errors. */
-    k = ks_spawn(argv,
-                 &(ks_spawn_opts){.timeout_ms = tmo_ms,
-                                  .env = env,
-                                  .pty = apt && x->c->progress_fd > 0,
-                                  .tee_fd = apt ? x->c->progress_fd : 0},
-                 &res);
+    if (apt) {
+        /* apt reports its phases on a status fd (APT::Status-Fd): kswap reads them and shows a
+         * line per phase with the time, live on a terminal; apt's own output is kept for
+         * errors. */
+        size_t m = ks_strv_length(argv);
+        _cleanup_free_ char **full = calloc(m + 3, sizeof(char *));
+        apt_watch w = {.x = x, .step = step, .phase = KS_APT_PHASE_NONE, .start = mono_s()};
+
+        if (!full)
+            return -ENOMEM;
+        full[0] = argv[0];
+        full[1] = (char *)"-o";
+        full[2] = (char *)"APT::Status-Fd=3"; /* APT_STATUS_FD */
+        for (size_t i = 1; i < m; i++)
+            full[i + 2] = argv[i];
+        trace_argv(x, full);
+        k = ks_spawn(full,
+                     &(ks_spawn_opts){.timeout_ms = tmo_ms,
+                                      .env = env,
+                                      .status_fd = APT_STATUS_FD,
+                                      .on_status = apt_status_bytes,
+                                      .status_userdata = &w},
+                     &res);
+        if (k >= 0)
+            apt_summary(&w);
+    } else {
+        trace_argv(x, argv);
+        k = ks_spawn(argv, &(ks_spawn_opts){.timeout_ms = tmo_ms, .env = env}, &res);
+    }
     if (k < 0)
         return fail_step(x, step, k, "cannot run '%s': %s", path, strerror(-k));
     if (ks_spawn_succeeded(&res)) {
@@ -295,7 +429,10 @@ static int lock_or_busy(run *x, ks_lock **ret)
 static int load_journal(run *x)
 {
     _cleanup_free_ char *err = NULL;
-    int k = ks_journal_load(x->root, &x->j, &err);
+    int k;
+
+    trace(x, "read", "/%s (saved again at every step)", KS_JOURNAL_PATH);
+    k = ks_journal_load(x->root, &x->j, &err);
     /* node_exporter's kswap.prom follows every save from here on (lib/engine/metrics-file.h). */
     if (k >= 0)
         k = ks_metrics_attach(x->j, x->root, x->c->config);
@@ -473,6 +610,7 @@ static int update_grub_and_load(run *x, const char *step, ks_boot *b)
     k = run_program(x, step, argv, timeout_ms(x, "update_grub_timeout", 300), false);
     if (k < 0)
         return k;
+    trace(x, "read", "/%s, /%s", KS_GRUB_CFG_PATH, KS_GRUBENV_PATH);
     k = ks_boot_load(x->root, b, &err);
     if (k < 0)
         return fail_step(x, step, k, "%s", strempty(err));
@@ -507,6 +645,7 @@ static int step_prepare(run *x, const ks_plan *plan, const char *old)
     k = ks_journal_note_file(x->j, KS_GRUB_DROPIN_PATH);
     if (k < 0)
         return journal_error(x, k);
+    trace(x, "write", "/%s", KS_GRUB_DROPIN_PATH);
     k = ks_write_atomic(x->root, KS_GRUB_DROPIN_PATH, text, strlen(text), 0644);
     if (k < 0)
         return fail_step(x, "prepare", k, "cannot write '/%s': %s", KS_GRUB_DROPIN_PATH,
@@ -514,6 +653,7 @@ static int step_prepare(run *x, const ks_plan *plan, const char *old)
     k = update_grub_and_load(x, "prepare", &b);
     if (k < 0)
         return k;
+    trace(x, "write", "/%s: saved_entry = %s's entry", KS_GRUBENV_PATH, old);
     k = ks_boot_set_default(x->root, &b, old, &detail);
     if (k >= 0) {
         ks_grub_entry_path p = {0};
@@ -674,6 +814,8 @@ static int step_repository(run *x, const ks_apply_opts *o, const ks_plan *plan)
     k = ks_journal_note_transaction(x->j, &changes);
     if (k < 0)
         return journal_error(x, k);
+    for (size_t i = 0; i < changes.n; i++)
+        trace(x, ks_file_change_kind_to_string(changes.v[i].kind), "/%s", changes.v[i].path);
     k = ks_transaction_apply(x->root, &changes);
     if (k < 0)
         return fail_step(x, "repository", k, "cannot write the apt source: %s", strerror(-k));
@@ -907,6 +1049,7 @@ static int write_trial_entries(run *x, ks_boot *b, const char *old, const char *
     k = ks_journal_note_file(x->j, KS_TRIAL_GRUBD_PATH);
     if (k < 0)
         return journal_error(x, k);
+    trace(x, "write", "/%s", KS_TRIAL_GRUBD_PATH);
     k = ks_trial_grubd_write(x->root, text);
     if (k < 0)
         return fail_step(x, "arm", k, "cannot write '/%s': %s", KS_TRIAL_GRUBD_PATH, strerror(-k));
@@ -980,6 +1123,8 @@ static int step_arm(run *x, const char *old, const char *new)
         progress(x, "arm", "cannot remove /%s", KS_TRIAL_STAGES_PATH);
     /* update-grub may have renumbered the menu: name the old kernel's entry again first. */
     k = ks_boot_set_default(x->root, &b, old, &detail);
+    trace(x, "write", "/%s: saved_entry = %s's entry, next_entry = %s", KS_GRUBENV_PATH, old,
+          KS_TRIAL_ENTRY_ID);
     if (k >= 0)
         k = ks_boot_arm(x->root, &b, new, old, KS_TRIAL_ENTRY_ID, &detail);
     if (k >= 0 && ks_boot_entry_path(&b, new, &p) >= 0) {
@@ -1520,6 +1665,7 @@ static int add_removed(run *x, const char *kind, const char *name, const char *w
 
     if (!GREEDY_REALLOC(r->removed, cap, r->n_removed + 1))
         return -ENOMEM;
+    trace(x, "remove", "%s%s", streq(kind, "package") ? "package " : "/", name);
     e = &r->removed[r->n_removed++];
     *e = (struct ks_removed){
         .kind = strdup(kind), .name = strdup(name), .what = what ? strdup(what) : NULL};

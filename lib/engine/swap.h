@@ -32,6 +32,12 @@ typedef struct ks_swap_common {
     ks_progress_fn progress;  /* optional: one line per step, for stderr */
     int progress_fd;          /* > 0: a terminal where apt's own progress is shown as it runs */
     void *userdata;
+    /* Optional, with the same userdata: on a terminal, apt's progress within a phase as one
+     * line that replaces itself (progress gets a line per phase either way); with -v, each
+     * program kswap runs ("run", its argv) and each file that matters it reads or writes
+     * ("read", "write", "remove", with the path inside the root). */
+    ks_progress_fn live;
+    ks_progress_fn trace;
 } ks_swap_common;
 
 typedef struct ks_apply_opts {
