@@ -87,10 +87,10 @@ void ks_print_dryrun(const ks_ctx *ctx, const ks_dryrun *d)
                strempty(d->resume_state));
     printf("old       %s\n", strempty(d->old_kernel));
     printf("new       %s\n", d->new_kernel ? d->new_kernel : "known once apt installed it");
-    if (d->package)
-        printf("install   %s from %s %s\n", ks_esc(d->package),
-               streq_ptr(d->source_kind, "deb") ? "the local package" : "the repository",
-               ks_esc(d->source));
+    if (d->package && streq_ptr(d->source_kind, "deb"))
+        printf("install   the local package %s\n", ks_esc(d->source));
+    else if (d->package)
+        printf("install   %s from the repository %s\n", ks_esc(d->package), ks_esc(d->source));
     else
         printf("install   nothing: %s is installed already\n", ks_esc(d->source));
     printf("steps    ");

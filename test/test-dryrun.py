@@ -132,7 +132,8 @@ if scenario("deb"):
     nothing_ran(r, "--deb")
     dr = (d or {}).get("dry_run") or {}
     f = files_of(d)
-    check(dr.get("old_kernel") == OLD and dr.get("new_kernel") == NEW, "old and new kernels named", dr)
+    check(dr.get("old_kernel") == OLD and dr.get("new_kernel") == NEW and dr.get("package") == f"linux-image-{NEW}",
+          "old and new kernels named, the package by the name the journal records", dr)
     check(dr.get("source", {}).get("kind") == "deb" and dr.get("source", {}).get("name") == os.path.realpath(good),
           "the source is the local package", dr.get("source"))
     drop = f.get("etc/default/grub.d/90-kswap.cfg", {})

@@ -1397,7 +1397,10 @@ static int dry_steps(run *x, const ks_apply_opts *o, const ks_plan *plan, const 
         char *update[] = {APT_UPDATE_ARGV, NULL};
         char *install[] = {APT_INSTALL_ARGV, (char *)pkg, NULL};
 
-        d->package = strdup(o->deb && plan->target_package ? plan->target_package : pkg);
+        /* A local package by the name the journal records for it (linux-image-RELEASE). */
+        d->package = o->deb && plan->target_release
+                         ? ks_asprintf("linux-image-%s", plan->target_release)
+                         : strdup(pkg);
         if (!d->package)
             return -ENOMEM;
         k = repo ? ks_dryrun_add_program(d, "install", update, false) : 0;
