@@ -1682,6 +1682,22 @@ static bool package_is_kept(const char *pkg, const char *old, const char *runnin
     return rel && (streq_ptr(rel, old) || streq_ptr(rel, running));
 }
 
+/* Whether dpkg still has the package: installed, or left unfinished (half-configured, ...). */
+static bool package_present(run *x, const char *pkg)
+{
+    _cleanup_(ks_dpkg_unfinished_list_done) ks_dpkg_unfinished_list l = {0};
+    bool installed = false;
+
+    if (ks_dpkg_is_installed(x->root, pkg, &installed) < 0 || installed)
+        return true; /* unreadable: apt-get decides */
+    if (ks_dpkg_read_unfinished(x->root, &l) < 0)
+        return true;
+    for (size_t i = 0; i < l.n; i++)
+        if (streq(l.v[i].package, pkg))
+            return true;
+    return false;
+}
+
 /* The packages every apply of this swap installed that dpkg still has: apt-get purge. */
 static int purge_packages(run *x, const char *old, const char *running)
 {
@@ -1690,12 +1706,11 @@ static int purge_packages(run *x, const char *old, const char *running)
 
     for (size_t i = 0; i < ks_journal_n_changes(x->j); i++) {
         const ks_journal_change *ch = ks_journal_change_get(x->j, i);
-        bool installed = false;
 
         if (ch->kind != KS_CHANGE_PACKAGE || ch->name[0] == '/' ||
             package_is_kept(ch->name, old, running) || ks_strv_contains(pkgs, ch->name))
             continue;
-        if (ks_dpkg_is_installed(x->root, ch->name, &installed) >= 0 && !installed)
+        if (!package_present(x, ch->name))
             k = ks_strv_extend(&gone, ch->name);
         else
             k = ks_strv_extend(&pkgs, ch->name);
@@ -1726,8 +1741,7 @@ static int purge_packages(run *x, const char *old, const char *running)
             return k;
     }
     for (char **p = pkgs; *p; p++) {
-        bool installed = false;
-        if (ks_dpkg_is_installed(x->root, *p, &installed) >= 0 && installed)
+        if (package_present(x, *p))
             continue; /* apt kept it (another package depends on it): not removed */
         k = add_removed(x, "package", *p, NULL);
         if (k < 0)
