@@ -712,6 +712,8 @@ static int probe_repository(run *x, const ks_apt_takeover *source, const char *p
     }
     progress(x, "repository", "checking %s %s with apt-get update into a private folder",
              source->uri, source->suite);
+    trace(x, "run", "%s update (its sources, lists and cache in a private folder under $TMPDIR)",
+          path);
     k = ks_repo_probe(&(ks_repo_probe_opts){.apt_get = path,
                                             .env = env,
                                             .timeout_ms = timeout_ms(x, "apt_timeout", 1800),
