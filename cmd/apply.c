@@ -34,6 +34,10 @@ static const ks_option apply_options[] = {
      "[repository] key, else the shipped XanMod key"},
     {"yes", 'y', NULL, "do not ask; needed when standard input is not a terminal", NULL},
     {"reboot", 'r', NULL, "reboot into the trial at once when armed", NULL},
+    {"dry-run", 'n', NULL,
+     "show everything apply would do (packages, files with their content, programs, the "
+     "forecast after arming) and change nothing",
+     NULL},
     {},
 };
 
@@ -42,7 +46,7 @@ static int run_apply(ks_ctx *ctx, int argc, char **argv)
     ks_apply_opts o = {.branch = KS_BRANCH_LTS};
     _cleanup_(ks_config_freep) ks_config *cfg = NULL;
     _cleanup_swap_result_ ks_swap_result r = {0};
-    bool yes = false, branch = false;
+    bool yes = false, branch = false, dry = false;
     int c, k, n = 0;
 
     while ((c = ks_getopt(&ks_cmd_apply, argc, argv)) != -1) {
@@ -75,6 +79,9 @@ static int run_apply(ks_ctx *ctx, int argc, char **argv)
         case 'r':
             o.reboot = true;
             break;
+        case 'n':
+            dry = true;
+            break;
         default:
             return KS_EXIT_ERROR;
         }
@@ -104,7 +111,8 @@ static int run_apply(ks_ctx *ctx, int argc, char **argv)
         }
         ks_findings_clear(&unit);
     }
-    if (!yes) {
+    /* A dry run changes nothing: no question to answer. */
+    if (!yes && !dry) {
         /* A bootstrap script without --yes must not hang waiting for an answer. */
         if (!isatty(STDIN_FILENO)) {
             ks_error("apply changes the boot setup: pass --yes when no one can answer");
@@ -120,15 +128,17 @@ static int run_apply(ks_ctx *ctx, int argc, char **argv)
     o.common = (ks_swap_common){.config = cfg,
                                 .progress = ks_swap_progress,
                                 .progress_fd = ks_swap_progress_fd(),
+                                .live = isatty(STDERR_FILENO) ? ks_swap_progress_live : NULL,
+                                .trace = ks_swap_trace,
                                 .userdata = ctx};
-    k = ks_apply(ctx->root, &o, &r);
+    k = dry ? ks_apply_dry_run(ctx->root, &o, &r) : ks_apply(ctx->root, &o, &r);
     /* A failure is shown like any result (lib/engine/swap.h), unless it has no words. */
     if (k < 0 && !r.error) {
         ks_error("apply: %s", strerror(-k));
         return KS_EXIT_ERROR;
     }
     k = ks_swap_render(ctx, "apply", &r);
-    if (r.status == KS_SWAP_DONE && !r.rebooting && !ctx->json)
+    if (r.status == KS_SWAP_DONE && !r.rebooting && !ctx->json && !dry)
         printf("\nReboot to start the trial (systemctl reboot); 'kswap rollback' cancels it.\n");
     return k;
 }
@@ -138,7 +148,7 @@ const ks_cmd ks_cmd_apply = {
     .run = run_apply,
     .summary = "keep the old kernel as default, install and verify the new one, arm one trial boot",
     .usage = "[--kernel RELEASE | --deb FILE | --package NAME] [--branch lts|main] [--key FILE] "
-             "[--yes] [--reboot]",
+             "[--yes] [--reboot] [--dry-run]",
     .flags = KS_NEEDS_ROOT_USER,
     .options = apply_options,
     .json_key = "result",

@@ -28,6 +28,8 @@ static int run_pin(ks_ctx *ctx, int argc, char **argv)
                &(ks_swap_common){.config = cfg,
                                  .progress = ks_swap_progress,
                                  .progress_fd = ks_swap_progress_fd(),
+                                 .live = isatty(STDERR_FILENO) ? ks_swap_progress_live : NULL,
+                                 .trace = ks_swap_trace,
                                  .userdata = ctx},
                optind < argc ? argv[optind] : NULL, force, &r);
     /* A failure is shown like any result (lib/engine/swap.h), unless it has no words. */

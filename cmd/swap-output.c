@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* How apply, pin and rollback report: the journal, findings, the forecast, an exit code. */
+#include <sys/ioctl.h>
+
+#include "cmd/dryrun-output.h"
+#include "lib/basic/escape.h"
 #include "cmd/forecast.h"
 #include "cmd/swap-output.h"
 
@@ -12,6 +16,14 @@ static double mono_now(void)
 
 static double start, step_start;
 static char last_step[32];
+static bool live_shown; /* a live line is on the terminal, without its newline */
+
+static void live_clear(void)
+{
+    if (live_shown)
+        fputs("\r\033[K", stderr);
+    live_shown = false;
+}
 
 /* -v: the duration of the last step, once the command is done. */
 static void progress_end(const ks_ctx *ctx)
@@ -30,6 +42,7 @@ void ks_swap_progress(void *userdata, const char *step, const char *message)
         start = step_start = now;
     if (ctx->quiet)
         return;
+    live_clear();
     /* -v: how long the step before took, once it is over. */
     if (ctx->verbose && last_step[0] && !streq(last_step, step))
         fprintf(stderr, "[%s] took %.1f s\n", last_step, now - step_start);
@@ -41,6 +54,36 @@ void ks_swap_progress(void *userdata, const char *step, const char *message)
      * since the first step tell a log reader where the time went. */
     fprintf(stderr, "%s[%s]%s %s (%.0f s)\n", ctx->stderr_color ? "\033[1m" : "", step,
             ctx->stderr_color ? "\033[0m" : "", message, now - start);
+}
+
+void ks_swap_progress_live(void *userdata, const char *step, const char *message)
+{
+    const ks_ctx *ctx = userdata;
+    double now = mono_now();
+    _cleanup_free_ char *line = NULL;
+    struct winsize ws = {0};
+    int width;
+
+    if (ctx->quiet)
+        return;
+    if (start == 0)
+        start = step_start = now;
+    /* One terminal line, rewritten in place: cut to the width so it never wraps. */
+    width = ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20 ? ws.ws_col - 1 : 79;
+    line = ks_asprintf("[%s] %s (%.0f s)", step, message, now - start);
+    fprintf(stderr, "\r\033[K%.*s", width, ks_esc(line));
+    fflush(stderr);
+    live_shown = true;
+}
+
+void ks_swap_trace(void *userdata, const char *what, const char *message)
+{
+    const ks_ctx *ctx = userdata;
+
+    if (!ctx->verbose || ctx->quiet)
+        return;
+    live_clear();
+    fprintf(stderr, "  %s %s\n", what, ks_esc(message));
 }
 
 int ks_swap_progress_fd(void)
@@ -169,6 +212,7 @@ int ks_swap_render(const ks_ctx *ctx, const char *what, const ks_swap_result *r)
     default:
         exit_code = KS_EXIT_ERROR;
     }
+    live_clear();
     progress_end(ctx);
     /* Whatever happened, show what the next boots will be: that is what an operator needs. */
     have_forecast = ks_collect_forecast(ctx, &b, &f, NULL) >= 0;
@@ -184,6 +228,9 @@ int ks_swap_render(const ks_ctx *ctx, const char *what, const ks_swap_result *r)
                          ks_asprintf("accept's checklist fails on this kernel: see which check, "
                                      "fix it or leave it out ([accept] ignore), then apply"),
                          exit_code};
+    else if (r->dry && r->status == KS_SWAP_DONE)
+        next = (ks_next){"kswap apply --yes",
+                         ks_asprintf("the same without --dry-run makes these changes"), exit_code};
     else if (r->rebooting)
         next = (ks_next){"kswap status --wait",
                          ks_asprintf("after the reboot: wait for the "
@@ -199,11 +246,12 @@ int ks_swap_render(const ks_ctx *ctx, const char *what, const ks_swap_result *r)
         if (!o)
             jb.failed = true;
         ks_jb_add(&jb, o, "result",
-                  ks_jb_string(&jb, r->status == KS_SWAP_DONE      ? "done"
-                                    : r->status == KS_SWAP_ALREADY ? "unchanged"
-                                    : r->status == KS_SWAP_REFUSED ? "refused"
-                                    : r->status == KS_SWAP_BUSY    ? "busy"
-                                                                   : "failed"));
+                  ks_jb_string(&jb, r->status == KS_SWAP_DONE && r->dry ? "dry-run"
+                                    : r->status == KS_SWAP_DONE         ? "done"
+                                    : r->status == KS_SWAP_ALREADY      ? "unchanged"
+                                    : r->status == KS_SWAP_REFUSED      ? "refused"
+                                    : r->status == KS_SWAP_BUSY         ? "busy"
+                                                                        : "failed"));
         ks_jb_add(&jb, o, "error", ks_jb_string(&jb, r->status == KS_SWAP_DONE ? NULL : r->error));
         ks_jb_add(&jb, o, "output", ks_jb_string(&jb, r->output));
         v = ks_json_findings(&r->findings);
@@ -211,6 +259,10 @@ int ks_swap_render(const ks_ctx *ctx, const char *what, const ks_swap_result *r)
             jb.failed = true;
         ks_jb_add(&jb, o, "findings", v);
         ks_jb_add(&jb, o, "grub", have_forecast ? ks_json_grub(&b, &f) : NULL);
+        if (r->dry)
+            ks_jb_add(&jb, o, "dry_run", r->status == KS_SWAP_DONE ? ks_json_dryrun(r->dry) : NULL);
+        if (streq(what, "rollback"))
+            ks_jb_add(&jb, o, "removed", ks_json_removed(r));
         o = ks_jb_finish(&jb, o);
         if (o)
             ks_json_add_next(o, &next);
@@ -226,7 +278,15 @@ int ks_swap_render(const ks_ctx *ctx, const char *what, const ks_swap_result *r)
             ks_print_findings(ctx, &r->findings);
             printf("\n");
         }
-        if (r->status == KS_SWAP_DONE)
+        if (r->status == KS_SWAP_DONE && r->dry)
+            ks_print_dryrun(ctx, r->dry);
+        else if (r->status == KS_SWAP_DONE && r->purged)
+            ks_print_removed(r);
+        if (r->status == KS_SWAP_DONE && r->dry)
+            printf("\n%s --dry-run: apply would go ahead; the forecast below is of now\n", what);
+        else if (r->status == KS_SWAP_DONE && r->purged && r->n_removed == 0)
+            printf("%s: done, nothing was removed\n", what);
+        else if (r->status == KS_SWAP_DONE)
             printf("%s: done%s\n", what, r->rebooting ? "; rebooting now" : "");
         else if (r->status == KS_SWAP_ALREADY)
             printf("%s: nothing changed: %s\n", what, strempty(r->error));

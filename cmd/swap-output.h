@@ -7,6 +7,10 @@
 
 void ks_swap_progress(void *userdata, const char *step, const char *message);
 int ks_swap_progress_fd(void);
+/* On a terminal only: the live line within an apt phase (ks_swap_common.live). */
+void ks_swap_progress_live(void *userdata, const char *step, const char *message);
+/* -v: each program run and each file read or written (ks_swap_common.trace). */
+void ks_swap_trace(void *userdata, const char *what, const char *message);
 
 /* What the operator does next in a state: a command line (NULL: nothing), why, status's code. */
 typedef struct ks_next {

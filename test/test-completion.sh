@@ -49,6 +49,7 @@ expect "pin plan" kswap help p
 expect "" kswap help plan ""
 expect "-q" kswap -q
 expect "--reboot --root" kswap apply --r
+expect "--deb --dry-run" kswap apply --d
 expect "--kernel" kswap --json verify --k
 expect "--deb" kswap --json verify --d
 expect "--no-pin --no-reboot" kswap accept --no

@@ -101,7 +101,7 @@ static int keep_output(ks_spawn_result *r, size_t *cap, size_t max, const char *
 }
 
 static void child_exec(const char *exe, char *const argv[], char **env, const ks_spawn_opts *o,
-                       int out_fd, const char *pty_name)
+                       int out_fd, const char *pty_name, int status_wfd)
 {
     if (pty_name) {
         out_fd = open(pty_name, O_RDWR | O_NOCTTY);
@@ -114,6 +114,15 @@ static void child_exec(const char *exe, char *const argv[], char **env, const ks
         setpgid(0, 0);
         if (nul < 0 || dup2(nul, STDIN_FILENO) < 0 || dup2(out_fd, STDOUT_FILENO) < 0 ||
             dup2(out_fd, STDERR_FILENO) < 0)
+            _exit(127);
+    }
+    if (status_wfd >= 0) {
+        /* dup2() leaves the new fd open across exec; the same number needs its flag cleared. */
+        if (status_wfd == o->status_fd) {
+            int fl = fcntl(status_wfd, F_GETFD);
+            if (fl < 0 || fcntl(status_wfd, F_SETFD, fl & ~FD_CLOEXEC) < 0)
+                _exit(127);
+        } else if (dup2(status_wfd, o->status_fd) < 0)
             _exit(127);
     }
     signal(SIGPIPE, SIG_DFL);
@@ -251,15 +260,19 @@ int ks_spawn(char *const argv[], const ks_spawn_opts *opts, ks_spawn_result *ret
     size_t max = o->max_output ? o->max_output : DEFAULT_MAX_OUTPUT, cap = 0;
     _cleanup_free_ char *exe = NULL;
     _cleanup_free_ char **env = NULL;
-    _cleanup_close_ int rfd = -EBADF, wfd = -EBADF, pidfd = -EBADF;
+    _cleanup_close_ int rfd = -EBADF, wfd = -EBADF, pidfd = -EBADF, srfd = -EBADF, swfd = -EBADF;
     ks_spawn_result res = {0};
     long long deadline = o->timeout_ms ? ks_monotonic_ms() + o->timeout_ms : 0;
-    bool exited = false, open_pipe;
+    bool exited = false, open_pipe, open_status;
     int pipefd[2], status = 0, r;
     char pty_name[128] = "";
     pid_t pid;
 
     if (!argv || !argv[0])
+        return -EINVAL;
+    /* The status fd must not take the place of stdio or of the file to run. */
+    if (o->status_fd != 0 &&
+        (o->status_fd <= STDERR_FILENO || o->status_fd == o->exec_fd || o->passthrough))
         return -EINVAL;
     if (o->exec_fd <= 0) {
         r = ks_find_program(argv[0], &exe);
@@ -293,28 +306,47 @@ int ks_spawn(char *const argv[], const ks_spawn_opts *opts, ks_spawn_result *ret
         wfd = pipefd[1];
     }
 
+    if (o->status_fd > 0) {
+        int sp[2];
+        if (pipe2(sp, O_CLOEXEC) < 0) {
+            free(res.output);
+            return -errno;
+        }
+        srfd = sp[0];
+        swfd = sp[1];
+    }
+
     pid = fork();
     if (pid < 0) {
         free(res.output);
         return -errno;
     }
     if (pid == 0)
-        child_exec(exe, argv, env, o, wfd, o->pty && !o->passthrough ? pty_name : NULL);
+        child_exec(exe, argv, env, o, wfd, o->pty && !o->passthrough ? pty_name : NULL, swfd);
     if (!o->passthrough)
         setpgid(pid, pid); /* also in the parent: no race with an early kill */
     if (wfd >= 0) {
         close(wfd);
         wfd = -EBADF;
     }
+    if (swfd >= 0) {
+        close(swfd);
+        swfd = -EBADF;
+    }
     pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     open_pipe = rfd >= 0;
+    open_status = srfd >= 0;
 
-    while (!exited || open_pipe) {
-        struct pollfd p[2];
-        int n = 0, wait_ms = -1;
+    while (!exited || open_pipe || open_status) {
+        struct pollfd p[3];
+        int n = 0, wait_ms = -1, ps = -1;
 
         if (open_pipe)
             p[n++] = (struct pollfd){.fd = rfd, .events = POLLIN};
+        if (open_status) {
+            ps = n;
+            p[n++] = (struct pollfd){.fd = srfd, .events = POLLIN};
+        }
         if (!exited && pidfd >= 0)
             p[n++] = (struct pollfd){.fd = pidfd, .events = POLLIN};
         if (deadline) {
@@ -323,7 +355,7 @@ int ks_spawn(char *const argv[], const ks_spawn_opts *opts, ks_spawn_result *ret
         }
         if (!exited && pidfd < 0 && (wait_ms < 0 || wait_ms > 20))
             wait_ms = 20; /* no pidfd (old kernel): poll waitpid */
-        if (exited && open_pipe && (wait_ms < 0 || wait_ms > 200))
+        if (exited && (open_pipe || open_status) && (wait_ms < 0 || wait_ms > 200))
             wait_ms = 200; /* a grandchild may hold the pipe: drain briefly, then stop */
 
         r = poll(p, (nfds_t)n, wait_ms);
@@ -351,9 +383,17 @@ int ks_spawn(char *const argv[], const ks_spawn_opts *opts, ks_spawn_result *ret
                 open_pipe = false;
             }
         }
+        if (open_status && r > 0 && (p[ps].revents & (POLLIN | POLLHUP | POLLERR))) {
+            char buf[4096];
+            ssize_t k = read(srfd, buf, sizeof(buf));
+            if (k > 0 && o->on_status)
+                o->on_status(o->status_userdata, buf, (size_t)k);
+            else if (k == 0 || (k < 0 && errno != EINTR))
+                open_status = false;
+        }
         if (!exited && waitpid(pid, &status, WNOHANG) == pid)
             exited = true;
-        if (exited && open_pipe && r == 0)
+        if (exited && (open_pipe || open_status) && r == 0)
             break;
         if (deadline && ks_monotonic_ms() >= deadline && !exited) {
             res.timed_out = true;

@@ -23,6 +23,12 @@ typedef struct ks_spawn_opts {
     int exec_fd;         /* > 0: run this open file (execveat AT_EMPTY_PATH) instead of looking
                           * argv[0] up: a program found inside a root runs as opened there,
                           * whatever its path means on the running machine */
+    /* > 2: the child gets the write end of a pipe as this fd (apt-get's -o APT::Status-Fd=N,
+     * which the caller puts into argv); what arrives there goes to on_status as it comes, and
+     * is not part of the output. */
+    int status_fd;
+    void (*on_status)(void *userdata, const char *data, size_t n);
+    void *status_userdata;
 } ks_spawn_opts;
 
 typedef struct ks_spawn_result {

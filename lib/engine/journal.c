@@ -202,6 +202,18 @@ void ks_journal_reset(ks_journal *j)
     journal_clear(j);
 }
 
+void ks_journal_reset_keep_changes(ks_journal *j)
+{
+    ks_journal_change *changes = j->changes;
+    size_t n = j->n_changes;
+
+    j->changes = NULL;
+    j->n_changes = 0;
+    journal_clear(j);
+    j->changes = changes;
+    j->n_changes = n;
+}
+
 void ks_journal_set_clock(ks_journal *j, time_t (*now)(void))
 {
     j->now = now;

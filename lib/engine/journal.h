@@ -155,6 +155,12 @@ const char *ks_journal_created(const ks_journal *j);
 void ks_journal_set_clock(ks_journal *j, time_t (*now)(void));
 /* Back to a fresh idle journal in memory (for a new swap); not saved. */
 void ks_journal_reset(ks_journal *j);
+/*
+ * The same, but the recorded changes (files with their content before kswap, packages) stay:
+ * a new apply of a swap that did not end pinned goes on with it, and rollback --purge removes
+ * what every apply of it installed.
+ */
+void ks_journal_reset_keep_changes(ks_journal *j);
 
 /* The whole journal as JSON, the same document as the file; NULL on -ENOMEM. */
 json_object *ks_journal_to_json(const ks_journal *j);

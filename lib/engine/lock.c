@@ -10,6 +10,7 @@
 
 struct ks_lock {
     int fd;
+    bool shared; /* a reader's: the file is not ours to truncate */
 };
 
 /* Short enough that a 10 s wait ends close to 10 s, long enough not to spin. */
@@ -61,25 +62,15 @@ static int write_pid(int fd)
     return 0;
 }
 
-int ks_lock_acquire(const ks_root *root, unsigned timeout_ms, ks_lock **ret, pid_t *holder_pid)
+static int take(const ks_root *root, int fd, int how, unsigned timeout_ms, pid_t *holder_pid)
 {
-    _cleanup_close_ int fd = -EBADF;
-    uint64_t deadline;
-    ks_lock *l;
-    int k;
+    uint64_t deadline = (uint64_t)ks_monotonic_ms() + timeout_ms;
 
-    k = ks_mkdir_p(root, "var/lib/kswap", 0755);
-    if (k < 0)
-        return k;
-    fd = ks_root_open_at(root, KS_LOCK_PATH, O_RDWR | O_CREAT | O_NOFOLLOW, 0644);
-    if (fd < 0)
-        return fd;
-    deadline = (uint64_t)ks_monotonic_ms() + timeout_ms;
     for (;;) {
         uint64_t t;
 
-        if (flock(fd, LOCK_EX | LOCK_NB) == 0)
-            break;
+        if (flock(fd, how | LOCK_NB) == 0)
+            return 0;
         if (errno == EINTR)
             continue;
         if (errno != EWOULDBLOCK)
@@ -97,13 +88,54 @@ int ks_lock_acquire(const ks_root *root, unsigned timeout_ms, ks_lock **ret, pid
         t = deadline - t < RETRY_MS ? deadline - t : RETRY_MS;
         nanosleep(&(struct timespec){.tv_sec = 0, .tv_nsec = (long)t * 1000000L}, NULL);
     }
+}
+
+int ks_lock_acquire(const ks_root *root, unsigned timeout_ms, ks_lock **ret, pid_t *holder_pid)
+{
+    _cleanup_close_ int fd = -EBADF;
+    ks_lock *l;
+    int k;
+
+    k = ks_mkdir_p(root, "var/lib/kswap", 0755);
+    if (k < 0)
+        return k;
+    fd = ks_root_open_at(root, KS_LOCK_PATH, O_RDWR | O_CREAT | O_NOFOLLOW, 0644);
+    if (fd < 0)
+        return fd;
+    k = take(root, fd, LOCK_EX, timeout_ms, holder_pid);
+    if (k < 0)
+        return k;
     k = write_pid(fd);
     if (k < 0)
         return k; /* closing fd drops the lock */
     l = malloc(sizeof(*l));
     if (!l)
         return -ENOMEM;
-    l->fd = TAKE_FD(fd);
+    *l = (ks_lock){.fd = TAKE_FD(fd)};
+    *ret = l;
+    return 0;
+}
+
+int ks_lock_acquire_shared(const ks_root *root, unsigned timeout_ms, ks_lock **ret,
+                           pid_t *holder_pid)
+{
+    _cleanup_close_ int fd = -EBADF;
+    ks_lock *l;
+    int k;
+
+    *ret = NULL;
+    fd = ks_root_open_at(root, KS_LOCK_PATH, O_RDONLY | O_NOFOLLOW, 0);
+    if (fd == -ENOENT)
+        return 0;
+    if (fd < 0)
+        return fd;
+    k = take(root, fd, LOCK_SH, timeout_ms, holder_pid);
+    if (k < 0)
+        return k;
+    l = malloc(sizeof(*l));
+    if (!l)
+        return -ENOMEM;
+    *l = (ks_lock){.fd = TAKE_FD(fd), .shared = true};
     *ret = l;
     return 0;
 }
@@ -113,7 +145,7 @@ ks_lock *ks_lock_release(ks_lock *l)
     if (!l)
         return NULL;
     /* No stale pid for the next waiter to blame; the truncate happens while still locked. */
-    if (ftruncate(l->fd, 0) < 0) {
+    if (!l->shared && ftruncate(l->fd, 0) < 0) {
         /* nothing to do: the lock goes with the fd anyway */
     }
     close(l->fd);

@@ -23,6 +23,13 @@ typedef struct ks_lock ks_lock;
  * 0 when it could not be read. Other errors: negative errno of creating or opening the file.
  */
 int ks_lock_acquire(const ks_root *root, unsigned timeout_ms, ks_lock **ret, pid_t *holder_pid);
+/*
+ * A shared lock for readers that must not change anything (apply --dry-run): the file is
+ * opened read-only, never created or written; 0 with *ret NULL when the file does not exist
+ * (nobody holds the lock then). -EBUSY as ks_lock_acquire() while a writer holds it.
+ */
+int ks_lock_acquire_shared(const ks_root *root, unsigned timeout_ms, ks_lock **ret,
+                           pid_t *holder_pid);
 /* Releases and frees; accepts NULL and returns NULL. */
 ks_lock *ks_lock_release(ks_lock *l);
 static inline void ks_lock_releasep(ks_lock **l)

@@ -5,7 +5,9 @@
 #include <stdarg.h>
 #include <time.h>
 
+#include "lib/repo/apt-status.h"
 #include "lib/repo/aptsource.h"
+#include "lib/basic/alloc-util.h"
 #include "lib/basic/config.h"
 #include "lib/engine/accept.h"
 #include "lib/engine/bootctl.h"
@@ -31,6 +33,17 @@
 
 #define MIN_MS 60000u
 
+/* apt-get as apply's install step runs it (apply --dry-run lists the same argv). */
+#define APT_UPDATE_ARGV                                                                            \
+    (char *)"apt-get", (char *)"-q", (char *)"-o",                                                 \
+        (char *)"Dir::Etc::sourcelist=sources.list.d/xanmod.sources", (char *)"-o",                \
+        (char *)"Dir::Etc::sourceparts=-", (char *)"-o", (char *)"APT::Get::List-Cleanup=0",       \
+        (char *)"update"
+#define APT_INSTALL_ARGV                                                                           \
+    (char *)"apt-get", (char *)"-q", (char *)"-y", (char *)"--no-install-recommends",              \
+        (char *)"-o", (char *)"Dpkg::Options::=--force-confdef", (char *)"-o",                     \
+        (char *)"Dpkg::Options::=--force-confold", (char *)"install"
+
 /* One run of an engine command: the root, the options, the journal and the result. */
 typedef struct run {
     const ks_root *root;
@@ -40,6 +53,7 @@ typedef struct run {
     char *root_abs;        /* KSWAP_ROOT for the programs; NULL on the running system */
     char **modules_before; /* "module:NAME" loaded when this apply began (its check step) */
     bool locked;           /* kswap's lock is held: the swap history may be written */
+    char *dropin_purged;   /* rollback --purge: the drop-in's text it replaced or removed */
 } run;
 
 void ks_swap_result_done(ks_swap_result *r)
@@ -48,6 +62,13 @@ void ks_swap_result_done(ks_swap_result *r)
     free(r->error);
     free(r->output);
     ks_journal_free(r->journal);
+    ks_dryrun_free(r->dry);
+    for (size_t i = 0; i < r->n_removed; i++) {
+        free(r->removed[i].kind);
+        free(r->removed[i].name);
+        free(r->removed[i].what);
+    }
+    free(r->removed);
     *r = (ks_swap_result){0};
 }
 
@@ -87,6 +108,16 @@ static int running_kernel(const ks_root *root, ks_swap_result *ret, char **runni
                                  strerror(-k));
     }
     return k;
+}
+
+static void ks_vprogressf_live(run *x, const char *step, const char *fmt, ...) _printf_(3, 4);
+static void ks_vprogressf_live(run *x, const char *step, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    ks_vprogressf(x->c->live, x->c->userdata, step, fmt, ap);
+    va_end(ap);
 }
 
 static void progress(run *x, const char *step, const char *fmt, ...) _printf_(3, 4);
@@ -152,6 +183,107 @@ static int check_program(run *x, const char *name, char **ret_path)
     return 0;
 }
 
+static void trace(run *x, const char *what, const char *fmt, ...) _printf_(3, 4);
+static void trace(run *x, const char *what, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    ks_vprogressf(x->c->trace, x->c->userdata, what, fmt, ap);
+    va_end(ap);
+}
+
+static void trace_argv(run *x, char *const *argv)
+{
+    _cleanup_free_ char *line = NULL;
+
+    if (!x->c->trace)
+        return;
+    for (char *const *a = argv; *a; a++) {
+        char *n = ks_asprintf("%s%s%s", strempty(line), line ? " " : "", *a);
+        free(line);
+        line = n;
+        if (!line)
+            return;
+    }
+    trace(x, "run", "%s", line);
+}
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* apt's Status-Fd lines while it runs: a progress line per phase, the live percent between. */
+typedef struct apt_watch {
+    run *x;
+    const char *step;
+    ks_apt_status_stream stream;
+    ks_apt_phase phase;
+    double start, phase_start;
+    double took[_KS_APT_PHASE_MAX];
+    bool seen[_KS_APT_PHASE_MAX];
+} apt_watch;
+
+#define APT_STATUS_FD 3
+
+static void apt_phase_end(apt_watch *w, double now)
+{
+    if (w->phase >= 0)
+        w->took[w->phase] += now - w->phase_start;
+}
+
+static void apt_status_line(void *userdata, const ks_apt_status *s)
+{
+    apt_watch *w = userdata;
+    double now = mono_s();
+
+    if (s->kind == KS_APT_STATUS_PMERROR) {
+        progress(w->x, w->step, "apt: dpkg failed on %s: %s", s->subject, s->message);
+        return;
+    }
+    if (s->phase == KS_APT_PHASE_NONE)
+        return;
+    if (s->phase != w->phase) {
+        apt_phase_end(w, now);
+        w->phase = s->phase;
+        w->phase_start = now;
+        w->seen[s->phase] = true;
+        progress(w->x, w->step, "apt %s: %s", ks_apt_phase_to_string(s->phase), s->message);
+    } else
+        ks_vprogressf_live(w->x, w->step, "apt %s %.0f%%: %s", ks_apt_phase_to_string(s->phase),
+                           s->percent, s->message);
+}
+
+static void apt_status_bytes(void *userdata, const char *data, size_t n)
+{
+    apt_watch *w = userdata;
+    (void)ks_apt_status_feed(&w->stream, data, n, apt_status_line, w);
+}
+
+/* One line when apt is done: where the time went, phase by phase. */
+static void apt_summary(apt_watch *w)
+{
+    _cleanup_free_ char *text = NULL;
+
+    apt_phase_end(w, mono_s());
+    for (int i = 0; i < _KS_APT_PHASE_MAX; i++) {
+        char *n;
+        if (!w->seen[i])
+            continue;
+        n = ks_asprintf("%s%s%s %.1f s", strempty(text), text ? ", " : "",
+                        ks_apt_phase_to_string(i), w->took[i]);
+        free(text);
+        text = n;
+        if (!text)
+            return;
+    }
+    if (text)
+        progress(w->x, w->step, "apt took %.1f s: %s", mono_s() - w->start, text);
+}
+
 /* Runs a program for a step; a failure fills the result with its exit and last output line. */
 static int run_program(run *x, const char *step, char **argv, unsigned tmo_ms, bool apt)
 {
@@ -179,13 +311,35 @@ static int run_program(run *x, const char *step, char **argv, unsigned tmo_ms, b
     }
     env[n] = NULL;
     argv[0] = path;
-    /* apt's progress goes to the operator's terminal as it runs, and is kept for errors. */
-    k = ks_spawn(argv,
-                 &(ks_spawn_opts){.timeout_ms = tmo_ms,
-                                  .env = env,
-                                  .pty = apt && x->c->progress_fd > 0,
-                                  .tee_fd = apt ? x->c->progress_fd : 0},
-                 &res);
+    if (apt) {
+        /* apt reports its phases on a status fd (APT::Status-Fd): kswap reads them and shows a
+         * line per phase with the time, live on a terminal; apt's own output is kept for
+         * errors. */
+        size_t m = ks_strv_length(argv);
+        _cleanup_free_ char **full = calloc(m + 3, sizeof(char *));
+        apt_watch w = {.x = x, .step = step, .phase = KS_APT_PHASE_NONE, .start = mono_s()};
+
+        if (!full)
+            return -ENOMEM;
+        full[0] = argv[0];
+        full[1] = (char *)"-o";
+        full[2] = (char *)"APT::Status-Fd=3"; /* APT_STATUS_FD */
+        for (size_t i = 1; i < m; i++)
+            full[i + 2] = argv[i];
+        trace_argv(x, full);
+        k = ks_spawn(full,
+                     &(ks_spawn_opts){.timeout_ms = tmo_ms,
+                                      .env = env,
+                                      .status_fd = APT_STATUS_FD,
+                                      .on_status = apt_status_bytes,
+                                      .status_userdata = &w},
+                     &res);
+        if (k >= 0)
+            apt_summary(&w);
+    } else {
+        trace_argv(x, argv);
+        k = ks_spawn(argv, &(ks_spawn_opts){.timeout_ms = tmo_ms, .env = env}, &res);
+    }
     if (k < 0)
         return fail_step(x, step, k, "cannot run '%s': %s", path, strerror(-k));
     if (ks_spawn_succeeded(&res)) {
@@ -278,7 +432,10 @@ static int lock_or_busy(run *x, ks_lock **ret)
 static int load_journal(run *x)
 {
     _cleanup_free_ char *err = NULL;
-    int k = ks_journal_load(x->root, &x->j, &err);
+    int k;
+
+    trace(x, "read", "/%s (saved again at every step)", KS_JOURNAL_PATH);
+    k = ks_journal_load(x->root, &x->j, &err);
     /* node_exporter's kswap.prom follows every save from here on (lib/engine/metrics-file.h). */
     if (k >= 0)
         k = ks_metrics_attach(x->j, x->root, x->c->config);
@@ -335,6 +492,8 @@ static int end_run(run *x, int k)
     free(x->root_abs);
     x->root_abs = NULL;
     x->modules_before = ks_strv_free(x->modules_before);
+    free(x->dropin_purged);
+    x->dropin_purged = NULL;
     if (k < 0 && (x->r->status == KS_SWAP_DONE || x->r->status == KS_SWAP_ALREADY))
         x->r->status = KS_SWAP_FAILED;
     if (x->r->status == KS_SWAP_FAILED)
@@ -457,6 +616,7 @@ static int update_grub_and_load(run *x, const char *step, ks_boot *b)
     k = run_program(x, step, argv, timeout_ms(x, "update_grub_timeout", 300), false);
     if (k < 0)
         return k;
+    trace(x, "read", "/%s, /%s", KS_GRUB_CFG_PATH, KS_GRUBENV_PATH);
     k = ks_boot_load(x->root, b, &err);
     if (k < 0)
         return fail_step(x, step, k, "%s", strempty(err));
@@ -491,6 +651,7 @@ static int step_prepare(run *x, const ks_plan *plan, const char *old)
     k = ks_journal_note_file(x->j, KS_GRUB_DROPIN_PATH);
     if (k < 0)
         return journal_error(x, k);
+    trace(x, "write", "/%s", KS_GRUB_DROPIN_PATH);
     k = ks_write_atomic(x->root, KS_GRUB_DROPIN_PATH, text, strlen(text), 0644);
     if (k < 0)
         return fail_step(x, "prepare", k, "cannot write '/%s': %s", KS_GRUB_DROPIN_PATH,
@@ -498,6 +659,7 @@ static int step_prepare(run *x, const ks_plan *plan, const char *old)
     k = update_grub_and_load(x, "prepare", &b);
     if (k < 0)
         return k;
+    trace(x, "write", "/%s: saved_entry = %s's entry", KS_GRUBENV_PATH, old);
     k = ks_boot_set_default(x->root, &b, old, &detail);
     if (k >= 0) {
         ks_grub_entry_path p = {0};
@@ -556,6 +718,8 @@ static int probe_repository(run *x, const ks_apt_takeover *source, const char *p
     }
     progress(x, "repository", "checking %s %s with apt-get update into a private folder",
              source->uri, source->suite);
+    trace(x, "run", "%s update (its sources, lists and cache in a private folder under $TMPDIR)",
+          path);
     k = ks_repo_probe(&(ks_repo_probe_opts){.apt_get = path,
                                             .env = env,
                                             .timeout_ms = timeout_ms(x, "apt_timeout", 1800),
@@ -591,18 +755,19 @@ static int probe_repository(run *x, const ks_apt_takeover *source, const char *p
     return k;
 }
 
-static int step_repository(run *x, const ks_apply_opts *o, const ks_plan *plan)
+/*
+ * The key, the repository check and the plan of the apt source: everything of the repository
+ * step before its first write (apply writes *changes, apply --dry-run shows them).
+ */
+static int plan_repository(run *x, const ks_apply_opts *o, const ks_plan *plan,
+                           ks_transaction *changes)
 {
     _cleanup_free_ void *keyring = NULL;
     const char *fpr = o->pinned_fpr;
-    _cleanup_transaction_ ks_transaction changes = {0};
     ks_key_info info = {0};
     size_t len = 0;
     int k;
 
-    k = begin(x, "repository", "checking the XanMod key and the apt source");
-    if (k < 0)
-        return journal_error(x, k);
     if (!plan->xanmod_suite)
         return fail_step(x, "repository", -ENOENT,
                          "XanMod's archive has no suite for this OS; give --deb FILE, or name a "
@@ -635,14 +800,30 @@ static int step_repository(run *x, const ks_apply_opts *o, const ks_plan *plan)
         k = probe_repository(x, &source, o->package ? o->package : plan->target_package);
         if (k < 0)
             return k;
-        k = ks_aptsource_plan(x->root, &source, &changes);
+        k = ks_aptsource_plan(x->root, &source, changes);
     }
     if (k < 0)
         return fail_step(x, "repository", k, "cannot plan the apt source: %s", strerror(-k));
+    return 0;
+}
+
+static int step_repository(run *x, const ks_apply_opts *o, const ks_plan *plan)
+{
+    _cleanup_transaction_ ks_transaction changes = {0};
+    int k;
+
+    k = begin(x, "repository", "checking the XanMod key and the apt source");
+    if (k < 0)
+        return journal_error(x, k);
+    k = plan_repository(x, o, plan, &changes);
+    if (k < 0)
+        return k;
     /* The journal holds every file's previous bytes before any of them changes. */
     k = ks_journal_note_transaction(x->j, &changes);
     if (k < 0)
         return journal_error(x, k);
+    for (size_t i = 0; i < changes.n; i++)
+        trace(x, ks_file_change_kind_to_string(changes.v[i].kind), "/%s", changes.v[i].path);
     k = ks_transaction_apply(x->root, &changes);
     if (k < 0)
         return fail_step(x, "repository", k, "cannot write the apt source: %s", strerror(-k));
@@ -733,12 +914,7 @@ static int step_install(run *x, const ks_apply_opts *o, const ks_plan *plan, cha
             return fail_step(x, "install", -errno, "cannot open '%s': %m", o->deb);
         pkg = deb_abs;
     } else {
-        char *update[] = {
-            (char *)"apt-get", (char *)"-q",
-            (char *)"-o",      (char *)"Dir::Etc::sourcelist=sources.list.d/xanmod.sources",
-            (char *)"-o",      (char *)"Dir::Etc::sourceparts=-",
-            (char *)"-o",      (char *)"APT::Get::List-Cleanup=0",
-            (char *)"update",  NULL};
+        char *update[] = {APT_UPDATE_ARGV, NULL};
         pkg = o->package ? o->package : plan->target_package;
         progress(x, "install", "apt-get update (%s %s only)", plan->repo_uri, plan->xanmod_suite);
         k = run_program(x, "install", update, timeout_ms(x, "apt_timeout", 1800), true);
@@ -756,17 +932,7 @@ static int step_install(run *x, const ks_apply_opts *o, const ks_plan *plan, cha
             return journal_error(x, k);
     }
     {
-        char *install[] = {(char *)"apt-get",
-                           (char *)"-q",
-                           (char *)"-y",
-                           (char *)"--no-install-recommends",
-                           (char *)"-o",
-                           (char *)"Dpkg::Options::=--force-confdef",
-                           (char *)"-o",
-                           (char *)"Dpkg::Options::=--force-confold",
-                           (char *)"install",
-                           (char *)pkg,
-                           NULL};
+        char *install[] = {APT_INSTALL_ARGV, (char *)pkg, NULL};
         k = wait_for_dpkg(x, "install");
         if (k < 0)
             return k;
@@ -906,6 +1072,7 @@ static int write_trial_entries(run *x, ks_boot *b, const char *old, const char *
     k = ks_journal_note_file(x->j, KS_TRIAL_GRUBD_PATH);
     if (k < 0)
         return journal_error(x, k);
+    trace(x, "write", "/%s", KS_TRIAL_GRUBD_PATH);
     k = ks_trial_grubd_write(x->root, text);
     if (k < 0)
         return fail_step(x, "arm", k, "cannot write '/%s': %s", KS_TRIAL_GRUBD_PATH, strerror(-k));
@@ -979,6 +1146,8 @@ static int step_arm(run *x, const char *old, const char *new)
         progress(x, "arm", "cannot remove /%s", KS_TRIAL_STAGES_PATH);
     /* update-grub may have renumbered the menu: name the old kernel's entry again first. */
     k = ks_boot_set_default(x->root, &b, old, &detail);
+    trace(x, "write", "/%s: saved_entry = %s's entry, next_entry = %s", KS_GRUBENV_PATH, old,
+          KS_TRIAL_ENTRY_ID);
     if (k >= 0)
         k = ks_boot_arm(x->root, &b, new, old, KS_TRIAL_ENTRY_ID, &detail);
     if (k >= 0 && ks_boot_entry_path(&b, new, &p) >= 0) {
@@ -1038,6 +1207,20 @@ static char **snapshot_sysctls(const ks_config *cfg)
         if (ks_strv_push(&keys, strndup(*i, strcspn(*i, "="))) < 0)
             return ks_strv_free(keys);
     return keys;
+}
+
+/*
+ * A new apply: the journal starts again, but a swap that did not end pinned (failed, rolled
+ * back) goes on, and what its earlier applies installed stays recorded for rollback --purge.
+ */
+static void reset_for_new_apply(ks_journal *j)
+{
+    ks_state s = ks_journal_state(j);
+
+    if (s == KS_STATE_FAILED || s == KS_STATE_ROLLED_BACK)
+        ks_journal_reset_keep_changes(j);
+    else
+        ks_journal_reset(j);
 }
 
 static bool resumable(ks_state s)
@@ -1108,7 +1291,7 @@ int ks_apply(const ks_root *root, const ks_apply_opts *o, ks_swap_result *ret)
         k = ks_history_note_finding(root, x.j, &ret->findings);
         if (k < 0)
             goto out;
-        ks_journal_reset(x.j);
+        reset_for_new_apply(x.j);
         k = ks_journal_set(x.j, KS_JF_OLD_KERNEL, running);
         if (k >= 0) {
             _cleanup_strv_free_ char **sysctls = snapshot_sysctls(o->common.config);
@@ -1152,6 +1335,256 @@ int ks_apply(const ks_root *root, const ks_apply_opts *o, ks_swap_result *ret)
 out:
     ks_plan_done(&plan);
     return end_run(&x, k);
+}
+
+/* ---- apply --dry-run ---- */
+
+/* The trial's arguments as arming would write them now (the boot id of this boot, the
+ * watchdog for new, which may not be installed yet: then only a device counts). */
+static char *dry_trial_args(run *x, const char *new)
+{
+    _cleanup_free_ char *boot_id = NULL;
+    ks_trial_watchdog wd = {0};
+    char id[13] = "";
+    int deadline = 0;
+
+    if (trial_deadline(x, &deadline) < 0)
+        return NULL;
+    if (ks_trial_watchdog_pick(x->root, new ? new : "", &wd) < 0)
+        return NULL;
+    (void)ks_read_boot_id(x->root, &boot_id);
+    for (size_t i = 0, n = 0; boot_id && boot_id[i] && n < 12; i++)
+        if (isxdigit((unsigned char)boot_id[i]))
+            id[n++] = boot_id[i];
+    return ks_trial_args(id[0] ? id : "0", deadline, &wd);
+}
+
+/* What the steps after the checks would do, into d; the checks passed already. */
+static int dry_steps(run *x, const ks_apply_opts *o, const ks_plan *plan, const char *old,
+                     ks_dryrun *d)
+{
+    char *update_grub[] = {(char *)"update-grub", NULL};
+    bool repo = !o->deb && !(o->kernel && ks_kernels_find(&plan->kernels, o->kernel));
+    _cleanup_free_ char *text = NULL, *deb_abs = NULL, *args = NULL, *err = NULL;
+    const char *pkg = NULL;
+    ks_boot b = {0};
+    int k;
+
+    if (repo) {
+        _cleanup_transaction_ ks_transaction changes = {0};
+        char *probe[] = {(char *)"apt-get", (char *)"update", (char *)"(private folder)", NULL};
+
+        k = plan_repository(x, o, plan, &changes);
+        if (k < 0)
+            return k;
+        pkg = o->package ? o->package : plan->target_package;
+        k = ks_dryrun_add_program(d, "repository", probe, true);
+        if (k >= 0)
+            k = ks_dryrun_add_transaction(d, &changes);
+        if (k >= 0)
+            k = ks_dryrun_add_step(d, "repository", KS_APT_SOURCE_PATH);
+        if (k < 0)
+            return k;
+        d->source_kind = strdup("repository");
+        d->source = ks_asprintf("%s %s", plan->repo_uri, plan->xanmod_suite);
+        for (char **c = plan->repo_components; d->source && c && *c; c++) {
+            char *n = ks_asprintf("%s %s", d->source, *c);
+            free(d->source);
+            d->source = n;
+        }
+    } else if (o->deb) {
+        deb_abs = realpath(o->deb, NULL);
+        if (!deb_abs)
+            return fail_step(x, "install", -errno, "cannot open '%s': %m", o->deb);
+        pkg = deb_abs;
+        d->source_kind = strdup("deb");
+        d->source = strdup(deb_abs);
+    } else {
+        d->source_kind = strdup("installed");
+        d->source = strdup(o->kernel);
+    }
+    if (!d->source_kind || !d->source)
+        return -ENOMEM;
+
+    {
+        bool add_panic = true;
+        if (x->c->config)
+            (void)ks_config_get_bool(x->c->config, "apply", "add_panic", true, &add_panic);
+        text = ks_grub_dropin_text(plan->panic_value == NULL && add_panic);
+    }
+    if (!text)
+        return -ENOMEM;
+    k = ks_dryrun_add_file(d, KS_GRUB_DROPIN_PATH, "write",
+                           "GRUB_DEFAULT=saved (and panic=10 unless a panic= applies)", text,
+                           strlen(text), false);
+    if (k >= 0)
+        k = ks_dryrun_add_program(d, "prepare", update_grub, false);
+    if (k >= 0)
+        k = ks_dryrun_add_step(d, "prepare", "every boot starts the running kernel");
+    if (k < 0)
+        return k;
+
+    if (pkg) {
+        char *update[] = {APT_UPDATE_ARGV, NULL};
+        char *install[] = {APT_INSTALL_ARGV, (char *)pkg, NULL};
+
+        /* A local package by the name the journal records for it (linux-image-RELEASE). */
+        d->package = o->deb && plan->target_release
+                         ? ks_asprintf("linux-image-%s", plan->target_release)
+                         : strdup(pkg);
+        if (!d->package)
+            return -ENOMEM;
+        k = repo ? ks_dryrun_add_program(d, "install", update, false) : 0;
+        if (k >= 0)
+            k = ks_dryrun_add_program(d, "install", install, false);
+        if (k >= 0)
+            k = ks_dryrun_add_step(d, "install", pkg);
+    } else
+        k = ks_dryrun_add_step(d, "install", "skipped: installed already");
+    if (k >= 0)
+        k = ks_dryrun_add_step(d, "verify", "module set, BBR and initramfs checked");
+    if (k < 0)
+        return k;
+    if (o->kernel && ks_kernels_find(&plan->kernels, o->kernel))
+        d->new_kernel = strdup(o->kernel);
+    else if (plan->target_release)
+        d->new_kernel = strdup(plan->target_release);
+
+    /* arm: update-grub twice (the new kernel's entries, then the trial's), grubenv. */
+    k = ks_dryrun_add_program(d, "arm", update_grub, false);
+    if (k >= 0)
+        k = ks_dryrun_add_program(d, "arm", update_grub, false);
+    if (k < 0)
+        return k;
+    args = dry_trial_args(x, d->new_kernel);
+    if (!args)
+        return fail_step(x, "arm", -EINVAL,
+                         "[accept] deadline must be a number of seconds from %d to %d",
+                         KS_TRIAL_DEADLINE_MIN_S, KS_TRIAL_DEADLINE_MAX_S);
+    k = ks_boot_load(x->root, &b, &err);
+    if (k < 0)
+        return fail_step(x, "arm", k, "%s", strempty(err));
+    /* Only a kernel that is installed (and in grub.cfg) now can be forecast now. */
+    k = ks_dryrun_forecast(
+        d, x->root, &b, old,
+        o->kernel && ks_kernels_find(&plan->kernels, o->kernel) ? o->kernel : NULL, args);
+    ks_boot_done(&b);
+    if (k >= 0)
+        k = ks_dryrun_add_file(d, KS_TRIAL_FLAG_PATH, "write",
+                               "the trial flag: kswap-accept.service runs at the next boot", NULL,
+                               0, false);
+    if (k >= 0)
+        k = ks_dryrun_add_file(d, KS_JOURNAL_PATH, "write",
+                               "the state journal, saved before and after every step", NULL, 0,
+                               false);
+    if (k >= 0)
+        k = ks_dryrun_add_step(d, "arm",
+                               "boot 1: new kernel (one-shot trial entry), then the old kernel");
+    if (k >= 0 && o->reboot) {
+        char *reboot[] = {(char *)"systemctl", (char *)"reboot", NULL};
+        k = ks_dryrun_add_program(d, "reboot", reboot, false);
+        if (k >= 0)
+            k = ks_dryrun_add_step(d, "reboot", "systemctl reboot");
+    }
+    return k;
+}
+
+int ks_apply_dry_run(const ks_root *root, const ks_apply_opts *o, ks_swap_result *ret)
+{
+    _cleanup_(ks_lock_releasep) ks_lock *lock = NULL;
+    _cleanup_free_ char *jerr = NULL;
+    ks_journal *j = NULL;
+    ks_plan plan = {0};
+    const char *old;
+    pid_t holder = 0;
+    run x;
+    int k;
+
+    assert(root);
+    assert(o);
+    assert(ret);
+    k = init_run(&x, root, &o->common, ret);
+    if (k < 0)
+        return k;
+    /* x.j stays NULL: fail_step() then records nothing, the journal is only read. */
+    ret->dry = calloc(1, sizeof(*ret->dry));
+    if (!ret->dry) {
+        k = -ENOMEM;
+        goto out;
+    }
+    k = step_plan(&x, o, &plan);
+    if (k < 0)
+        goto out;
+    k = ks_lock_acquire_shared(
+        root, timeout_ms(&x, "lock_timeout", KS_LOCK_TIMEOUT_MS_DEFAULT / 1000), &lock, &holder);
+    if (k == -EBUSY) {
+        ret->status = KS_SWAP_BUSY;
+        ret->lock_holder = holder;
+        ret->error = holder > 0 ? ks_asprintf("another kswap (pid %d) is changing this system; "
+                                              "wait for it or check 'kswap status'",
+                                              (int)holder)
+                                : strdup("another kswap is changing this system; wait for it");
+        goto out;
+    }
+    if (k < 0) {
+        ret->status = KS_SWAP_FAILED;
+        ret->error = ks_asprintf("cannot take the lock '/%s': %s", KS_LOCK_PATH, strerror(-k));
+        goto out;
+    }
+    ret->dry->locked = lock != NULL;
+    k = ks_journal_load(root, &j, &jerr);
+    if (k < 0) {
+        ret->status = KS_SWAP_FAILED;
+        ret->error = ks_asprintf("cannot use the state journal '/%s': %s; move it away only "
+                                 "after reading it",
+                                 KS_JOURNAL_PATH, jerr ? jerr : strerror(-k));
+        goto out;
+    }
+    if (ks_journal_state(j) == KS_STATE_ARMED) {
+        ret->status = KS_SWAP_ALREADY;
+        ret->error = ks_asprintf("a trial of %s is armed already; reboot to try it, or 'kswap "
+                                 "rollback' to cancel",
+                                 strempty(ks_journal_get(j, KS_JF_NEW_KERNEL)));
+        goto out;
+    }
+    if (resumable(ks_journal_state(j))) {
+        old = ks_journal_get(j, KS_JF_OLD_KERNEL);
+        if (!streq_ptr(old, plan.running_kernel)) {
+            k = fail_step(&x, NULL, -ESTALE,
+                          "an interrupted apply started on %s, but %s is running; run 'kswap "
+                          "rollback' first",
+                          strempty(old), plan.running_kernel);
+            goto out;
+        }
+        ret->dry->resume = true;
+        ret->dry->resume_state = strdup(ks_state_to_string(ks_journal_state(j)));
+    } else {
+        k = step_checklist(&x, o);
+        if (k < 0)
+            goto out;
+        k = ks_dryrun_add_step(ret->dry, "check",
+                               "accept's checklist passes on the running kernel");
+        if (k < 0)
+            goto out;
+        old = plan.running_kernel;
+    }
+    ret->dry->old_kernel = strdup(old);
+    if (!ret->dry->old_kernel) {
+        k = -ENOMEM;
+        goto out;
+    }
+    k = dry_steps(&x, o, &plan, old, ret->dry);
+    if (k >= 0)
+        ret->status = KS_SWAP_DONE;
+out:
+    ks_plan_done(&plan);
+    if (!j) {
+        _cleanup_free_ char *ignored = NULL;
+        (void)ks_journal_load(root, &j, &ignored);
+    }
+    k = end_run(&x, k);
+    ret->journal = j;
+    return k;
 }
 
 /* ---- pin ---- */
@@ -1267,25 +1700,69 @@ out:
 
 /* ---- rollback ---- */
 
-static int purge(run *x, const char *running)
+static int add_removed(run *x, const char *kind, const char *name, const char *what)
 {
-    _cleanup_strv_free_ char **pkgs = NULL;
-    _cleanup_transaction_ ks_transaction changes = {0};
-    const char *new = ks_journal_get(x->j, KS_JF_NEW_KERNEL);
+    ks_swap_result *r = x->r;
+    size_t cap = r->n_removed;
+    struct ks_removed *e;
+
+    if (!GREEDY_REALLOC(r->removed, cap, r->n_removed + 1))
+        return -ENOMEM;
+    trace(x, "remove", "%s%s", streq(kind, "package") ? "package " : "/", name);
+    e = &r->removed[r->n_removed++];
+    *e = (struct ks_removed){
+        .kind = strdup(kind), .name = strdup(name), .what = what ? strdup(what) : NULL};
+    return e->kind && e->name && (!what || e->what) ? 0 : -ENOMEM;
+}
+
+/* The package of the old or the running kernel is never purged, whoever installed it. */
+static bool package_is_kept(const char *pkg, const char *old, const char *running)
+{
+    const char *rel = ks_startswith(pkg, "linux-image-") ? pkg + strlen("linux-image-") : NULL;
+    return rel && (streq_ptr(rel, old) || streq_ptr(rel, running));
+}
+
+/* Whether dpkg still has the package: installed, or left unfinished (half-configured, ...). */
+static bool package_present(run *x, const char *pkg)
+{
+    _cleanup_(ks_dpkg_unfinished_list_done) ks_dpkg_unfinished_list l = {0};
+    bool installed = false;
+
+    if (ks_dpkg_is_installed(x->root, pkg, &installed) < 0 || installed)
+        return true; /* unreadable: apt-get decides */
+    if (ks_dpkg_read_unfinished(x->root, &l) < 0)
+        return true;
+    for (size_t i = 0; i < l.n; i++)
+        if (streq(l.v[i].package, pkg))
+            return true;
+    return false;
+}
+
+/* The packages every apply of this swap installed that dpkg still has: apt-get purge. */
+static int purge_packages(run *x, const char *old, const char *running)
+{
+    _cleanup_strv_free_ char **pkgs = NULL, **gone = NULL;
     int k;
 
-    if (new &&streq(new, running))
-        return fail_step(x, "purge", -EBUSY,
-                         "%s is running: boot the old kernel first ('kswap rollback --reboot'), "
-                         "then purge",
-                         new);
     for (size_t i = 0; i < ks_journal_n_changes(x->j); i++) {
         const ks_journal_change *ch = ks_journal_change_get(x->j, i);
-        if (ch->kind == KS_CHANGE_PACKAGE && ch->name[0] != '/')
-            if ((k = ks_strv_extend(&pkgs, ch->name)) < 0)
-                return k;
+
+        if (ch->kind != KS_CHANGE_PACKAGE || ch->name[0] == '/' ||
+            package_is_kept(ch->name, old, running) || ks_strv_contains(pkgs, ch->name))
+            continue;
+        if (!package_present(x, ch->name))
+            k = ks_strv_extend(&gone, ch->name);
+        else
+            k = ks_strv_extend(&pkgs, ch->name);
+        if (k < 0)
+            return k;
     }
-    if (pkgs) {
+    /* Removed already (by hand, by an earlier purge): nothing to do, nothing to list. */
+    for (char **g = gone; g && *g; g++)
+        (void)ks_journal_forget_change(x->j, KS_CHANGE_PACKAGE, *g);
+    if (!pkgs)
+        return 0;
+    {
         _cleanup_free_ char **argv = calloc(ks_strv_length(pkgs) + 4, sizeof(char *));
         size_t n = 0;
         if (!argv)
@@ -1298,15 +1775,154 @@ static int purge(run *x, const char *running)
         k = wait_for_dpkg(x, "purge");
         if (k < 0)
             return k;
-        progress(x, "purge", "removing the packages kswap installed");
+        progress(x, "purge", "removing the packages kswap installed: %zu", ks_strv_length(pkgs));
         k = run_program(x, "purge", argv, timeout_ms(x, "apt_timeout", 1800), true);
         if (k < 0)
             return k;
     }
+    for (char **p = pkgs; *p; p++) {
+        if (package_present(x, *p))
+            continue; /* apt kept it (another package depends on it): not removed */
+        k = add_removed(x, "package", *p, NULL);
+        if (k < 0)
+            return k;
+        (void)ks_journal_forget_change(x->j, KS_CHANGE_PACKAGE, *p);
+    }
+    return 0;
+}
+
+/* The source kswap wrote and its keyring go; what it disabled is enabled again. */
+static int purge_apt_source(run *x)
+{
+    _cleanup_transaction_ ks_transaction changes = {0};
+    int k;
+
     k = ks_aptsource_remove(x->root, &changes);
     if (k < 0)
         return fail_step(x, "purge", k, "cannot remove the XanMod apt source: %s", strerror(-k));
-    return 0;
+    for (size_t i = 0; i < changes.n && k >= 0; i++) {
+        const ks_file_change *c = &changes.v[i];
+        const char *kind = streq(c->path, KS_APT_SOURCE_PATH)    ? "apt-source"
+                           : streq(c->path, KS_APT_KEYRING_PATH) ? "apt-keyring"
+                           : c->kind == KS_FILE_CHANGE_REMOVE    ? "file"
+                                                                 : "apt-restored";
+        k = add_removed(x, kind, c->path, c->what);
+        if (k >= 0)
+            (void)ks_journal_forget_change(x->j, KS_CHANGE_FILE, c->path);
+    }
+    return k;
+}
+
+/*
+ * kswap's GRUB drop-in: the content from before kswap goes back when there was one, else the
+ * file goes (only kswap's own, by its first line). 1: changed (update-grub must run).
+ */
+static int purge_dropin(run *x)
+{
+    static const char marker[] = "# Written by kswap";
+    const ks_journal_change *ch = ks_journal_change_find(x->j, KS_CHANGE_FILE, KS_GRUB_DROPIN_PATH);
+    _cleanup_free_ char *text = NULL;
+    size_t len = 0;
+    int k;
+
+    k = ks_root_read_file(x->root, KS_GRUB_DROPIN_PATH, 1u << 20, &text, &len);
+    if (k == -ENOENT)
+        return 0;
+    if (k < 0)
+        return fail_step(x, "purge", k, "cannot read '/%s': %s", KS_GRUB_DROPIN_PATH, strerror(-k));
+    /* A file from before kswap goes back; one an earlier apply of kswap wrote does not. */
+    if (ch && ch->existed &&
+        !(ch->previous_len >= strlen(marker) &&
+          memcmp(ch->previous, marker, strlen(marker)) == 0)) {
+        if (len == ch->previous_len && memcmp(text, ch->previous, len) == 0)
+            return 0;
+        k = ks_write_atomic(x->root, KS_GRUB_DROPIN_PATH, (const char *)ch->previous,
+                            ch->previous_len, ch->mode ? ch->mode : 0644);
+        if (k < 0)
+            return fail_step(x, "purge", k, "cannot restore '/%s': %s", KS_GRUB_DROPIN_PATH,
+                             strerror(-k));
+        k = add_removed(x, "grub-dropin", KS_GRUB_DROPIN_PATH,
+                        "kswap's settings; the file as it was before kswap is back");
+    } else {
+        if (!ks_startswith(text, marker))
+            return 0; /* not kswap's: the operator's file stays */
+        k = ks_unlink_durable(x->root, KS_GRUB_DROPIN_PATH);
+        if (k < 0)
+            return fail_step(x, "purge", k, "cannot remove '/%s': %s", KS_GRUB_DROPIN_PATH,
+                             strerror(-k));
+        k = add_removed(x, "grub-dropin", KS_GRUB_DROPIN_PATH,
+                        "GRUB_DEFAULT=saved and panic=10 of kswap");
+    }
+    if (k >= 0)
+        (void)ks_journal_forget_change(x->j, KS_CHANGE_FILE, KS_GRUB_DROPIN_PATH);
+    if (k >= 0)
+        x->dropin_purged = TAKE_PTR(text);
+    return k < 0 ? k : 1;
+}
+
+static bool dropin_removed(const ks_swap_result *r)
+{
+    for (size_t i = 0; i < r->n_removed; i++)
+        if (streq(r->removed[i].kind, "grub-dropin"))
+            return true;
+    return false;
+}
+
+/* Writes kswap's drop-in back after all, runs update-grub and loads what it wrote. */
+static int keep_dropin(run *x, ks_boot *b)
+{
+    /* A fresh argv: run_program() replaces argv[0] with a path it frees afterwards. */
+    char *update[] = {(char *)"update-grub", NULL};
+    _cleanup_free_ char *err = NULL;
+    const char *text = x->dropin_purged;
+    size_t i;
+    int k;
+
+    if (!text)
+        return -ENOENT;
+    progress(x, "purge",
+             "GRUB's own default would not start the old kernel: kswap's drop-in stays");
+    k = ks_journal_note_file(x->j, KS_GRUB_DROPIN_PATH);
+    if (k >= 0)
+        k = ks_write_atomic(x->root, KS_GRUB_DROPIN_PATH, text, strlen(text), 0644);
+    if (k < 0)
+        return fail_step(x, "rollback", k, "cannot write '/%s': %s", KS_GRUB_DROPIN_PATH,
+                         strerror(-k));
+    for (i = 0; i < x->r->n_removed; i++)
+        if (streq(x->r->removed[i].kind, "grub-dropin"))
+            break;
+    if (i < x->r->n_removed) {
+        free(x->r->removed[i].kind);
+        free(x->r->removed[i].name);
+        free(x->r->removed[i].what);
+        memmove(&x->r->removed[i], &x->r->removed[i + 1],
+                (x->r->n_removed - i - 1) * sizeof(x->r->removed[0]));
+        x->r->n_removed--;
+    }
+    k = run_program(x, "rollback", update, timeout_ms(x, "update_grub_timeout", 300), false);
+    if (k < 0)
+        return k;
+    k = ks_boot_load(x->root, b, &err);
+    return k < 0 ? fail_step(x, "rollback", k, "%s", strempty(err)) : 0;
+}
+
+static int purge(run *x, const char *old, const char *running)
+{
+    const char *new = ks_journal_get(x->j, KS_JF_NEW_KERNEL);
+    int k;
+
+    if (new &&streq(new, running))
+        return fail_step(x, "purge", -EBUSY,
+                         "%s is running: boot the old kernel first ('kswap rollback --reboot'), "
+                         "then purge",
+                         new);
+    x->r->purged = true;
+    k = purge_packages(x, old, running);
+    if (k >= 0)
+        k = purge_apt_source(x);
+    if (k >= 0)
+        k = purge_dropin(x);
+    return k < 0 ? k : 0;
 }
 
 int ks_rollback(const ks_root *root, const ks_swap_common *c, bool do_purge, bool reboot,
@@ -1351,7 +1967,7 @@ int ks_rollback(const ks_root *root, const ks_swap_common *c, bool do_purge, boo
     if (k < 0)
         goto out;
     if (do_purge) {
-        k = purge(&x, running);
+        k = purge(&x, old, running);
         if (k >= 0)
             k = run_program(&x, "rollback", update, timeout_ms(&x, "update_grub_timeout", 300),
                             false);
@@ -1370,6 +1986,14 @@ int ks_rollback(const ks_root *root, const ks_swap_common *c, bool do_purge, boo
         k = ks_boot_disarm(root, &b, NULL, &detail);
     if (k >= 0)
         k = ks_boot_set_default(root, &b, old, &detail);
+    if (k == -EPROTO && dropin_removed(ret)) {
+        /* Without kswap's GRUB_DEFAULT=saved GRUB would not boot the old kernel: the drop-in
+         * stays (docs/design.md, invariant 1). */
+        ks_boot_done(&b);
+        k = keep_dropin(&x, &b);
+        if (k >= 0)
+            k = ks_boot_set_default(root, &b, old, &detail);
+    }
     ks_boot_done(&b);
     if (k < 0) {
         /* Never an empty reason: the step that failed may have said nothing itself. */

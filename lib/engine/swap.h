@@ -6,6 +6,7 @@
 
 #include "lib/basic/config.h"
 #include "lib/basic/findings.h"
+#include "lib/engine/dryrun.h"
 #include "lib/engine/journal.h"
 #include "lib/engine/plan.h"
 #include "lib/basic/root.h"
@@ -31,6 +32,12 @@ typedef struct ks_swap_common {
     ks_progress_fn progress;  /* optional: one line per step, for stderr */
     int progress_fd;          /* > 0: a terminal where apt's own progress is shown as it runs */
     void *userdata;
+    /* Optional, with the same userdata: on a terminal, apt's progress within a phase as one
+     * line that replaces itself (progress gets a line per phase either way); with -v, each
+     * program kswap runs ("run", its argv) and each file that matters it reads or writes
+     * ("read", "write", "remove", with the path inside the root). */
+    ks_progress_fn live;
+    ks_progress_fn trace;
 } ks_swap_common;
 
 typedef struct ks_apply_opts {
@@ -60,6 +67,16 @@ typedef struct ks_swap_result {
     pid_t lock_holder;    /* KS_SWAP_BUSY */
     ks_journal *journal;  /* the journal as it ended (for --json and status) */
     bool rebooting;       /* systemctl reboot was called */
+    ks_dryrun *dry;       /* apply --dry-run: what apply would do (ks_apply_dry_run) */
+    /* rollback --purge: what it removed, in order; kind "package" (name is the package),
+     * "apt-source", "apt-keyring", "grub-dropin" or "file" (name is a path inside the root). */
+    struct ks_removed {
+        char *kind;
+        char *name;
+        char *what; /* for people, may be NULL */
+    } * removed;
+    size_t n_removed;
+    bool purged; /* rollback --purge ran its purge (n_removed 0: there was nothing to remove) */
 } ks_swap_result;
 
 void ks_swap_result_done(ks_swap_result *r);
@@ -79,6 +96,17 @@ DEFINE_TRIVIAL_DONE_FUNC(ks_swap_result, ks_swap_result_done);
  * (out of memory before one could be written) is for the caller to name with strerror().
  */
 int ks_apply(const ks_root *root, const ks_apply_opts *opts, ks_swap_result *ret);
+/*
+ * apply --dry-run: judges exactly as apply does before its first change (the plan and its
+ * blocking findings, dpkg's and kswap's lock, an armed or interrupted swap in the journal,
+ * accept's checklist on the running kernel, the repository check into a private folder) and
+ * fills ret->dry with what apply would then do; nothing inside the root changes and no program
+ * that changes anything runs. kswap's lock is taken shared and only when its file exists (the
+ * file is neither created nor written): another kswap changing the system makes the dry run
+ * busy, as it would make apply; two dry runs do not exclude each other. Status DONE: apply
+ * would go ahead; REFUSED, BUSY, ALREADY, FAILED as apply.
+ */
+int ks_apply_dry_run(const ks_root *root, const ks_apply_opts *opts, ks_swap_result *ret);
 /* release NULL: the journal's new kernel. force: skip "running and accepted" (refusals). */
 int ks_pin(const ks_root *root, const ks_swap_common *c, const char *release, bool force,
            ks_swap_result *ret);

@@ -30,9 +30,56 @@ static void test_pty(void)
     ks_spawn_result_done(&r);
 }
 
+typedef struct status_seen {
+    char buf[256];
+    size_t len;
+    unsigned calls;
+} status_seen;
+
+static void on_status(void *userdata, const char *data, size_t n)
+{
+    status_seen *x = userdata;
+    x->calls++;
+    if (x->len + n < sizeof(x->buf)) {
+        memcpy(x->buf + x->len, data, n);
+        x->len += n;
+    }
+}
+
+/* A status fd (apt's APT::Status-Fd=N): its lines reach the callback, not the output. */
+static void test_status_fd(void)
+{
+    char *argv[] = {(char *)"sh", (char *)"-c",
+                    (char *)"echo out; printf 'pmstatus:p:10:Unpacking p\n' >&5; echo err >&2; "
+                            "printf 'dlstatus:1:100:Retrieving file 1 of 1\n' >&5",
+                    NULL};
+    ks_spawn_result r = {0};
+    status_seen x = {{0}, 0, 0};
+
+    CHECK(ks_spawn(argv,
+                   &(ks_spawn_opts){.status_fd = 5,
+                                    .on_status = on_status,
+                                    .status_userdata = &x,
+                                    .timeout_ms = 5000},
+                   &r) == 0);
+    CHECK(ks_spawn_succeeded(&r));
+    CHECK(x.calls >= 1);
+    CHECK_STREQ(x.buf, "pmstatus:p:10:Unpacking p\ndlstatus:1:100:Retrieving file 1 of 1\n");
+    CHECK(strstr(r.output, "out\n") && strstr(r.output, "err\n") && !strstr(r.output, "status"));
+    ks_spawn_result_done(&r);
+    /* Without the option the fd is not open in the child. */
+    CHECK(ks_spawn(argv, &(ks_spawn_opts){.timeout_ms = 5000}, &r) == 0);
+    CHECK(!ks_spawn_succeeded(&r) || strstr(r.output, "Bad file descriptor"));
+    ks_spawn_result_done(&r);
+    /* stdio and the file to run cannot be taken over. */
+    CHECK(ks_spawn(argv, &(ks_spawn_opts){.status_fd = 2}, &r) == -EINVAL);
+    CHECK(ks_spawn(argv, &(ks_spawn_opts){.status_fd = 7, .exec_fd = 7}, &r) == -EINVAL);
+}
+
 int main(void)
 {
     test_pty();
+    test_status_fd();
     ks_spawn_result r = {0};
     _cleanup_free_ char *p = NULL, *line = NULL;
     struct timespec a, b;
