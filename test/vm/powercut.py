@@ -7,7 +7,7 @@ same disk again and check that the node is safe.
 usage: powercut.py run [--set ci|full] [--only NAME,...]    the matrix (default: full)
        powercut.py list [--set ci|full]                     the cut points
 Environment as test/vm/kswap-vm.py (KSWAP_VM=1, KS_BUILD_ROOT, KS_CACHE); KS_VM_WORK keeps
-the serial logs there.
+the serial logs there; KS_PC_DISK names a disk image kswap-vm.py built before (its kswap).
 
 How a cut runs (cheap under TCG): a prep run boots the image once up to the point just before
 each command and takes a RAM snapshot there (HMP savevm into a qcow2 overlay of the disk,
@@ -605,7 +605,8 @@ def main():
     if not shutil.which("qemu-img"):
         vm.skip("qemu-img not found")
     try:
-        img = vm.build_disk("ext4")
+        # KS_PC_DISK: a disk image built before (the kswap it carries is the one under test)
+        img = os.environ.get("KS_PC_DISK") or vm.build_disk("ext4")
     except (subprocess.CalledProcessError, OSError) as e:
         vm.skip(f"building the ext4 image failed: {e}")
     t_all = time.monotonic()
