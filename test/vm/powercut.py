@@ -4,7 +4,7 @@
 lost) at moments of kswap's own progress during apply --deb, pin, rollback and accept, boot the
 same disk again and check that the node is safe.
 
-usage: powercut.py run [--set ci|full] [--only NAME,...]    the matrix (default: full)
+usage: powercut.py run [--set ci|full] [--only NAME,...]    the matrix (default: full; ci: the reduced 8)
        powercut.py list [--set ci|full]                     the cut points
 Environment as test/vm/kswap-vm.py (KSWAP_VM=1, KS_BUILD_ROOT, KS_CACHE); KS_VM_WORK keeps
 the serial logs there; KS_PC_DISK names a disk image kswap-vm.py built before (its kswap).
