@@ -117,6 +117,9 @@ for a in $(val "prep.$n" | tr ',' ' '); do
   # The trial's softlockup_panic=1 turns a vCPU starved by a loaded host (TCG, 2 shared
   # cores) into a panic and a fall-back: the matrix is about power cuts, so no soft-lockup
   # detector on any boot of it.
+  # update-grub took more than its 300 s bound on the loaded host: a bound for hangs only
+  slow) mkdir -p /etc/kswap/kswap.conf.d
+    printf '[apply]\nupdate_grub_timeout = 1800\n' > /etc/kswap/kswap.conf.d/50-powercut.conf; sync ;;
   nowd) sed -i 's/^GRUB_CMDLINE_LINUX="/GRUB_CMDLINE_LINUX="nowatchdog /' /etc/default/grub; sync ;;
   applyk) kswap --json apply --kernel $NEW --yes > $D/p.json 2> /dev/ttyS0; say "PREP $n $a rc=$?" ;;
   mask) systemctl mask kswap-accept.service > /dev/ttyS0 2>&1; sync ;;
@@ -134,9 +137,9 @@ done
 #   reboot into the trial; T before accept, P after accept --no-pin (trial-ok), K after pin.
 #   deb: NEW's package purged on OLD; A before apply --deb.
 PREPS = {
-    "trial": {"prep.1": "nowd,applyk,mask,reboot",
+    "trial": {"prep.1": "slow,nowd,applyk,mask,reboot",
               "prep.2": "hold:T,acceptnp,hold:P,pin,hold:K,poweroff"},
-    "deb": {"prep.1": "nowd,purge,hold:A,poweroff"},
+    "deb": {"prep.1": "slow,nowd,purge,hold:A,poweroff"},
 }
 SNAP_GROUP = {"T": "trial", "P": "trial", "K": "trial", "A": "deb"}
 
