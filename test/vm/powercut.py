@@ -294,8 +294,10 @@ class Qemu:
                 break
             buf += chunk
         s.close()
+        # HMP's readline echoes the command as it redraws it ("ssasav..."): what counts is
+        # an error line after it (savevm and loadvm print nothing when they succeed)
         out = re.sub(rb"\x1b\[[0-9;]*[A-Za-z]", b"", buf).decode(errors="replace")
-        return out.replace(command, "", 1).replace("(qemu)", "").strip()
+        return "\n".join(ln for ln in out.splitlines() if re.search(r"[Ee]rror", ln)).strip()
 
     def kill(self):
         if self.p.poll() is None:
