@@ -216,6 +216,9 @@ static int run_accept(ks_ctx *ctx, int argc, char **argv)
         return KS_EXIT_ERROR;
     }
     exit_code = outcome_exit(r.outcome);
+    /* trial-ok but not pinned and the old kernel runs: not done, whatever the verdict was */
+    if (r.pin_lost)
+        exit_code = KS_EXIT_ACCEPT_FAILED;
     have_forecast = ks_collect_forecast(ctx, &b, &f, NULL) >= 0;
     doc = json_accept(&r, &b, &f, have_forecast);
     if (ctx->json) {
@@ -240,6 +243,8 @@ static int run_accept(ks_ctx *ctx, int argc, char **argv)
                       "kernel or initramfs): read its console log (serial console, the "
                       "provider's console)"
                     : "Read the previous boot's log: journalctl -b -1");
+    if (r.pin_lost)
+        ks_warn("NOT PINNED: %s", strempty(r.summary));
     /* accept has no findings list: a failure to write kswap.prom is a warning on stderr. */
     if (r.metrics_error)
         ks_warn("metrics.unwritable: %s; the verdict stands", r.metrics_error);

@@ -127,6 +127,14 @@ ks_next ks_next_step(const ks_journal *j, const char *running, const char *boot_
                              KS_EXIT_NOTHING};
         __attribute__((fallthrough));
     case KS_STATE_TRIAL_BOOTED:
+        if (o == KS_OUTCOME_TRIAL_OK && running && j && ks_journal_get(j, KS_JF_NEW_KERNEL) &&
+            !streq(running, new))
+            return (ks_next){"kswap apply",
+                             ks_asprintf("acceptance passed on %s, but the machine restarted "
+                                         "before it was pinned and %s runs: apply tries it "
+                                         "again, 'kswap pin --force' pins it without a trial",
+                                         new, running),
+                             KS_EXIT_ACCEPT_FAILED};
         if (o == KS_OUTCOME_TRIAL_OK)
             return (ks_next){"kswap pin",
                              ks_asprintf("acceptance passed on %s but it is not pinned yet", new),

@@ -205,6 +205,33 @@ if scenario("no-pin"):
     p, _ = kswap(r, "pin")
     check(p.returncode == 0, "kswap pin after accept --no-pin", p.stderr)
 
+if scenario("pin-lost"):
+    # test/vm/powercut.py found it: accept passed on the trial boot, the power went before the
+    # pin, the machine came back on the old kernel (the one-shot was spent). accept, status and
+    # pin must not say "done" or "kswap pin" then: pin refuses on the old kernel.
+    r = fresh("pinlost")
+    p, d = kswap(r, "--json", "accept", "--no-pin")
+    check(p.returncode == 0 and d and d["outcome"] == "trial-ok" and not d["pinned"],
+          "pin-lost: trial-ok without the pin", p.stderr)
+    boot_into(r, OLD)
+    p, d = kswap(r, "--json", "accept")
+    check(p.returncode == 3 and d and d["recorded"] and d["outcome"] == "trial-ok" and not d["pinned"],
+          "... accept on the old kernel afterwards: the recorded trial-ok, not pinned, exit 3",
+          p.stdout + p.stderr)
+    check("kswap apply" in (d or {}).get("summary", "") and "pin --force" in d.get("summary", "")
+          and "NOT PINNED" in p.stderr, "... its summary names kswap apply and pin --force", d)
+    check("kswap apply" in (get(r, "run/motd.d/kswap") or ""), "... and so does the motd")
+    p, d = kswap(r, "--json", "status")
+    check(p.returncode == 3 and d and d.get("next") == "kswap apply", "... status: next kswap apply, exit 3",
+          (p.returncode, (d or {}).get("next"), (d or {}).get("next_reason")))
+    p, d = kswap(r, "--json", "pin")
+    check(p.returncode == 2 and "restarted before it was pinned" in json.dumps(d)
+          and grubenv(r).get("saved_entry") == OLD_PATH,
+          "... pin refuses on the old kernel and says why, the old kernel stays the default", d)
+    boot_into(r, NEW)
+    p, d = kswap(r, "--json", "accept")
+    check(p.returncode == 0, "... on the new kernel the recorded trial-ok exits 0 again", p.stderr)
+
 if scenario("fell-back"):
     r = fresh("fellback", boot=OLD)
     os.makedirs(os.path.join(r, "var/log"), exist_ok=True)

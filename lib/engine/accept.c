@@ -96,6 +96,13 @@ char *ks_accept_motd_line(const ks_journal *j, const char *running)
     case KS_OUTCOME_TRIAL_OK:
         if (ks_journal_state(j) == KS_STATE_PINNED)
             return NULL;
+        /* The trial boot ended before the pin (a power cut, a reboot): pin refuses on the old
+         * kernel, so the advice must not be 'kswap pin'. */
+        if (running && ks_journal_get(j, KS_JF_NEW_KERNEL) && !streq(running, new))
+            return ks_asprintf("kswap: trial of %s passed acceptance, but the machine restarted "
+                               "before it was pinned and %s runs; 'kswap apply' tries %s again, "
+                               "'kswap pin --force' makes it the default without another trial",
+                               new, running, new);
         return ks_asprintf("kswap: trial of %s passed acceptance; run 'kswap pin' to keep it", new);
     default:
         return NULL;
@@ -584,6 +591,9 @@ int ks_accept(const ks_root *root, const ks_accept_opts *o, ks_accept_result *re
         r.outcome = outcome;
         r.pinned = state == KS_STATE_PINNED;
         r.reboot_refused = outcome == KS_OUTCOME_HEALTH_FAILED && ks_journal_reboot_claimed(a.j);
+        /* trial-ok, but the trial boot ended before the pin and another kernel runs */
+        r.pin_lost = outcome == KS_OUTCOME_TRIAL_OK && !r.pinned && r.expected_kernel &&
+                     !streq(r.kernel, r.expected_kernel);
         for (size_t i = 0; i < r.checks.n; i++)
             (void)ks_check_set(&r.checks.v[i], KS_CHECK_SKIP,
                                "judged before; the state journal keeps the verdict");

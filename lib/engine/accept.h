@@ -43,6 +43,7 @@ typedef struct ks_accept_result {
     char *summary; /* one line for people, as in the motd */
     ks_checklist checks;
     bool pinned;
+    bool pin_lost;       /* trial-ok, not pinned, another kernel runs: not done */
     bool reboot_claimed; /* ours is the one reboot of this trial: call ks_accept_reboot() */
     bool reboot_refused; /* a reboot was due but this trial had its reboot already */
     char *error;         /* an action that failed (disarm, pin, journal), for people */

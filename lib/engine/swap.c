@@ -1648,9 +1648,18 @@ int ks_pin(const ks_root *root, const ks_swap_common *c, const char *release, bo
      * default. */
     if (!force && !streq(running, target)) {
         ret->status = KS_SWAP_REFUSED;
-        ret->error = ks_asprintf("%s is not the running kernel (%s runs); pin it after it "
-                                 "passed acceptance, or use --force",
-                                 target, running);
+        /* Acceptance passed, but the trial boot ended before the pin (a power cut): say so. */
+        if (ks_journal_outcome(x.j) == KS_OUTCOME_TRIAL_OK &&
+            streq_ptr(ks_journal_get(x.j, KS_JF_NEW_KERNEL), target))
+            ret->error = ks_asprintf("%s passed acceptance, but the machine restarted before it "
+                                     "was pinned and %s runs; 'kswap apply' tries %s again, "
+                                     "'kswap pin --force' makes it the default without another "
+                                     "trial",
+                                     target, running, target);
+        else
+            ret->error = ks_asprintf("%s is not the running kernel (%s runs); pin it after it "
+                                     "passed acceptance, or use --force",
+                                     target, running);
         goto out;
     }
     if (!force && ks_journal_outcome(x.j) != KS_OUTCOME_TRIAL_OK) {

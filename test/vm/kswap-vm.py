@@ -173,6 +173,11 @@ src="--kernel $NEW"
 [ "$(echo "$all" | sed -n 's/^src=//p')" = deb ] && src="--deb $(ls /var/lib/kswap-vm/linux-image-${NEW}_*.deb)"
 # src=repo: neither, kswap installs its metapackage from the configured repository.
 [ "$(echo "$all" | sed -n 's/^src=//p')" = repo ] && src=
+# test/vm/powercut.py: a plan disk may carry its own driver, after a line "script:".
+if echo "$all" | grep -q '^script:$'; then
+  head -c 65536 /dev/vdb | tr -d '\000' | sed '1,/^script:$/d' > /run/kswap-vm-plan.sh
+  exec sh /run/kswap-vm-plan.sh "$n"
+fi
 [ -n "$plan" ] || plan=poweroff
 for a in $(echo "$plan" | tr ',' ' '); do
   say "ACT $n $a"
