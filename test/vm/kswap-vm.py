@@ -651,17 +651,26 @@ COMPRESS = {"zstd": "zstd -q -c", "xz": "xz --check=crc32 -c", "gzip": "gzip -n 
 def broken_initrd(src, tmp, out, new):
     """NEW's real initrd (initramfs-tools) without virtio_blk: it starts, waits for the root
     disk that never appears, and initramfs-tools' panic() reboots the machine (panic=5).
-    Made after the image's own initrds exist; early (uncompressed) cpio parts are kept."""
+    Made after the image's own initrds exist. Early (uncompressed) cpio parts are kept, except
+    those carrying modules (trixie's initramfs-tools stores the already compressed .ko.xz files
+    in an uncompressed early part): those are unpacked with the main part and packed again."""
     data = open(src, "rb").read()
+    d = os.path.join(tmp, "broken-initrd")
+    os.makedirs(d)
     pos = 0
+    early = b""
     while data[pos:pos + 6] in (b"070701", b"070702"):
-        pos = newc_end(data, pos)
-    early, main = data[:pos], data[pos:]
+        end = newc_end(data, pos)
+        part = data[pos:end]
+        if b"virtio_blk.ko" in part:
+            run("cpio", "-idm", "--quiet", "--no-absolute-filenames", cwd=d, input=part)
+        else:
+            early += part
+        pos = end
+    main = data[pos:]
     tool = next((t for m, t in DECOMPRESS.items() if main.startswith(m)), None)
     if tool is None:
         raise ValueError(f"{src}: unknown compression {main[:4].hex()}")
-    d = os.path.join(tmp, "broken-initrd")
-    os.makedirs(d)
     cpio = run(tool, "-dc", input=main).stdout
     run("cpio", "-idm", "--quiet", "--no-absolute-filenames", cwd=d, input=cpio)
     removed = []
