@@ -4,8 +4,10 @@
 kernels, systemd and the kswap build under test goes through apply, the trial boot, accept and
 pin, and survives a failing and a dying kernel.
 
-usage: kswap-vm.py build [--layout ext4|btrfs]        build (or find in the cache) the image
-       kswap-vm.py run SCENARIO...       happy happy-deb health panic btrfs
+usage: kswap-vm.py build [--layout ext4|btrfs] [--suite bookworm|trixie] [--firmware bios|uefi]
+                                         build (or find in the cache) the image
+       kswap-vm.py run SCENARIO...       happy happy-deb health panic btrfs accept-hang
+                                         trixie-happy trixie-panic uefi-happy uefi-panic
 Environment: KSWAP_VM=1 is required (otherwise exit 77); KS_CACHE (default
 /var/cache/kswap-test/vm) holds the images; KS_BUILD_ROOT is the meson build dir whose kswap is
 installed into the image (meson install --destdir). Exit 77 when a prerequisite is missing
@@ -29,6 +31,14 @@ after arming by the same initrd without virtio_blk: the initramfs waits 30 s for
 panics, panic=5 reboots, GRUB starts OLD, fell-back), btrfs (/boot on btrfs: apply refuses
 before arming, OLD keeps booting). health, panic and btrfs name NEW with --deb (plan line
 "src=deb"); happy uses --kernel.
+
+Platforms (vmplatform.py): trixie-* run the bookworm scenario of the same name on Debian 13
+(mmdebstrap trixie from this machine's mirror with the suite replaced; OLD and NEW from trixie's
+own Packages indexes, InRelease checked with gpgv; GRUB 2.12's core.img made by the image's own
+grub-mkimage), uefi-* on Debian 12 under OVMF (GPT: p1 a vfat ESP at /boot/efi with
+EFI/BOOT/BOOTX64.EFI and EFI/debian/{grubx64.efi,grub.cfg}, the stub handing over to
+/boot/grub; p2 ext4 /; each reboot a cold start of qemu). The root tree is cached per suite
+(rootfs-SUITE-KEY.tar, GRUB's files for both firmwares), the disk per platform and layout.
 
 Each scenario boots a qcow2 overlay of the disk; a second small raw disk (/dev/vdb) carries the
 scenario's plan: what the VM does at its Nth boot (apply, reboot, ...). Every boot prints on the
