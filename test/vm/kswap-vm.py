@@ -564,7 +564,10 @@ def make_disk(root, tmp, layout, img, pf):
     if layout == "btrfs":
         fstab += f"UUID={BOOT_UUID} /boot btrfs defaults 0 2\n"
     if pf.firmware == "uefi":
-        fstab += f"UUID={vmplatform.esp_fstab_uuid()} /boot/efi vfat umask=0077 0 1\n"
+        # As Debian's installer writes it, but with a device timeout for TCG on a busy machine:
+        # udev took longer than systemd's 90 s here and the boot went to emergency mode.
+        fstab += (f"UUID={vmplatform.esp_fstab_uuid()} /boot/efi vfat "
+                  "umask=0077,x-systemd.device-timeout=600 0 1\n")
         os.makedirs(os.path.join(root, "boot/efi"), exist_ok=True)
     with open(os.path.join(root, "etc/fstab"), "w") as f:
         f.write(fstab)
