@@ -97,7 +97,8 @@ MODDIR = "/usr/lib/grub/i386-pc"
 PART_OFFSET = 1 << 20
 ROOT_UUID = "5a1e0000-6b73-7761-7000-000000000001"
 BOOT_UUID = "5a1e0000-6b73-7761-7000-000000000002"
-RECIPE = "kswap-vm recipe 4"   # bump when the disk recipe (make_disk, build_disk) changes
+RECIPE = "kswap-vm recipe 3"   # bump when the disk recipe (make_disk, build_disk) changes
+UEFI_RECIPE = "uefi 2"          # bump when only the uefi disk's recipe changes
 # Bounds for CI: one boot, one scenario (a healthy one takes 2-6 min), the image's mmdebstrap.
 BOOT_TIMEOUT = int(os.environ.get("KS_VM_BOOT_TIMEOUT", "300"))
 SCENARIO_TIMEOUT = int(os.environ.get("KS_VM_SCENARIO_TIMEOUT", "720"))
@@ -713,7 +714,8 @@ def build_disk(pf, layout):
             files = vm_files(pf)
             key = sha(key1, pf.name, layout, tree_hash(stage),
                       json.dumps(sorted((k, v) for k, v in files.items())),
-                      first_grub_cfg("", pf.old), RECIPE, vmplatform.ESP_MIB)
+                      first_grub_cfg("", pf.old), RECIPE, vmplatform.ESP_MIB,
+                      *([UEFI_RECIPE] if pf.firmware == "uefi" else []))
             img = os.path.join(CACHE, f"disk-{pf.tag}{layout}-{key}.img")
             if os.path.exists(img):
                 return img
