@@ -1008,6 +1008,22 @@ def resolve(name):
     return pf, twin, (layout, plan, [rel[k] for k in want_grub], [rel[k] for k in want_user])
 
 
+GRUB_VERSION = {"bookworm": "2.06", "trixie": "2.12"}
+
+
+def check_platform(pf, text, grub):
+    """The VM ran on the platform it claims: GRUB's menu names the suite's GRUB in every boot,
+    and each kernel GRUB started says it came up on EFI (uefi) or none does (bios)."""
+    vers = re.findall(r"GNU GRUB +version (\S+)", text)
+    expect(vers and all(v.startswith(GRUB_VERSION[pf.suite]) for v in vers),
+           f"GRUB's menu says version {sorted(set(vers))}, expected {GRUB_VERSION[pf.suite]} "
+           f"({pf.suite})")
+    efi = len(re.findall(r"\] efi: EFI v\d", text))
+    want = len(grub) if pf.firmware == "uefi" else 0
+    expect(efi == want, f"{efi} of {len(grub)} kernels started on EFI, expected {want} "
+           f"({pf.firmware})")
+
+
 def check_scenario(pf, name, spec, grub, boots):
     """name: the bookworm BIOS twin; spec: resolve()'s with the platform's kernels."""
     layout, plan, want_grub, want_user = spec
@@ -1202,6 +1218,7 @@ def run_scenarios(names):
         grub, boots = parse(text)
         try:
             expect(why is None, why or "")
+            check_platform(pf, text, grub)
             check_scenario(pf, twin, spec, grub, boots)
             if twin == "panic":
                 # initramfs-tools' panic() with panic=5, after GRUB loaded NEW
@@ -1238,9 +1255,11 @@ def main():
         return 2
     if args[0] == "check" and len(args) == 3 and args[1] in ALL:
         # The assertions again on a kept serial log (developing them, proving they can fail).
-        grub, boots = parse(open(args[2], "rb").read().decode(errors="replace"))
+        text = open(args[2], "rb").read().decode(errors="replace")
+        grub, boots = parse(text)
         pf, twin, spec = resolve(args[1])
         try:
+            check_platform(pf, text, grub)
             check_scenario(pf, twin, spec, grub, boots)
         except Failed as e:
             print(f"FAIL {args[1]}: {e}")
@@ -1261,6 +1280,11 @@ def main():
                     firmware = v
         if suite not in SUITE_PACKAGES or firmware not in GRUB_TARGET:
             print(f"unknown suite {suite} or firmware {firmware}")
+            return 2
+        if layout not in ("ext4", "btrfs", "repo") or (firmware == "uefi" and layout != "ext4") \
+                or (layout == "repo" and (suite, firmware) != ("bookworm", "bios")):
+            print(f"no {layout} layout for {suite} {firmware}: ext4 everywhere, btrfs on BIOS, "
+                  "repo on bookworm BIOS only")
             return 2
         pf = Platform(suite, firmware)
         try:
