@@ -611,7 +611,7 @@ def main():
         vm.skip("qemu-img not found")
     try:
         # KS_PC_DISK: a disk image built before (the kswap it carries is the one under test)
-        img = os.environ.get("KS_PC_DISK") or vm.build_disk("ext4")
+        img = os.environ.get("KS_PC_DISK") or vm.build_disk(vm.Platform(vm.SUITE, "bios"), "ext4")
     except (subprocess.CalledProcessError, OSError) as e:
         vm.skip(f"building the ext4 image failed: {e}")
     t_all = time.monotonic()
