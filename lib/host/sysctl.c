@@ -238,18 +238,13 @@ static int sysctl_parse_file(const char *text, size_t len, const char *file, con
     return 0;
 }
 
-int ks_sysctl_configured(const ks_root *root, const char *key, char **ret_value, char **ret_file)
+/* Every sysctl.d file in systemd's order through sysctl_parse_file(). */
+static int sysctl_parse_all(const ks_root *root, const char *want, sysctl_match *m, char ***keys)
 {
-    _cleanup_free_ char *want = NULL;
-    sysctl_match m = {};
     conf_file *files = NULL;
     size_t n = 0;
-    int k;
+    int k = conf_files_list(root, "sysctl.d", &files, &n);
 
-    want = key_to_path(key, strlen(key));
-    if (!want)
-        return -ENOMEM;
-    k = conf_files_list(root, "sysctl.d", &files, &n);
     if (k < 0)
         return k;
     for (size_t i = 0; i < n && k >= 0; i++) {
@@ -258,9 +253,22 @@ int ks_sysctl_configured(const ks_root *root, const char *key, char **ret_value,
 
         if (ks_root_read_file(root, files[i].path, CONF_MAX, &text, &len) < 0)
             continue;
-        k = sysctl_parse_file(text, len, files[i].path, want, &m, NULL);
+        k = sysctl_parse_file(text, len, files[i].path, want, m, keys);
     }
     conf_files_free(files, n);
+    return k;
+}
+
+int ks_sysctl_configured(const ks_root *root, const char *key, char **ret_value, char **ret_file)
+{
+    _cleanup_free_ char *want = NULL;
+    sysctl_match m = {};
+    int k;
+
+    want = key_to_path(key, strlen(key));
+    if (!want)
+        return -ENOMEM;
+    k = sysctl_parse_all(root, want, &m, NULL);
     if (k >= 0 && !m.value && m.glob_value && !m.glob_excluded) {
         m.value = TAKE_PTR(m.glob_value);
         free(m.file);
@@ -281,22 +289,8 @@ int ks_sysctl_configured(const ks_root *root, const char *key, char **ret_value,
 int ks_sysctl_configured_keys(const ks_root *root, char ***ret)
 {
     _cleanup_strv_free_ char **keys = NULL;
-    conf_file *files = NULL;
-    size_t n = 0;
-    int k;
+    int k = sysctl_parse_all(root, NULL, NULL, &keys);
 
-    k = conf_files_list(root, "sysctl.d", &files, &n);
-    if (k < 0)
-        return k;
-    for (size_t i = 0; i < n && k >= 0; i++) {
-        _cleanup_free_ char *text = NULL;
-        size_t len;
-
-        if (ks_root_read_file(root, files[i].path, CONF_MAX, &text, &len) < 0)
-            continue;
-        k = sysctl_parse_file(text, len, files[i].path, NULL, NULL, &keys);
-    }
-    conf_files_free(files, n);
     if (k < 0)
         return k;
     /* The paths back into sysctl's dotted form: the same swap key_to_path makes. */
