@@ -188,6 +188,9 @@ D=/var/lib/kswap-vm
 OLD=@OLD@
 NEW=@NEW@
 say() { echo "KSWAP-VM $*" > /dev/ttyS0; }
+# Only the kernel's emergencies (a panic, "reboot: ...") on the serial line from here on: a
+# loaded host's clocksource and RCU warnings landed inside the KSWAP-VM STATUS JSON.
+dmesg -n 1 2>/dev/null || :
 @REPO_SHELL@mkdir -p $D
 case "$1" in
 early)
