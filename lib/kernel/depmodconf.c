@@ -616,7 +616,7 @@ int ks_depmod_conf_load(const ks_root *root, ks_depmod_conf **ret, char **ret_er
             n++;
         }
     }
-    if (r >= 0)
+    if (r >= 0 && n > 1) /* qsort(NULL, 0) is undefined: no file at all */
         qsort(files, n, sizeof(*files), conf_file_cmp);
     for (size_t k = 0; k < n && r >= 0; k++) {
         _cleanup_free_ char *p = NULL;
