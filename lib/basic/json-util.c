@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <assert.h>
+#include <ctype.h>
 
 #include "lib/basic/base64.h"
 #include "lib/basic/json-util.h"
@@ -82,4 +83,55 @@ json_object *ks_jb_finish(ks_json_builder *b, json_object *o)
         return NULL;
     }
     return o;
+}
+
+static bool all_space(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (!isspace((unsigned char)s[i]))
+            return false;
+    return true;
+}
+
+int ks_json_parse_document(const char *text, size_t len, size_t max, json_object **ret,
+                           char **ret_error)
+{
+    json_tokener *tok;
+    json_object *o;
+    size_t end;
+    char *why;
+
+    assert(text || len == 0);
+    assert(ret);
+    assert(ret_error);
+    if (len > max)
+        why = ks_asprintf("larger than %zu bytes", max);
+    else if (len > 0 && memchr(text, '\0', len))
+        why = strdup("contains a NUL byte");
+    else {
+        tok = json_tokener_new();
+        if (!tok)
+            return -ENOMEM;
+        o = json_tokener_parse_ex(tok, len > 0 ? text : "", (int)len);
+        end = json_tokener_get_parse_end(tok);
+        if (!o) {
+            enum json_tokener_error e = json_tokener_get_error(tok);
+            why = e == json_tokener_success    ? strdup("not a JSON object") /* the document null */
+                  : e == json_tokener_continue ? strdup("not valid JSON: unexpected end of input")
+                                               : ks_asprintf("not valid JSON at byte %zu: %s", end,
+                                                             json_tokener_error_desc(e));
+        } else if (end < len && !all_space(text + end, len - end)) {
+            json_object_put(o);
+            why = ks_asprintf("not valid JSON: trailing data at byte %zu", end);
+        } else {
+            json_tokener_free(tok);
+            *ret = o;
+            return 0;
+        }
+        json_tokener_free(tok);
+    }
+    if (!why)
+        return -ENOMEM;
+    *ret_error = why;
+    return -EBADMSG;
 }

@@ -28,3 +28,13 @@ void ks_jb_add(ks_json_builder *b, json_object *o, const char *key, json_object 
 void ks_jb_push(ks_json_builder *b, json_object *a, json_object *v);
 /* o when every call succeeded; otherwise NULL (o is freed). */
 json_object *ks_jb_finish(ks_json_builder *b, json_object *o);
+
+/*
+ * A whole document of untrusted text as one JSON value (the journal, the swap history): at most
+ * max bytes, no NUL byte (json-c would stop there and report success), nothing but white space
+ * after the value. 0 with *ret (the caller's reference); -EBADMSG with *ret_error saying what
+ * is wrong ("contains a NUL byte", "not valid JSON at byte N: ...", "not a JSON object" for the
+ * document null); -ENOMEM.
+ */
+int ks_json_parse_document(const char *text, size_t len, size_t max, json_object **ret,
+                           char **ret_error);

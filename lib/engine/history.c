@@ -242,14 +242,6 @@ static int parse_record(parser *p, json_object *x, size_t i, ks_history_record *
     return 0;
 }
 
-static bool all_space(const char *s, size_t len)
-{
-    for (size_t i = 0; i < len; i++)
-        if (!isspace((unsigned char)s[i]))
-            return false;
-    return true;
-}
-
 static int parse_object(parser *p, json_object *o, ks_history *h)
 {
     json_object *v = NULL, *a = NULL;
@@ -293,43 +285,19 @@ static int parse_object(parser *p, json_object *o, ks_history *h)
 int ks_history_parse(const char *text, size_t len, ks_history *ret, char **ret_error)
 {
     _cleanup_history_ ks_history h = {0};
-    json_tokener *tok;
-    json_object *o;
+    json_object *o = NULL;
+    char *why = NULL;
     parser p = {0};
-    size_t end;
     int k;
 
     assert(text || len == 0);
     assert(ret);
-    if (len > KS_HISTORY_MAX_SIZE) {
-        k = perr(&p, "larger than %u bytes", KS_HISTORY_MAX_SIZE);
-        goto fail;
-    }
-    if (len > 0 && memchr(text, '\0', len)) {
-        k = perr(&p, "contains a NUL byte");
-        goto fail;
-    }
-    tok = json_tokener_new();
-    if (!tok)
-        return -ENOMEM;
-    o = json_tokener_parse_ex(tok, len > 0 ? text : "", (int)len);
-    if (!o) {
-        enum json_tokener_error e = json_tokener_get_error(tok);
-        if (e == json_tokener_success)
-            k = perr(&p, "not a JSON object");
-        else if (e == json_tokener_continue)
-            k = perr(&p, "not valid JSON: unexpected end of input");
-        else
-            k = perr(&p, "not valid JSON at byte %zu: %s", json_tokener_get_parse_end(tok),
-                     json_tokener_error_desc(e));
-        json_tokener_free(tok);
-        goto fail;
-    }
-    end = json_tokener_get_parse_end(tok);
-    json_tokener_free(tok);
-    if (end < len && !all_space(text + end, len - end)) {
-        json_object_put(o);
-        k = perr(&p, "not valid JSON: trailing data at byte %zu", end);
+    k = ks_json_parse_document(text, len, KS_HISTORY_MAX_SIZE, &o, &why);
+    if (k == -ENOMEM)
+        return k;
+    if (k < 0) {
+        k = perr(&p, "%s", why);
+        free(why);
         goto fail;
     }
     k = parse_object(&p, o, &h);

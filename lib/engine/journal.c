@@ -712,53 +712,20 @@ static int parse_object(parser *p, ks_journal *j, json_object *o)
     return 0;
 }
 
-static bool all_space(const char *s, size_t len)
-{
-    for (size_t i = 0; i < len; i++)
-        if (!isspace((unsigned char)s[i]))
-            return false;
-    return true;
-}
-
 int ks_journal_parse(const char *text, size_t len, ks_journal **ret, char **ret_error)
 {
     _cleanup_journal_ ks_journal *j = NULL;
-    json_tokener *tok;
-    json_object *o;
+    json_object *o = NULL;
+    char *why = NULL;
     parser p = {0};
-    size_t end;
     int k;
 
-    if (len > KS_JOURNAL_MAX_SIZE) {
-        k = perr(&p, -EBADMSG, "larger than %u bytes", KS_JOURNAL_MAX_SIZE);
-        goto fail;
-    }
-    /* json-c would stop at a NUL and report success on what came before. */
-    if (memchr(text, '\0', len)) {
-        k = perr(&p, -EBADMSG, "contains a NUL byte");
-        goto fail;
-    }
-    tok = json_tokener_new();
-    if (!tok)
-        return -ENOMEM;
-    o = json_tokener_parse_ex(tok, text, (int)len);
-    if (!o) {
-        enum json_tokener_error e = json_tokener_get_error(tok);
-        if (e == json_tokener_success) /* the document "null" */
-            k = perr(&p, -EBADMSG, "not a JSON object");
-        else if (e == json_tokener_continue)
-            k = perr(&p, -EBADMSG, "not valid JSON: unexpected end of input");
-        else
-            k = perr(&p, -EBADMSG, "not valid JSON at byte %zu: %s",
-                     json_tokener_get_parse_end(tok), json_tokener_error_desc(e));
-        json_tokener_free(tok);
-        goto fail;
-    }
-    end = json_tokener_get_parse_end(tok);
-    json_tokener_free(tok);
-    if (end < len && !all_space(text + end, len - end)) {
-        json_object_put(o);
-        k = perr(&p, -EBADMSG, "not valid JSON: trailing data at byte %zu", end);
+    k = ks_json_parse_document(text, len, KS_JOURNAL_MAX_SIZE, &o, &why);
+    if (k == -ENOMEM)
+        return k;
+    if (k < 0) {
+        k = perr(&p, -EBADMSG, "%s", why);
+        free(why);
         goto fail;
     }
     k = ks_journal_new(NULL, &j);

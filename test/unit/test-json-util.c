@@ -10,6 +10,39 @@ static const char *text(json_object *o)
                                           JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 }
 
+/* ks_json_parse_document: a whole untrusted document as one value, or why not. */
+static const struct {
+    const char *text;
+    size_t len; /* 0: strlen(text) */
+    size_t max;
+    int ret;
+    const char *error; /* NULL: parses */
+} documents[] = {
+    {"{\"a\": 1}\n  ", 0, 100, 0, NULL},
+    {"{\"a\": 1} x", 0, 100, -EBADMSG, "not valid JSON: trailing data at byte 9"},
+    {"{\"a\"", 0, 100, -EBADMSG, "not valid JSON: unexpected end of input"},
+    {"null\n", 0, 100, -EBADMSG, "not a JSON object"},
+    {"{}\0{}", 5, 100, -EBADMSG, "contains a NUL byte"},
+    {"{\"a\": 1}", 0, 4, -EBADMSG, "larger than 4 bytes"},
+    {"", 0, 100, -EBADMSG, "not valid JSON: unexpected end of input"},
+};
+
+static void test_documents(void)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(documents); i++) {
+        json_object *o = NULL;
+        char *why = NULL;
+        size_t len = documents[i].len ? documents[i].len : strlen(documents[i].text);
+        int k = ks_json_parse_document(documents[i].text, len, documents[i].max, &o, &why);
+
+        CHECK_MSG(k == documents[i].ret, "document %zu: %d", i, k);
+        CHECK_MSG((o != NULL) == (documents[i].ret == 0), "document %zu: value", i);
+        CHECK_MSG(streq_ptr(why, documents[i].error), "document %zu: '%s'", i, strempty(why));
+        json_object_put(o);
+        free(why);
+    }
+}
+
 int main(void)
 {
     {
@@ -55,5 +88,6 @@ int main(void)
         CHECK(ks_jb_finish(&b, top) == NULL);
         CHECK(ks_jb_finish(&(ks_json_builder){0}, NULL) == NULL);
     }
+    test_documents();
     TEST_DONE();
 }
