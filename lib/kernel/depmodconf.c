@@ -143,6 +143,64 @@ static int too_many(const char *name, unsigned lineno, char **ret_error)
 }
 
 /* One logical line (continuations joined), split on blanks as strtok_r(" \t") does. */
+/* glibc's regcomp copies the parse tree for every "+" and "{n,m}", so nested or chained
+ * repetitions grow it geometrically: "b++++++++++++++++++++" takes gigabytes. Estimate the
+ * copies as the product of every repetition's count (an over-estimate for repetitions side
+ * by side) and refuse a pattern whose copies times its length exceed
+ * KS_DEPMOD_PATTERN_COST_MAX before compiling it. Returns the copies, or limit + 1. */
+static unsigned long pattern_copies(const char *p, unsigned long limit)
+{
+    unsigned long copies = 1;
+
+    for (; *p; p++) {
+        unsigned long count = 1;
+        if (*p == '\\') {
+            if (!*++p)
+                break;
+            continue;
+        }
+        if (*p == '[') { /* a bracket expression repeats nothing; "]" first is a member */
+            const char *q = p + 1;
+            if (*q == '^')
+                q++;
+            if (*q == ']')
+                q++;
+            while (*q && *q != ']')
+                q++;
+            if (!*q)
+                break;
+            p = q;
+            continue;
+        }
+        if (*p == '+')
+            count = 2;
+        else if (*p == '{' && p[1] >= '0' && p[1] <= '9') {
+            char *end;
+            unsigned long lo = strtoul(p + 1, &end, 10), hi = lo;
+            if (*end == ',')
+                hi = end[1] == '}' ? lo : strtoul(end + 1, &end, 10);
+            count = (hi > lo ? hi : lo) + 1;
+        }
+        if (count > limit || copies * count > limit)
+            return limit + 1;
+        copies *= count;
+    }
+    return copies;
+}
+
+static int check_pattern(const char *name, unsigned lineno, const char *pattern, char **ret_error)
+{
+    unsigned long limit = KS_DEPMOD_PATTERN_COST_MAX / (strlen(pattern) + 1);
+
+    if (pattern_copies(pattern, limit) <= limit)
+        return 0;
+    ks_set_first_errorf(ret_error,
+                        "%s:%u: the kernel pattern \"%.60s%s\" nests too many repetitions (\"+\", "
+                        "\"{n,m}\") to be compiled safely: write it with fewer, for example \"^6.8.\"",
+                        name, lineno, pattern, strlen(pattern) > 60 ? "..." : "");
+    return -EBADMSG;
+}
+
 static int parse_line(ks_depmod_conf *c, const char *name, unsigned lineno, char *line,
                       char **ret_error)
 {
@@ -184,6 +242,9 @@ static int parse_line(ks_depmod_conf *c, const char *name, unsigned lineno, char
             return 0;
         if (++c->n_directives > KS_DEPMOD_DIRECTIVES_MAX)
             return too_many(name, lineno, ret_error);
+        r = check_pattern(name, lineno, ov ? words[2] : words[1], ret_error);
+        if (r < 0)
+            return r;
         if (ov)
             return add_versioned(&c->overrides, &c->n_overrides, &c->cap_overrides, words[2],
                                  ks_asprintf("%s/%s", words[3], words[1]));

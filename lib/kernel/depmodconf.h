@@ -23,6 +23,7 @@ typedef struct ks_depmod_conf ks_depmod_conf;
 #define KS_DEPMOD_FILES_MAX 1024        /* .conf files in all directories together */
 #define KS_DEPMOD_DIRECTIVES_MAX 4096   /* search words, overrides, externals, excludes */
 #define KS_DEPMOD_WORD_MAX 4096         /* one word of a line (a path, a pattern) */
+#define KS_DEPMOD_PATTERN_COST_MAX 65536 /* regcomp's tree copies times the pattern's length */
 
 ks_depmod_conf *ks_depmod_conf_new(void);
 ks_depmod_conf *ks_depmod_conf_free(ks_depmod_conf *c);
@@ -35,8 +36,10 @@ static inline void ks_depmod_conf_freep(ks_depmod_conf **c)
 /*
  * Adds the directives of one file's text (not NUL-terminated; name is for messages) in the
  * order depmod reads them. A NUL byte or a control character other than tab, a word longer
- * than KS_DEPMOD_WORD_MAX or more than KS_DEPMOD_DIRECTIVES_MAX directives is -EBADMSG /
- * -E2BIG with *ret_error (optional) naming name:line; on error c is unchanged.
+ * than KS_DEPMOD_WORD_MAX, a kernel pattern whose repetitions would make regcomp copy its
+ * tree more than KS_DEPMOD_PATTERN_COST_MAX / its length times, or more than
+ * KS_DEPMOD_DIRECTIVES_MAX directives is -EBADMSG / -E2BIG with *ret_error (optional) naming
+ * name:line; on error c is unchanged.
  */
 int ks_depmod_conf_parse(ks_depmod_conf *c, const char *name, const char *text, size_t len,
                          char **ret_error);

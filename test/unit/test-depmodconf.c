@@ -53,6 +53,25 @@ static const parse_case parse_cases[] = {
     {"a carriage return", "search updates\r\n", 0, -EBADMSG, NULL, "control character 0x0d"},
     {"junk on line 3", "search a\nsearch b\n\001\002", 0, -EBADMSG, NULL, "x.conf:3:"},
     {"junk after a continuation", "search a \\\nb\n\033[2J", 0, -EBADMSG, NULL, "x.conf:3:"},
+    /* regcomp copies the tree per "+" and "{n}": chained ones are refused before compiling. */
+    {"ten chained + are fine", "override a ^6\\.8\\.0-4+1+-+g+e+n+e+r+i+c+ extra\n", 0, 0,
+     "updates override:extra/a", NULL},
+    {"thirteen chained +", "override a b+++++++++++++ extra\n", 0, -EBADMSG, NULL,
+     "x.conf:1: the kernel pattern \"b+++++++++++++\" nests too many repetitions"},
+    {"a long pattern affords fewer", "override a ^6.8.0-41-generic-with-a-long-local-suffix-for-"
+     "this-site-and-its-build-number-000000000000000000000000000000000000000000000000000000000000"
+     "0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+     "+++++++++ extra\n", 0, -EBADMSG, NULL, "nests too many repetitions"},
+    {"nested groups", "external (((((((((((a+)+)+)+)+)+)+)+)+)+)+)+ /opt\n", 0, -EBADMSG, NULL,
+     "nests too many repetitions"},
+    {"bounds multiply", "override a 6{99}{99} extra\n", 0, -EBADMSG, NULL, "too many repetitions"},
+    {"an open bound counts its minimum", "override a x{9000,} extra\n", 0, -EBADMSG, NULL,
+     "too many repetitions"},
+    {"a small bound", "override a ^6{1,3}\\.8 extra\n", 0, 0, "updates override:extra/a", NULL},
+    {"bracketed + repeat nothing", "override a ^6[+][+][+][+][+][+][+][+][+][+][+]+ extra\n", 0,
+     0, "updates", NULL},
+    {"{ without a digit is literal", "override a ^6{x}{y}{z}{w}{v}{u}{t}{s}{r}{q}{p} extra\n", 0, 0,
+     "updates", NULL},
 };
 
 static void test_parse(void)
