@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <fcntl.h>
+
 #include "grub/grubenv.h"
 
 #include "lib/basic/fileio.h"
@@ -304,12 +306,31 @@ int ks_grubenv_load(const ks_root *r, const char *path, ks_grubenv **ret)
     size_t len = 0;
     int k;
 
-    k = ks_root_read_file(r, path, KS_GRUBENV_SIZE, &data, &len);
+    _cleanup_close_ int fd = ks_root_open_regular(r, path, O_NOFOLLOW);
+
+    if (fd < 0)
+        return fd;
+    k = ks_read_fd(fd, KS_GRUBENV_SIZE, &data, &len);
     if (k == -EFBIG)
         return -EMSGSIZE;
     if (k < 0)
         return k;
     return ks_grubenv_parse(data, len, ret);
+}
+
+const char *ks_grubenv_strerror(int k)
+{
+    switch (k) {
+    case -EMSGSIZE:
+        return "not 1024 bytes";
+    case -EBADMSG:
+        return "no signature or broken lines";
+    case -ELOOP:
+        return "a symbolic link (kswap replaces grubenv by rename, which would cut the link): "
+               "make it a regular file";
+    default:
+        return ks_strerror(k);
+    }
 }
 
 int ks_grubenv_save(const ks_grubenv *e, const ks_root *r, const char *path)

@@ -49,7 +49,13 @@ int ks_grubenv_unset(ks_grubenv *e, const char *name);
 const char *ks_grubenv_data(const ks_grubenv *e);
 bool ks_grubenv_equal(const ks_grubenv *a, const ks_grubenv *b);
 
-/* Reads path inside the root (e.g. "boot/grub/grubenv"); -ENOENT when missing. */
+/* Reads path inside the root (e.g. "boot/grub/grubenv"); -ENOENT when missing, -EMSGSIZE when
+ * not 1024 bytes, -EBADMSG without signature or with a broken line, -ELOOP when a symbolic link
+ * (ks_grubenv_save replaces the file by rename, which would cut the link where GRUB and
+ * grub-editenv write through it), the non-regular kinds of ks_root_open_regular. */
 int ks_grubenv_load(const ks_root *r, const char *path, ks_grubenv **ret);
+/* What is wrong with a block ks_grubenv_load refused with k, worded for "is not a usable GRUB
+ * environment block: %s". */
+const char *ks_grubenv_strerror(int k);
 /* Writes the 1024 bytes atomically (temp file, fsync, rename, fsync directory). */
 int ks_grubenv_save(const ks_grubenv *e, const ks_root *r, const char *path);

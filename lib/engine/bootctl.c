@@ -34,11 +34,8 @@ int ks_boot_load(const ks_root *root, ks_boot *ret, char **ret_error)
     k = ks_grubenv_load(root, KS_GRUBENV_PATH, &b.env);
     if (k < 0 && k != -ENOENT) {
         if (ret_error)
-            *ret_error =
-                ks_asprintf("'/%s' is not a usable GRUB environment block: %s", KS_GRUBENV_PATH,
-                            k == -EMSGSIZE  ? "not 1024 bytes"
-                            : k == -EBADMSG ? "no signature or broken lines"
-                                            : strerror(-k));
+            *ret_error = ks_asprintf("'/%s' is not a usable GRUB environment block: %s",
+                                     KS_GRUBENV_PATH, ks_grubenv_strerror(k));
         ks_boot_done(&b);
         return k;
     }

@@ -386,9 +386,7 @@ static int check_boot(const ks_root *root, ks_plan *p)
         k = add(p, "grub.env-unwritable", KS_SEV_BLOCK,
                 "recreate it with grub-editenv /boot/grub/grubenv create",
                 "/boot/grub/grubenv is not a usable GRUB environment block: %s",
-                env_k == -EMSGSIZE  ? "not 1024 bytes"
-                : env_k == -EBADMSG ? "no signature or broken lines"
-                                    : ks_strerror(env_k));
+                ks_grubenv_strerror(env_k));
     else {
         p->env_writable = true;
         k = add(p, "grub.env-unwritable", KS_SEV_OK, NULL,

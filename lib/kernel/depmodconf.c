@@ -194,10 +194,11 @@ static int check_pattern(const char *name, unsigned lineno, const char *pattern,
 
     if (pattern_copies(pattern, limit) <= limit)
         return 0;
-    ks_set_first_errorf(ret_error,
-                        "%s:%u: the kernel pattern \"%.60s%s\" nests too many repetitions (\"+\", "
-                        "\"{n,m}\") to be compiled safely: write it with fewer, for example \"^6.8.\"",
-                        name, lineno, pattern, strlen(pattern) > 60 ? "..." : "");
+    ks_set_first_errorf(
+        ret_error,
+        "%s:%u: the kernel pattern \"%.60s%s\" nests too many repetitions (\"+\", "
+        "\"{n,m}\") to be compiled safely: write it with fewer, for example \"^6.8.\"",
+        name, lineno, pattern, strlen(pattern) > 60 ? "..." : "");
     return -EBADMSG;
 }
 

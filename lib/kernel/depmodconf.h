@@ -19,10 +19,10 @@
 typedef struct ks_depmod_conf ks_depmod_conf;
 
 /* Bounds for a hostile root: more is an error that names the file. */
-#define KS_DEPMOD_FILE_MAX (256 * 1024) /* bytes in one .conf file */
-#define KS_DEPMOD_FILES_MAX 1024        /* .conf files in all directories together */
-#define KS_DEPMOD_DIRECTIVES_MAX 4096   /* search words, overrides, externals, excludes */
-#define KS_DEPMOD_WORD_MAX 4096         /* one word of a line (a path, a pattern) */
+#define KS_DEPMOD_FILE_MAX (256 * 1024)  /* bytes in one .conf file */
+#define KS_DEPMOD_FILES_MAX 1024         /* .conf files in all directories together */
+#define KS_DEPMOD_DIRECTIVES_MAX 4096    /* search words, overrides, externals, excludes */
+#define KS_DEPMOD_WORD_MAX 4096          /* one word of a line (a path, a pattern) */
 #define KS_DEPMOD_PATTERN_COST_MAX 65536 /* regcomp's tree copies times the pattern's length */
 
 ks_depmod_conf *ks_depmod_conf_new(void);

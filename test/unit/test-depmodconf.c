@@ -58,18 +58,20 @@ static const parse_case parse_cases[] = {
      "updates override:extra/a", NULL},
     {"thirteen chained +", "override a b+++++++++++++ extra\n", 0, -EBADMSG, NULL,
      "x.conf:1: the kernel pattern \"b+++++++++++++\" nests too many repetitions"},
-    {"a long pattern affords fewer", "override a ^6.8.0-41-generic-with-a-long-local-suffix-for-"
+    {"a long pattern affords fewer",
+     "override a ^6.8.0-41-generic-with-a-long-local-suffix-for-"
      "this-site-and-its-build-number-000000000000000000000000000000000000000000000000000000000000"
      "0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
-     "+++++++++ extra\n", 0, -EBADMSG, NULL, "nests too many repetitions"},
+     "+++++++++ extra\n",
+     0, -EBADMSG, NULL, "nests too many repetitions"},
     {"nested groups", "external (((((((((((a+)+)+)+)+)+)+)+)+)+)+)+ /opt\n", 0, -EBADMSG, NULL,
      "nests too many repetitions"},
     {"bounds multiply", "override a 6{99}{99} extra\n", 0, -EBADMSG, NULL, "too many repetitions"},
     {"an open bound counts its minimum", "override a x{9000,} extra\n", 0, -EBADMSG, NULL,
      "too many repetitions"},
     {"a small bound", "override a ^6{1,3}\\.8 extra\n", 0, 0, "updates override:extra/a", NULL},
-    {"bracketed + repeat nothing", "override a ^6[+][+][+][+][+][+][+][+][+][+][+]+ extra\n", 0,
-     0, "updates", NULL},
+    {"bracketed + repeat nothing", "override a ^6[+][+][+][+][+][+][+][+][+][+][+]+ extra\n", 0, 0,
+     "updates", NULL},
     {"{ without a digit is literal", "override a ^6{x}{y}{z}{w}{v}{u}{t}{s}{r}{q}{p} extra\n", 0, 0,
      "updates", NULL},
 };
