@@ -202,7 +202,7 @@ early)
 app)
   # The workload whose health accept checks: fails on NEW once the plan said "break".
   if [ -e /etc/kswap-vm/break-on-new ] && [ "$(uname -r)" = "$NEW" ]; then
-    say "APP refusing to start on $NEW"; exit 1
+    say "APP refusing to start on $NEW at uptime $(cut -d. -f1 /proc/uptime)"; exit 1
   fi
   exit 0 ;;
 firstboot)
@@ -850,7 +850,8 @@ def build_disk(pf, layout):
 
 
 # ---------------------------------------------------------------- scenarios
-def boot_sequence(pf, img, plan, log_path, total_timeout, extra=(), boot_timeout=BOOT_TIMEOUT):
+def boot_sequence(pf, img, plan, log_path, total_timeout, extra=(), boot_timeout=BOOT_TIMEOUT,
+                  watch=(), seen=None):
     """Boots an overlay of img with the plan until the VM powers off. Returns the serial text,
     why it was stopped (None: it powered off), its seconds and the seconds of each boot (from
     qemu's start or the previous GRUB "Loading Linux" to the next; the last to the power-off).
@@ -891,6 +892,10 @@ def boot_sequence(pf, img, plan, log_path, total_timeout, extra=(), boot_timeout
                 text = open(log_path, "rb").read()
                 n = text.count(b"Loading Linux ")
                 now = time.monotonic()
+                # the host's time (to the second) a watched line first reached the serial log
+                for w in watch:
+                    if seen is not None and w not in seen and w.encode() in text:
+                        seen[w] = (now, n)
                 if n != starts:
                     starts, last_start = n, now
                     marks.append(now)
@@ -913,9 +918,15 @@ def boot_sequence(pf, img, plan, log_path, total_timeout, extra=(), boot_timeout
     os.unlink(ovl)
     end = time.monotonic()
     marks.append(end)
+    if seen is not None:
+        seen["marks"] = marks
     # boot i: from GRUB loading its kernel to GRUB loading the next (firmware and GRUB of the
     # next boot included); the first entry: qemu's start to the first kernel (firmware, GRUB)
     return text, why, end - t0, [b - a for a, b in zip(marks, marks[1:])]
+
+
+# The health scenario's workload saying it fails on the trial kernel (the guest script's "app").
+FAILURE_LINE = "KSWAP-VM APP refusing"
 
 
 def parse(text):
@@ -1221,9 +1232,10 @@ def run_scenarios(names):
         boot_limit = BOOT_TIMEOUT
         if "KS_VM_BOOT_TIMEOUT" not in os.environ:
             boot_limit = INSTALL_BOOT_TIMEOUT.get(name, BOOT_TIMEOUT)
+        seen = {}
         text, why, secs, per_boot = boot_sequence(
             pf, img, plan, log_path, total_timeout=min(len(want_grub) * boot_limit, limit),
-            extra=extra, boot_timeout=boot_limit)
+            extra=extra, boot_timeout=boot_limit, watch=(FAILURE_LINE,), seen=seen)
         grub, boots = parse(text)
         try:
             expect(why is None, why or "")
@@ -1237,6 +1249,16 @@ def run_scenarios(names):
             print(f"ok {name} ({pf.name}): {len(grub)} boots {grub}, {secs:.0f} s (image "
                   f"{t1 - t0:.0f} s); to the first kernel, then per boot: "
                   f"{' '.join(f'{x:.0f}' for x in per_boot)} s; serial log {log_path}", flush=True)
+            if FAILURE_LINE in seen:
+                # issue 13's measure: how long a broken trial keeps the node from its old kernel
+                t_fail, n_fail = seen[FAILURE_LINE]
+                nxt = [m for m in seen["marks"][n_fail + 1:-1] if m > t_fail]
+                up = re.search(r"APP refusing to start on \S+ at uptime (\d+)", text)
+                if nxt:
+                    print(f"  measured: the service failed on the trial kernel "
+                          f"{up.group(1) if up else '?'} s after its start; GRUB loaded the old "
+                          f"kernel {nxt[0] - t_fail:.0f} s after the failure (host time, qemu's "
+                          f"cold restart and firmware included)", flush=True)
             for n, whole, inst in apply_times(boots):
                 print(f"  apply of boot {n}: {whole:.0f} s, of it the install step (apt-get "
                       f"update, install, dpkg and its hooks) {inst:.0f} s, the other steps "
