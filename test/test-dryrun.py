@@ -296,8 +296,9 @@ if scenario("purge"):
     p, d = kswap(r, "--json", "--config", conf, "rollback", "--purge")
     check(p.returncode == 0 and d and d.get("result") == "done", "rollback --purge", p.stderr[-2000:])
     removed = [(x["kind"], x.get("name") or x.get("path")) for x in (d or {}).get("removed", [])]
-    check(removed == [("package", f"linux-image-{NEW}"), ("grub-dropin", "etc/default/grub.d/90-kswap.cfg")],
-          "removed lists the package and the drop-in", removed)
+    check(removed == [("package", f"linux-image-{NEW}"), ("grub-dropin", "etc/default/grub.d/90-kswap.cfg"),
+                      ("autoremove-guard", "etc/apt/apt.conf.d/01autoremove-kswap")],
+          "removed lists the package, the drop-in and the autoremove guard", removed)
     apt = log(r, "fake-apt.log")
     check(f"purge linux-image-{NEW}" in apt, "the fake apt-get recorded the purge", apt)
     dpkg = open(os.path.join(r, "var/lib/dpkg/status")).read()

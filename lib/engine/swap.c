@@ -7,6 +7,7 @@
 
 #include "lib/repo/apt-status.h"
 #include "lib/repo/aptsource.h"
+#include "lib/repo/autoremove.h"
 #include "lib/basic/alloc-util.h"
 #include "lib/basic/config.h"
 #include "lib/engine/accept.h"
@@ -1228,6 +1229,33 @@ static bool resumable(ks_state s)
     return s == KS_STATE_PREPARED || s == KS_STATE_INSTALLED || s == KS_STATE_VERIFIED;
 }
 
+/* From here on the swap relies on both kernels: apt autoremove must leave them (rewritten on a
+ * resumed run, replaced by the next swap's pair, removed by rollback --purge). */
+/* step: NULL for the check before anything is written (no step has begun). */
+static int autoremove_error(run *x, const char *step, int k)
+{
+    if (k == -EEXIST)
+        return fail_step(x, step, k,
+                         "'/%s' exists and kswap did not write it: move it away, then run 'kswap "
+                         "apply' again",
+                         KS_AUTOREMOVE_PATH);
+    return fail_step(x, step, k, "cannot %s '/%s': %s", step ? "write" : "read",
+                     KS_AUTOREMOVE_PATH, ks_strerror(k));
+}
+
+static int keep_kernels(run *x, const char *old, const char *new)
+{
+    char *releases[] = {(char *)old, (char *)new, NULL};
+    int k = ks_autoremove_keep(x->root, releases);
+
+    if (k < 0)
+        return autoremove_error(x, "install", k);
+    if (k > 0)
+        progress(x, "install", "%s and %s kept from apt autoremove while the swap needs them (/%s)",
+                 old, new, KS_AUTOREMOVE_PATH);
+    return 0;
+}
+
 int ks_apply(const ks_root *root, const ks_apply_opts *o, ks_swap_result *ret)
 {
     _cleanup_(ks_lock_releasep) ks_lock *lock = NULL;
@@ -1263,6 +1291,12 @@ int ks_apply(const ks_root *root, const ks_apply_opts *o, ks_swap_result *ret)
     if (k < 0)
         goto out;
     running = strdup(plan.running_kernel);
+    /* An input the install step needs, checked before the first write. */
+    k = ks_autoremove_check(root);
+    if (k < 0) {
+        k = autoremove_error(&x, NULL, k);
+        goto out;
+    }
 
     if (ks_journal_state(x.j) == KS_STATE_ARMED) {
         ret->status = KS_SWAP_ALREADY;
@@ -1324,6 +1358,8 @@ int ks_apply(const ks_root *root, const ks_apply_opts *o, ks_swap_result *ret)
     }
     if (k >= 0 && streq_ptr(new, old))
         k = fail_step(&x, "install", -EINVAL, "the new kernel %s is the running kernel", old);
+    if (k >= 0)
+        k = keep_kernels(&x, old, new);
     if (k >= 0)
         k = step_verify(&x, new);
     if (k >= 0)
@@ -1449,6 +1485,17 @@ static int dry_steps(run *x, const ks_apply_opts *o, const ks_plan *plan, const 
         d->new_kernel = strdup(o->kernel);
     else if (plan->target_release)
         d->new_kernel = strdup(plan->target_release);
+    if (d->new_kernel) {
+        char *releases[] = {(char *)old, d->new_kernel, NULL};
+        _cleanup_free_ char *guard = ks_autoremove_text(releases);
+        if (!guard)
+            return -ENOMEM;
+        k = ks_dryrun_add_file(d, KS_AUTOREMOVE_PATH, "write",
+                               "the old and the new kernel kept from apt autoremove", guard,
+                               strlen(guard), false);
+        if (k < 0)
+            return k;
+    }
 
     /* arm: update-grub twice (the new kernel's entries, then the trial's), grubenv. */
     k = ks_dryrun_add_program(d, "arm", update_grub, false);
@@ -1915,6 +1962,23 @@ static int keep_dropin(run *x, ks_boot *b)
     return k < 0 ? fail_step(x, "rollback", k, "%s", strempty(err)) : 0;
 }
 
+static int purge_autoremove_guard(run *x, const char *old, const char *new)
+{
+    _cleanup_free_ char *what = NULL;
+    int k = ks_autoremove_release(x->root);
+
+    if (k == -EEXIST)
+        return 0; /* not kswap's: the operator's file stays */
+    if (k < 0)
+        return fail_step(x, "purge", k, "cannot remove '/%s': %s", KS_AUTOREMOVE_PATH,
+                         strerror(-k));
+    if (k == 0)
+        return 0;
+    what = new ? ks_asprintf("kept %s and %s from apt autoremove", old, new)
+               : ks_asprintf("kept %s from apt autoremove", old);
+    return what ? add_removed(x, "autoremove-guard", KS_AUTOREMOVE_PATH, what) : -ENOMEM;
+}
+
 static int purge(run *x, const char *old, const char *running)
 {
     const char *new = ks_journal_get(x->j, KS_JF_NEW_KERNEL);
@@ -1931,6 +1995,8 @@ static int purge(run *x, const char *old, const char *running)
         k = purge_apt_source(x);
     if (k >= 0)
         k = purge_dropin(x);
+    if (k >= 0)
+        k = purge_autoremove_guard(x, old, new);
     return k < 0 ? k : 0;
 }
 
