@@ -1239,8 +1239,8 @@ static int autoremove_error(run *x, const char *step, int k)
                          "'/%s' exists and kswap did not write it: move it away, then run 'kswap "
                          "apply' again",
                          KS_AUTOREMOVE_PATH);
-    return fail_step(x, step, k, "cannot %s '/%s': %s", step ? "write" : "read",
-                     KS_AUTOREMOVE_PATH, ks_strerror(k));
+    return fail_step(x, step, k, "cannot %s '/%s': %s", step ? "write" : "read", KS_AUTOREMOVE_PATH,
+                     ks_strerror(k));
 }
 
 static int keep_kernels(run *x, const char *old, const char *new)

@@ -29,12 +29,12 @@ static char *escape_release(const char *release)
 char *ks_autoremove_text(char *const *releases)
 {
     _cleanup_strv_free_ char **seen = NULL;
-    _cleanup_free_ char *text = strdup(KS_AUTOREMOVE_MARKER
-                                       ": the kernels a kernel swap relies on (the old one it\n"
-                                       "// falls back to, the new one), kept from apt autoremove. "
-                                       "'kswap rollback --purge'\n"
-                                       "// removes this file; the next 'kswap apply' rewrites it.\n"
-                                       "APT::NeverAutoRemove\n{\n");
+    _cleanup_free_ char *text =
+        strdup(KS_AUTOREMOVE_MARKER ": the kernels a kernel swap relies on (the old one it\n"
+                                    "// falls back to, the new one), kept from apt autoremove. "
+                                    "'kswap rollback --purge'\n"
+                                    "// removes this file; the next 'kswap apply' rewrites it.\n"
+                                    "APT::NeverAutoRemove\n{\n");
 
     for (char *const *r = releases; text && r && *r; r++) {
         _cleanup_free_ char *esc = NULL;
