@@ -466,8 +466,14 @@ if scenario("repository"):
                     "linux-xanmod-lts-x64v3", "--bbr", "builtin"], check=True, capture_output=True)
     with open(os.path.join(r, "etc/apt/sources.list.d/xanmod-release.list"), "w") as f:
         f.write("deb [signed-by=/usr/share/keyrings/xanmod-archive-keyring.gpg] http://deb.xanmod.org releases main\n")
-    p, d = kswap(r, "--json", "apply", "--key", key, "--yes", KSWAP_FAKE_DEBS=debs)
+    # An operator's German locale: apt must still speak English to kswap (its phases and the
+    # repository check are read by their words).
+    p, d = kswap(r, "--json", "apply", "--key", key, "--yes", KSWAP_FAKE_DEBS=debs,
+                 LC_ALL="de_DE.UTF-8", LANG="de_DE.UTF-8", LANGUAGE="de")
     check(p.returncode == 0 and d and d.get("state") == "armed", "apply from the repository arms", p.stderr)
+    apt_env = open(os.path.join(r, "var/log/fake-apt-env.log")).read().strip()
+    check(apt_env == "LC_ALL=C.UTF-8 LANGUAGE=", "apt ran under LC_ALL=C.UTF-8 and no LANGUAGE "
+          "whatever the operator's locale", apt_env)
     src_file = os.path.join(r, "etc/apt/sources.list.d/xanmod.sources")
     text = open(src_file).read() if os.path.exists(src_file) else ""
     check("Suites: noble" in text and "Signed-By: /etc/apt/keyrings/xanmod-archive-keyring.gpg" in text,

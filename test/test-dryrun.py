@@ -22,7 +22,7 @@ fakes = kstest.FAKES
 base_root = kstest.EXAMPLE_ROOT
 key = kstest.XANMOD_KEY
 work = tempfile.mkdtemp(prefix="kswap-dryrun.")
-FAKE_LOGS = ("var/log/fake-apt.log", "var/log/fake-update-grub.log", "var/log/fake-systemctl.log")
+FAKE_LOGS = ("var/log/fake-apt.log", "var/log/fake-apt-env.log", "var/log/fake-update-grub.log", "var/log/fake-systemctl.log")
 
 
 def kswap(root, *args, timeout=120, **kw):
@@ -48,7 +48,7 @@ def fresh_root(name):
     shutil.copytree(base_root, r, symlinks=True)
     for d in ("var/log", "run"):
         os.makedirs(os.path.join(r, d), exist_ok=True)
-    for n in ("apt", "update-grub", "systemctl", "nft", "tc", "wg", "journalctl"):
+    for n in ("apt", "apt-env", "update-grub", "systemctl", "nft", "tc", "wg", "journalctl"):
         open(os.path.join(r, f"var/log/fake-{n}.log"), "a").close()
     return r
 

@@ -34,6 +34,12 @@
 
 #define MIN_MS 60000u
 
+/* apt speaks English to kswap whatever the operator's locale: its phases (the Status-Fd
+ * messages, "Preparing %s") and the repository check's errors are read by their words. LANGUAGE
+ * empty, since gettext would prefer it to the locale. */
+#define APT_ENV_LC_ALL "LC_ALL=C.UTF-8"
+#define APT_ENV_LANGUAGE "LANGUAGE="
+
 /* apt-get as apply's install step runs it (apply --dry-run lists the same argv). */
 #define APT_UPDATE_ARGV                                                                            \
     (char *)"apt-get", (char *)"-q", (char *)"-o",                                                 \
@@ -309,6 +315,8 @@ static int run_program(run *x, const char *step, char **argv, unsigned tmo_ms, b
     if (apt) {
         env[n++] = (char *)"DEBIAN_FRONTEND=noninteractive";
         env[n++] = (char *)"APT_LISTCHANGES_FRONTEND=none";
+        env[n++] = (char *)APT_ENV_LC_ALL;
+        env[n++] = (char *)APT_ENV_LANGUAGE;
     }
     env[n] = NULL;
     argv[0] = path;
@@ -695,7 +703,8 @@ static const char *key_path(const ks_apply_opts *o)
 static int probe_repository(run *x, const ks_apt_takeover *source, const char *package)
 {
     _cleanup_free_ char *path = NULL, *root_env = NULL;
-    char *env[4] = {(char *)"DEBIAN_FRONTEND=noninteractive", NULL, NULL, NULL};
+    char *env[6] = {(char *)"DEBIAN_FRONTEND=noninteractive", (char *)APT_ENV_LC_ALL,
+                    (char *)APT_ENV_LANGUAGE, NULL, NULL, NULL};
     ks_repo_probe_result pr = {0};
     bool refused;
     int k;
@@ -715,7 +724,7 @@ static int probe_repository(run *x, const ks_apt_takeover *source, const char *p
         root_env = ks_asprintf("KSWAP_ROOT=%s", x->root_abs);
         if (!root_env)
             return -ENOMEM;
-        env[1] = root_env;
+        env[3] = root_env;
     }
     progress(x, "repository", "checking %s %s with apt-get update into a private folder",
              source->uri, source->suite);
