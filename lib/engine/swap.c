@@ -703,8 +703,12 @@ static const char *key_path(const ks_apply_opts *o)
 static int probe_repository(run *x, const ks_apt_takeover *source, const char *package)
 {
     _cleanup_free_ char *path = NULL, *root_env = NULL;
-    char *env[6] = {(char *)"DEBIAN_FRONTEND=noninteractive", (char *)APT_ENV_LC_ALL,
-                    (char *)APT_ENV_LANGUAGE, NULL, NULL, NULL};
+    char *env[6] = {(char *)"DEBIAN_FRONTEND=noninteractive",
+                    (char *)APT_ENV_LC_ALL,
+                    (char *)APT_ENV_LANGUAGE,
+                    NULL,
+                    NULL,
+                    NULL};
     ks_repo_probe_result pr = {0};
     bool refused;
     int k;
