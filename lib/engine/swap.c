@@ -1242,8 +1242,6 @@ static bool resumable(ks_state s)
     return s == KS_STATE_PREPARED || s == KS_STATE_INSTALLED || s == KS_STATE_VERIFIED;
 }
 
-/* From here on the swap relies on both kernels: apt autoremove must leave them (rewritten on a
- * resumed run, replaced by the next swap's pair, removed by rollback --purge). */
 /* step: NULL for the check before anything is written (no step has begun). */
 static int autoremove_error(run *x, const char *step, int k)
 {
@@ -1256,6 +1254,8 @@ static int autoremove_error(run *x, const char *step, int k)
                      ks_strerror(k));
 }
 
+/* From here on the swap relies on both kernels: apt autoremove must leave them (rewritten on a
+ * resumed run, replaced by the next swap's pair, removed by rollback --purge). */
 static int keep_kernels(run *x, const char *old, const char *new)
 {
     char *releases[] = {(char *)old, (char *)new, NULL};
@@ -1984,7 +1984,7 @@ static int purge_autoremove_guard(run *x, const char *old, const char *new)
         return 0; /* not kswap's: the operator's file stays */
     if (k < 0)
         return fail_step(x, "purge", k, "cannot remove '/%s': %s", KS_AUTOREMOVE_PATH,
-                         strerror(-k));
+                         ks_strerror(k));
     if (k == 0)
         return 0;
     what = new ? ks_asprintf("kept %s and %s from apt autoremove", old, new)

@@ -142,7 +142,6 @@ static int too_many(const char *name, unsigned lineno, char **ret_error)
     return -E2BIG;
 }
 
-/* One logical line (continuations joined), split on blanks as strtok_r(" \t") does. */
 /* glibc's regcomp copies the parse tree for every "+" and "{n,m}", so nested or chained
  * repetitions grow it geometrically: "b++++++++++++++++++++" takes gigabytes. Estimate the
  * copies as the product of every repetition's count (an over-estimate for repetitions side
@@ -179,6 +178,9 @@ static unsigned long pattern_copies(const char *p, unsigned long limit)
             unsigned long lo = strtoul(p + 1, &end, 10), hi = lo;
             if (*end == ',')
                 hi = end[1] == '}' ? lo : strtoul(end + 1, &end, 10);
+            /* a bound past the limit (ULONG_MAX from strtoul too) must not wrap to 0 */
+            if (lo >= limit || hi >= limit)
+                return limit + 1;
             count = (hi > lo ? hi : lo) + 1;
         }
         if (count > limit || copies * count > limit)
@@ -202,6 +204,7 @@ static int check_pattern(const char *name, unsigned lineno, const char *pattern,
     return -EBADMSG;
 }
 
+/* One logical line (continuations joined), split on blanks as strtok_r(" \t") does. */
 static int parse_line(ks_depmod_conf *c, const char *name, unsigned lineno, char *line,
                       char **ret_error)
 {

@@ -855,6 +855,8 @@ def boot_sequence(pf, img, plan, log_path, total_timeout, extra=(), boot_timeout
     """Boots an overlay of img with the plan until the VM powers off. Returns the serial text,
     why it was stopped (None: it powered off), its seconds and the seconds of each boot (from
     qemu's start or the previous GRUB "Loading Linux" to the next; the last to the power-off).
+    With seen (a dict), each line of watch that reaches the serial log is recorded as
+    seen[line] = (host time, GRUB loads so far), and seen["marks"] holds the load times.
     extra: images attached read-only after the plan's disk (/dev/vdc, ...)."""
     work = os.path.dirname(log_path)
     ovl = os.path.join(work, "overlay.qcow2")
