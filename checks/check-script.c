@@ -42,11 +42,10 @@ int ks_check_script(const ks_check_ctx *c, ks_check *chk)
     }
     if (exe < 0)
         return exe;
-    k = ks_spawn(
-        argv,
-        &(ks_spawn_opts){
-            .timeout_ms = tmo, .env = env, .max_output = SCRIPT_OUTPUT_MAX, .exec_fd = exe},
-        &res);
+    k = ks_spawn(argv,
+                 KS_SPAWN_OPTS(.timeout_ms = tmo, .env = env, .max_output = SCRIPT_OUTPUT_MAX,
+                               .exec_fd = exe),
+                 &res);
     if (k < 0)
         return k;
     ok = ks_spawn_succeeded(&res);

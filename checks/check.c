@@ -101,5 +101,5 @@ int ks_check_spawn(const ks_check_ctx *c, char *const argv[], unsigned timeout_m
     memcpy(args, argv, n * sizeof(char *));
     args[0] = path;
     return ks_spawn(
-        args, &(ks_spawn_opts){.timeout_ms = timeout_ms, .env = env, .max_output = 64 * 1024}, ret);
+        args, KS_SPAWN_OPTS(.timeout_ms = timeout_ms, .env = env, .max_output = 64 * 1024), ret);
 }

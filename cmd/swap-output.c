@@ -89,7 +89,7 @@ void ks_swap_trace(void *userdata, const char *what, const char *message)
 int ks_swap_progress_fd(void)
 {
     /* Only a person at a terminal wants apt's progress bars; logs get the final output. */
-    return isatty(STDERR_FILENO) ? STDERR_FILENO : 0;
+    return isatty(STDERR_FILENO) ? STDERR_FILENO : -EBADF;
 }
 
 static bool failed_outcome(ks_outcome o)

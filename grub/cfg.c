@@ -35,6 +35,7 @@ typedef struct lexer {
     unsigned in_list; /* inside a block or an if/loop: no function definitions there */
     unsigned last_nd; /* delimiters after the last command of a list */
     unsigned brace_line, brace_col; /* the innermost open '{' */
+    char *lacks_write_support;      /* see ks_grub_cfg */
     bool failed;
     ks_grub_error *err;
 } lexer;
@@ -290,6 +291,38 @@ static void tok_clear(lexer *lx)
     lx->raw = NULL;
 }
 
+#define LACKS_WRITE_MARKER "# GRUB lacks write support for"
+
+/*
+ * Ubuntu's 00_header writes "# GRUB lacks write support for X, so recordfail support is
+ * disabled." into its recordfail function when grub-probe finds /boot/grub on a file system
+ * or an abstraction (btrfs, zfs, lvm, diskfilter) GRUB cannot write. Comments run nothing, so
+ * the parser keeps this one fact of them: the first marker's X.
+ */
+static int note_comment(lexer *lx, const char *comment, size_t len)
+{
+    const char *r, *end;
+    size_t n = strlen(LACKS_WRITE_MARKER);
+
+    if (lx->lacks_write_support || len < n || memcmp(comment, LACKS_WRITE_MARKER, n) != 0)
+        return 0;
+    r = comment + n;
+    end = comment + len;
+    if (r < end && *r != ' ' && *r != '\t' && *r != '\r')
+        return 0; /* "... support forever" is not the marker */
+    while (r < end && (*r == ' ' || *r == '\t'))
+        r++;
+    for (const char *p = r; p + 15 <= end; p++)
+        if (memcmp(p, ", so recordfail", 15) == 0) {
+            end = p;
+            break;
+        }
+    while (end > r && (end[-1] == '.' || isspace((unsigned char)end[-1])))
+        end--;
+    lx->lacks_write_support = strndup(r, (size_t)(end - r));
+    return lx->lacks_write_support ? 0 : -ENOMEM;
+}
+
 /* Reads the next token into lx unless one is waiting. */
 static int peek(lexer *lx)
 {
@@ -307,8 +340,13 @@ static int peek(lexer *lx)
             adv(lx);
             adv(lx);
         } else if (c == '#') {
+            size_t start = lx->pos;
+
             while (cur(lx) >= 0 && cur(lx) != '\n')
                 adv(lx);
+            k = note_comment(lx, lx->s + start, lx->pos - start);
+            if (k < 0)
+                return k;
         } else {
             break;
         }
@@ -842,6 +880,7 @@ ks_grub_cfg *ks_grub_cfg_free(ks_grub_cfg *c)
         return NULL;
     block_free(&c->script);
     entries_free(c->entries, c->n_entries);
+    free(c->lacks_write_support);
     free(c->text);
     free(c);
     return NULL;
@@ -1233,6 +1272,7 @@ int ks_grub_cfg_parse(const char *text, size_t len, ks_grub_cfg **ret, ks_grub_e
         }
     }
     tok_clear(&lx);
+    c->lacks_write_support = TAKE_PTR(lx.lacks_write_support);
     if (k >= 0)
         k = collect(c, &c->script, &c->entries, &c->n_entries, &entries_cap, 0);
     if (k < 0) {

@@ -91,6 +91,9 @@ typedef struct ks_grub_cfg {
     ks_grub_block script;
     ks_grub_entry *entries; /* static menu tree: every menuentry/submenu in source order */
     size_t n_entries;
+    /* X of Ubuntu's comment "# GRUB lacks write support for X, so recordfail support is
+     * disabled." (grub-mkconfig found /boot/grub where GRUB cannot save_env); NULL without it. */
+    char *lacks_write_support;
 } ks_grub_cfg;
 
 typedef struct ks_grub_error {

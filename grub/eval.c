@@ -697,6 +697,8 @@ static int exec_cmd(ks_grub_eval *ev, const ks_grub_node *n)
         ev->stopped = true;
         return 0;
     }
+    if (streq(c, "lsefi"))
+        return ev->efi ? 0 : 1; /* grub-core/commands/efi/lsefi.c: EFI only, like fwsetup */
     if (streq(c, "halt") || streq(c, "reboot") || streq(c, "poweroff")) {
         if (ev->registering)
             return 0;
@@ -861,8 +863,7 @@ void ks_grub_boot_result_done(ks_grub_boot_result *r)
     *r = (ks_grub_boot_result){0};
 }
 
-/* grub_menu_get_timeout(): unset or not a number is -1 (wait). */
-static int get_timeout(const ks_grub_eval *ev)
+int ks_grub_eval_timeout(const ks_grub_eval *ev)
 {
     const char *v = ks_grub_eval_get(ev, "timeout");
     unsigned long long t;
@@ -921,7 +922,7 @@ int ks_grub_eval_boot(ks_grub_eval *ev, ks_grub_boot_result *ret)
         _cleanup_free_ char *rest = NULL;
         int i;
 
-        r.timeout = get_timeout(ev);
+        r.timeout = ks_grub_eval_timeout(ev);
         if (n == 0 || n_subs >= KS_GRUB_MAX_DEPTH) {
             r.waits = true; /* nothing to boot: GRUB drops to its prompt */
             r.wait_reason = "no-entries";

@@ -45,6 +45,9 @@ int ks_grub_eval_block(ks_grub_eval *ev, const ks_grub_block *b);
 const char *ks_grub_eval_get(const ks_grub_eval *ev, const char *name); /* NULL when unset */
 int ks_grub_eval_set(ks_grub_eval *ev, const char *name, const char *value);
 int ks_grub_eval_status(const ks_grub_eval *ev); /* $? of the last command */
+/* The menu's countdown as the script left $timeout (grub_menu_get_timeout: unset or not a
+ * number is -1, a wait). */
+int ks_grub_eval_timeout(const ks_grub_eval *ev);
 
 /* The menu registered so far (submenus hold the entries their body registers). */
 const ks_grub_entry *ks_grub_eval_menu(const ks_grub_eval *ev, size_t *ret_n);

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """plan and apply agree on every grubenv: for each state of /boot/grub/grubenv in a table (a
 valid block, none, wrong sizes, no signature, broken lines, a FIFO, a directory, links in and out
-of the root, stale or dangling variables), `kswap plan` blocks exactly when `kswap apply`
+of the root, stale or dangling variables; and grub.cfg states that decide the same: a script
+GRUB's parser stops at, Ubuntu's "lacks write support" marker), `kswap plan` blocks exactly when `kswap apply`
 refuses, both name the same finding, and a refusing apply leaves grubenv and the boot forecast
 as they were. Each case also says what it expects (allowed or blocked, the finding), so a change
 that makes both commands wrong in the same way still fails. The real grub-editenv makes the
@@ -87,6 +88,13 @@ def link_in(p, root):
     os.symlink("grubenv.real", p)
 
 
+def grub_cfg_append(text):
+    def setup(p, root):
+        with open(os.path.join(root, "boot/grub/grub.cfg"), "a") as f:
+            f.write(text)
+    return setup
+
+
 CASES = [
     Case("valid, empty", lambda p, r: block(p), True, None),
     Case("absent", lambda p, r: os.unlink(p), True, None),
@@ -111,6 +119,15 @@ CASES = [
     # next_entry, so neither blocks; the forecast check below proves what apply left.
     Case("a stale next_entry", lambda p, r: block(p, "next_entry=0"), True, None),
     Case("saved_entry of no entry", lambda p, r: block(p, "saved_entry=no-such-entry"), True, None),
+    Case("grub.cfg: a stray fi", grub_cfg_append("fi\n"), False, "grub.cfg-invalid",
+         "GRUB's parser stops at line"),
+    Case("grub.cfg: a loop without end", grub_cfg_append(
+        "while true; do while true; do true; done; done\n"), False, "grub.cfg-invalid", None),
+    Case("grub.cfg: GRUB lacks write support", grub_cfg_append(
+        "# GRUB lacks write support for lvm, so recordfail support is disabled.\n"), False,
+        "grub.env-unwritable", "lacks write support for lvm"),
+    Case("grub.cfg: a comment that is not the marker", grub_cfg_append(
+        "# GRUB lacks write support forever\n"), True, None),
 ]
 
 

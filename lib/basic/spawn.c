@@ -109,7 +109,7 @@ static void child_exec(const char *exe, char *const argv[], char **env, const ks
             _exit(127);
     }
     if (!o->passthrough) {
-        int nul = o->stdin_fd > 0 ? o->stdin_fd : open("/dev/null", O_RDONLY);
+        int nul = o->stdin_fd >= 0 ? o->stdin_fd : open("/dev/null", O_RDONLY);
         /* Own process group: a timeout kills the program and everything it started. */
         setpgid(0, 0);
         if (nul < 0 || dup2(nul, STDIN_FILENO) < 0 || dup2(out_fd, STDOUT_FILENO) < 0 ||
@@ -128,7 +128,7 @@ static void child_exec(const char *exe, char *const argv[], char **env, const ks
     signal(SIGPIPE, SIG_DFL);
     if (o->cwd && chdir(o->cwd) < 0)
         _exit(127);
-    if (o->exec_fd > 0) {
+    if (o->exec_fd >= 0) {
         /* A script's interpreter opens /dev/fd/N: that fd must survive the exec. */
         int fl = fcntl(o->exec_fd, F_GETFD);
         if (fl < 0 || fcntl(o->exec_fd, F_SETFD, fl & ~FD_CLOEXEC) < 0)
@@ -255,8 +255,7 @@ int ks_spawn_open_in_root(const ks_root *root, const char *path)
 
 int ks_spawn(char *const argv[], const ks_spawn_opts *opts, ks_spawn_result *ret)
 {
-    static const ks_spawn_opts none = {0};
-    const ks_spawn_opts *o = opts ? opts : &none;
+    const ks_spawn_opts *o = opts ? opts : KS_SPAWN_OPTS();
     size_t max = o->max_output ? o->max_output : DEFAULT_MAX_OUTPUT, cap = 0;
     _cleanup_free_ char *exe = NULL;
     _cleanup_free_ char **env = NULL;
@@ -271,10 +270,10 @@ int ks_spawn(char *const argv[], const ks_spawn_opts *opts, ks_spawn_result *ret
     if (!argv || !argv[0])
         return -EINVAL;
     /* The status fd must not take the place of stdio or of the file to run. */
-    if (o->status_fd != 0 &&
+    if (o->status_fd >= 0 &&
         (o->status_fd <= STDERR_FILENO || o->status_fd == o->exec_fd || o->passthrough))
         return -EINVAL;
-    if (o->exec_fd <= 0) {
+    if (o->exec_fd < 0) {
         r = ks_find_program(argv[0], &exe);
         if (r < 0)
             return r;
@@ -295,7 +294,7 @@ int ks_spawn(char *const argv[], const ks_spawn_opts *opts, ks_spawn_result *ret
             free(res.output);
             return -errno;
         }
-        if (o->tee_fd > 0 && ioctl(o->tee_fd, TIOCGWINSZ, &ws) == 0)
+        if (o->tee_fd >= 0 && ioctl(o->tee_fd, TIOCGWINSZ, &ws) == 0)
             (void)ioctl(rfd, TIOCSWINSZ, &ws);
     } else if (!o->passthrough) {
         if (pipe2(pipefd, O_CLOEXEC) < 0) {
@@ -306,7 +305,7 @@ int ks_spawn(char *const argv[], const ks_spawn_opts *opts, ks_spawn_result *ret
         wfd = pipefd[1];
     }
 
-    if (o->status_fd > 0) {
+    if (o->status_fd >= 0) {
         int sp[2];
         if (pipe2(sp, O_CLOEXEC) < 0) {
             free(res.output);
@@ -371,7 +370,7 @@ int ks_spawn(char *const argv[], const ks_spawn_opts *opts, ks_spawn_result *ret
             ssize_t k = read(rfd, buf, sizeof(buf));
             if (k > 0) {
                 /* Progress for a person is best effort: a failed write never stops apt. */
-                if (o->tee_fd > 0)
+                if (o->tee_fd >= 0)
                     (void)!write(o->tee_fd, buf, (size_t)k);
                 if (keep_output(&res, &cap, max, buf, (size_t)k) < 0) {
                     kill(o->passthrough ? pid : -pid, SIGKILL);

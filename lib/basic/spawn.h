@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -15,21 +16,33 @@ typedef struct ks_spawn_opts {
     unsigned timeout_ms; /* 0: no timeout */
     char *const *env;    /* extra "KEY=VALUE" entries, override the inherited ones */
     bool passthrough;    /* inherit stdin/stdout/stderr (a TTY); nothing is captured */
-    int tee_fd;          /* > 0: also copy the program's output there as it comes (progress) */
+    int tee_fd;          /* >= 0: also copy the program's output there as it comes (progress) */
     bool pty;            /* give the program a pseudo-terminal, so apt draws its progress */
     size_t max_output;   /* bytes of output kept (the last ones); 0: 64 KiB */
     const char *cwd;     /* working directory of the child, NULL: unchanged */
-    int stdin_fd;        /* > 0: the child's stdin (e.g. a memfd with data); 0: /dev/null */
-    int exec_fd;         /* > 0: run this open file (execveat AT_EMPTY_PATH) instead of looking
+    int stdin_fd;        /* >= 0: the child's stdin (e.g. a memfd with data); else /dev/null */
+    int exec_fd;         /* >= 0: run this open file (execveat AT_EMPTY_PATH) instead of looking
                           * argv[0] up: a program found inside a root runs as opened there,
                           * whatever its path means on the running machine */
-    /* > 2: the child gets the write end of a pipe as this fd (apt-get's -o APT::Status-Fd=N,
-     * which the caller puts into argv); what arrives there goes to on_status as it comes, and
-     * is not part of the output. */
+    /* >= 0 (and > 2): the child gets the write end of a pipe as this fd (apt-get's -o
+     * APT::Status-Fd=N, which the caller puts into argv); what arrives there goes to on_status as
+     * it comes, and is not part of the output. */
     int status_fd;
     void (*on_status)(void *userdata, const char *data, size_t n);
     void *status_userdata;
 } ks_spawn_opts;
+
+/*
+ * Options with every descriptor unset (-EBADF, since 0 is a descriptor) and the designated
+ * initialisers given, which override those defaults: KS_SPAWN_OPTS(.timeout_ms = 5000). A
+ * compound literal of the caller's block (meson.build allows the override for this).
+ */
+#define KS_SPAWN_OPTS(...)                                                                         \
+    (&(const ks_spawn_opts){.tee_fd = -EBADF,                                                      \
+                            .stdin_fd = -EBADF,                                                    \
+                            .exec_fd = -EBADF,                                                     \
+                            .status_fd = -EBADF,                                                   \
+                            __VA_ARGS__})
 
 typedef struct ks_spawn_result {
     int exit_code;   /* exit status, or 128 + signal number */

@@ -497,8 +497,10 @@ static int judge_checks(acc *a)
 
 static int pin_now(acc *a, ks_lock **lock)
 {
-    ks_swap_common common = {
-        .config = a->o->config, .progress = a->o->progress, .userdata = a->o->userdata};
+    ks_swap_common common = {.config = a->o->config,
+                             .progress = a->o->progress,
+                             .progress_fd = -EBADF,
+                             .userdata = a->o->userdata};
     ks_swap_result pr = {0};
     int k;
 
@@ -759,11 +761,8 @@ int ks_accept_run_hooks(const ks_root *root, const char *which, const char *json
         exe = ks_spawn_open_in_root_full(root, rel, &interp_error);
         k = exe < 0 ? exe
                     : ks_spawn(argv,
-                               &(ks_spawn_opts){.timeout_ms = timeout_ms,
-                                                .env = env,
-                                                .stdin_fd = fd,
-                                                .max_output = 4096,
-                                                .exec_fd = exe},
+                               KS_SPAWN_OPTS(.timeout_ms = timeout_ms, .env = env, .stdin_fd = fd,
+                                             .max_output = 4096, .exec_fd = exe),
                                &res);
         if (k < 0 && interp_error)
             why = ks_asprintf("%s: cannot run: %s", *n, interp_error);

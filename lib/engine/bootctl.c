@@ -2,13 +2,11 @@
 #include "lib/engine/bootctl.h"
 #include "lib/basic/fileio.h"
 #include "lib/host/bootfs.h"
-#include "grub/cfgscan.h"
 #include "lib/basic/util.h"
 
 int ks_boot_load(const ks_root *root, ks_boot *ret, char **ret_error)
 {
     _cleanup_free_ char *text = NULL;
-    ks_grub_cfg_facts facts = {0};
     ks_grub_error err = {0};
     ks_boot b = {0};
     ks_bootfs fs = {0};
@@ -53,13 +51,11 @@ int ks_boot_load(const ks_root *root, ks_boot *ret, char **ret_error)
     } else
         b.unwritable_reason =
             ks_asprintf("the filesystem of /boot/grub is unknown (%s)", strerror(-k));
-    if (b.env_writable && ks_grub_cfg_scan(text, len, &facts) >= 0) {
-        if (facts.lacks_write_support) {
-            b.env_writable = false;
-            b.unwritable_reason = ks_asprintf("grub.cfg says GRUB lacks write support for %s",
-                                              strempty(facts.lacks_write_reason));
-        }
-        ks_grub_cfg_facts_done(&facts);
+    if (b.env_writable && b.cfg->lacks_write_support) {
+        b.env_writable = false;
+        free(b.unwritable_reason);
+        b.unwritable_reason = ks_asprintf("grub.cfg says GRUB lacks write support for %s",
+                                          b.cfg->lacks_write_support);
     }
     *ret = b;
     return 0;

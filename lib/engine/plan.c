@@ -4,11 +4,13 @@
 
 #include "lib/host/cpu.h"
 #include "lib/host/dpkg.h"
-#include "grub/cfgscan.h"
+#include "grub/cfg.h"
+#include "grub/timeouts.h"
 #include "grub/defaults.h"
 #include "grub/grubenv.h"
 #include "lib/basic/fileio.h"
 #include "lib/host/osrelease.h"
+#include "lib/engine/bootctl.h"
 #include "lib/engine/plan.h"
 #include "lib/engine/plan-newer.h"
 #include "lib/engine/trialboot.h"
@@ -338,13 +340,52 @@ static int check_target_modules(const ks_root *root, const ks_plan_opts *opts, k
     return k;
 }
 
+/*
+ * grub.cfg through GRUB's own rules (grub/cfg.h): a script GRUB's parser stops at, the
+ * "lacks write support" marker and the countdowns of boots kswap cannot watch. The model
+ * is the one apply arms with (lib/engine/bootctl.c), so plan blocks exactly where apply
+ * would refuse.
+ */
+static int read_grub_cfg(const ks_root *root, ks_plan *p, ks_grub_cfg **ret)
+{
+    _cleanup_free_ char *text = NULL;
+    ks_grub_error err = {0};
+    ks_grub_timeouts t;
+    size_t len;
+    int k;
+
+    k = ks_root_read_file(root, KS_GRUB_CFG_PATH, 64 * MIB, &text, &len);
+    if (k == -ENOENT)
+        return 0;
+    if (k < 0) /* Too large, a FIFO, unreadable: an error about the file, not "no grub.cfg". */
+        return fail(p, KS_GRUB_CFG_PATH, k);
+    p->grub_cfg_found = true;
+    k = ks_grub_cfg_parse(text, len, ret, &err);
+    if (k == -EBADMSG)
+        return add(p, "grub.cfg-invalid", KS_SEV_BLOCK,
+                   "run update-grub and look at the scripts in /etc/grub.d it names",
+                   "/%s: GRUB's parser stops at line %u, column %u: %s", KS_GRUB_CFG_PATH, err.line,
+                   err.column, err.message);
+    if (k < 0)
+        return fail(p, KS_GRUB_CFG_PATH, k);
+    k = ks_grub_timeouts_run(*ret, &t);
+    if (k == -ELOOP)
+        return add(p, "grub.cfg-invalid", KS_SEV_BLOCK,
+                   "run update-grub and look at the scripts in /etc/grub.d it names",
+                   "/%s runs more than kswap's GRUB model follows (a loop that does not end?)",
+                   KS_GRUB_CFG_PATH);
+    if (k < 0)
+        return fail(p, KS_GRUB_CFG_PATH, k);
+    p->recordfail_timeout = t.after_failure;
+    p->efi_recordfail_timeout = t.efi;
+    return 0;
+}
+
 static int check_boot(const ks_root *root, ks_plan *p)
 {
     _cleanup_grubenv_ ks_grubenv *env = NULL;
-    _cleanup_free_ char *cfg = NULL;
+    _cleanup_grub_cfg_ ks_grub_cfg *cfg = NULL;
     int env_k;
-    ks_grub_cfg_facts facts = {0};
-    size_t len;
     int k;
 
     k = ks_bootfs_probe(root, &p->bootfs);
@@ -353,18 +394,9 @@ static int check_boot(const ks_root *root, ks_plan *p)
     p->bootfs_known = true;
     p->recordfail_timeout = INT_MIN;
 
-    k = ks_root_read_file(root, "boot/grub/grub.cfg", 64 * MIB, &cfg, &len);
-    if (k >= 0) {
-        p->grub_cfg_found = true;
-        k = ks_grub_cfg_scan(cfg, len, &facts);
-        if (k < 0)
-            return fail(p, "boot/grub/grub.cfg", k);
-        p->recordfail_timeout = facts.recordfail_timeout;
-        p->efi_recordfail_timeout = facts.efi_recordfail_timeout;
-    } else if (k != -ENOENT) {
-        /* Too large, a FIFO, unreadable: an error about the file, not "no grub.cfg". */
-        return fail(p, "boot/grub/grub.cfg", k);
-    }
+    k = read_grub_cfg(root, p, &cfg);
+    if (k < 0)
+        return k;
 
     if (!p->grub_cfg_found)
         k = add(p, "grub.env-unwritable", KS_SEV_BLOCK,
@@ -375,12 +407,12 @@ static int check_boot(const ks_root *root, ks_plan *p)
                 "put /boot on a plain ext4, xfs or vfat partition; until then kswap cannot arm a "
                 "one-shot safely",
                 "%s", strempty(p->bootfs.unwritable_reason));
-    else if (facts.lacks_write_support)
+    else if (cfg && cfg->lacks_write_support)
         k = add(p, "grub.env-unwritable", KS_SEV_BLOCK,
                 "put /boot on a plain ext4, xfs or vfat partition and run update-grub",
                 "/boot/grub/grub.cfg says GRUB lacks write support for %s: next_entry would never "
                 "be cleared",
-                strempty(facts.lacks_write_reason));
+                cfg->lacks_write_support);
     else if ((env_k = ks_grubenv_load(root, "boot/grub/grubenv", &env)) < 0 && env_k != -ENOENT)
         /* apply refuses the same block (lib/engine/bootctl.c ks_boot_load): say so now. */
         k = add(p, "grub.env-unwritable", KS_SEV_BLOCK,
@@ -393,7 +425,6 @@ static int check_boot(const ks_root *root, ks_plan *p)
                 "GRUB can write its environment block (%s on %s)", strempty(p->bootfs.fs_type),
                 strempty(p->bootfs.source));
     }
-    ks_grub_cfg_facts_done(&facts);
     if (k < 0)
         return k;
 

@@ -337,17 +337,14 @@ static int run_program(run *x, const char *step, char **argv, unsigned tmo_ms, b
             full[i + 2] = argv[i];
         trace_argv(x, full);
         k = ks_spawn(full,
-                     &(ks_spawn_opts){.timeout_ms = tmo_ms,
-                                      .env = env,
-                                      .status_fd = APT_STATUS_FD,
-                                      .on_status = apt_status_bytes,
-                                      .status_userdata = &w},
+                     KS_SPAWN_OPTS(.timeout_ms = tmo_ms, .env = env, .status_fd = APT_STATUS_FD,
+                                   .on_status = apt_status_bytes, .status_userdata = &w),
                      &res);
         if (k >= 0)
             apt_summary(&w);
     } else {
         trace_argv(x, argv);
-        k = ks_spawn(argv, &(ks_spawn_opts){.timeout_ms = tmo_ms, .env = env}, &res);
+        k = ks_spawn(argv, KS_SPAWN_OPTS(.timeout_ms = tmo_ms, .env = env), &res);
     }
     if (k < 0)
         return fail_step(x, step, k, "cannot run '%s': %s", path, strerror(-k));

@@ -58,7 +58,7 @@ int ks_unit_state_get(const ks_root *root, const char *unit, ks_unit_state *ret,
 
     if (!ks_root_is_host(root))
         return from_files(root, unit, ret, ret_how);
-    k = ks_spawn(argv, &(ks_spawn_opts){.timeout_ms = 30000}, &r);
+    k = ks_spawn(argv, KS_SPAWN_OPTS(.timeout_ms = 30000), &r);
     if (k < 0)
         return k;
     last = ks_spawn_last_line(&r);

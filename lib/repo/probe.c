@@ -212,7 +212,7 @@ static int remove_tree(const char *dir)
 {
     char *argv[] = {(char *)"rm", (char *)"-rf", "--", (char *)dir, NULL};
     ks_spawn_result res = {0};
-    int k = ks_spawn(argv, &(ks_spawn_opts){.timeout_ms = 60000}, &res);
+    int k = ks_spawn(argv, KS_SPAWN_OPTS(.timeout_ms = 60000), &res);
     ks_spawn_result_done(&res);
     return k;
 }
@@ -242,11 +242,9 @@ static int run_update(const ks_repo_probe_opts *o, const char *dir, const char *
                     (char *)"-o",       (char *)"Acquire::GzipIndexes=false",
                     (char *)"-o",       (char *)"APT::Get::List-Cleanup=0",
                     (char *)"update",   NULL};
-    return ks_spawn(argv,
-                    &(ks_spawn_opts){.timeout_ms = o->timeout_ms,
-                                     .env = o->env,
-                                     .tee_fd = o->progress_fd > 0 ? o->progress_fd : 0},
-                    res);
+    return ks_spawn(
+        argv, KS_SPAWN_OPTS(.timeout_ms = o->timeout_ms, .env = o->env, .tee_fd = o->progress_fd),
+        res);
 }
 
 int ks_repo_probe(const ks_repo_probe_opts *o, ks_repo_probe_result *ret)

@@ -18,7 +18,7 @@ typedef struct ks_repo_probe_opts {
     const char *apt_get; /* the apt-get to run (a path) */
     char *const *env;    /* extra environment for it */
     unsigned timeout_ms; /* for apt-get update */
-    int progress_fd;     /* > 0: apt's output also goes there as it comes */
+    int progress_fd;     /* >= 0: apt's output also goes there as it comes; -EBADF: not */
     const ks_apt_takeover *source;
     const char *package; /* must be in the index */
     const char *tmp_dir; /* where the private folder is made; NULL: $TMPDIR or /tmp */

@@ -309,7 +309,7 @@ static void test_exec(const ks_root *root)
         free(TAKE_PTR(err));
         if (fd < 0)
             continue;
-        CHECK(ks_spawn(argv, &(ks_spawn_opts){.timeout_ms = 10000, .exec_fd = fd}, &res) == 0);
+        CHECK(ks_spawn(argv, KS_SPAWN_OPTS(.timeout_ms = 10000, .exec_fd = fd), &res) == 0);
         CHECK_MSG(streq_ptr(res.output, c->output), "%s: printed '%s'", c->name,
                   strempty(res.output));
         ks_spawn_result_done(&res);
