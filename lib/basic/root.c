@@ -15,6 +15,23 @@ struct ks_root {
 };
 
 /*
+ * openat2() with RESOLVE_IN_ROOT or RESOLVE_BENEATH fails with EAGAIN when a rename or a mount
+ * anywhere on the system raced with a ".." of the lookup (openat2(2): "the caller may choose to
+ * retry"). On a busy machine that happens: plan once lost a partition's "/.." step of its sysfs
+ * walk while other programs renamed files. Retried a bounded number of times.
+ */
+static int openat2_retry(int dirfd, const char *path, const struct open_how *how)
+{
+    for (unsigned attempt = 0;; attempt++) {
+        int fd = (int)syscall(SYS_openat2, dirfd, path, how, sizeof(*how));
+        if (fd >= 0)
+            return fd;
+        if (errno != EAGAIN || attempt >= 1000)
+            return -errno;
+    }
+}
+
+/*
  * Probed once per root with a lookup that cannot fail for other reasons, so that a later EPERM
  * or EACCES from a real file never switches RESOLVE_IN_ROOT off.
  */
@@ -100,8 +117,7 @@ int ks_root_open_at(const ks_root *r, const char *path, int flags, mode_t mode)
 
     path = relative(path);
     if (r->openat2) {
-        fd = (int)syscall(SYS_openat2, r->fd, path, &how, sizeof(how));
-        return fd < 0 ? -errno : fd;
+        return openat2_retry(r->fd, path, &how);
     }
     /* Kernels before 5.6: plain openat; paths stay relative, but absolute links escape. */
     fd = openat(r->fd, path, flags | O_CLOEXEC, mode);
@@ -218,8 +234,7 @@ static int open_beneath_fd(const ks_root *r, const char *path)
         .flags = O_PATH | O_CLOEXEC,
         .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
     };
-    int fd = (int)syscall(SYS_openat2, r->fd, relative(path), &how, sizeof(how));
-    return fd < 0 ? -errno : fd;
+    return openat2_retry(r->fd, relative(path), &how);
 }
 
 static int open_beneath(const ks_root *r, const char *path)

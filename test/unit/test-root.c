@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "lib/basic/fileio.h"
 #include "lib/basic/root.h"
@@ -12,6 +16,37 @@ static char base[] = "/tmp/kswap-test-root.XXXXXX";
 static void sh(const char *cmd)
 {
     CHECK_MSG(system(cmd) == 0, "%s", cmd);
+}
+
+/*
+ * A ".." in a lookup while another process renames files: openat2() says EAGAIN then, and the
+ * lookup must be retried, not reported as a missing file.
+ */
+static void test_dotdot_during_renames(const ks_root *r)
+{
+    _cleanup_free_ char *a = ks_asprintf("%s/rename-a", base),
+                        *b = ks_asprintf("%s/rename-b", base);
+    unsigned missing = 0;
+    pid_t pid;
+
+    CHECK(a && b);
+    if (!a || !b)
+        return;
+    fclose(fopen(a, "w"));
+    pid = fork();
+    if (pid == 0) {
+        for (;;) {
+            (void)!rename(a, b);
+            (void)!rename(b, a);
+        }
+    }
+    CHECK(pid > 0);
+    for (unsigned i = 0; i < 50000; i++)
+        if (!ks_root_exists(r, "sys/dev/block/8:1/../part/partition"))
+            missing++;
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    CHECK_MSG(missing == 0, "%u of 50000 lookups lost while files were renamed", missing);
 }
 
 int main(void)
@@ -86,6 +121,7 @@ int main(void)
         CHECK(ks_root_exists(r, "kswap-escape-test/sub/f"));
     }
     CHECK(!ks_root_exists(r, "var/lib/kswap/state.json"));
+    test_dotdot_during_renames(r);
 
     free(cmd);
     cmd = ks_asprintf("rm -rf %s", base);
