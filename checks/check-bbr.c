@@ -6,11 +6,11 @@
 int ks_check_bbr_version(const ks_check_ctx *c, ks_check *chk)
 {
     _cleanup_free_ char *v = NULL;
-    int k;
+    int r;
 
-    k = ks_root_read_line(c->root, "sys/module/tcp_bbr/version", &v);
-    if (k < 0 && k != -ENOENT)
-        return k;
+    r = ks_root_read_line(c->root, "sys/module/tcp_bbr/version", &v);
+    if (r < 0 && r != -ENOENT)
+        return r;
     if (v)
         ks_strstrip(v);
     free(chk->detail);

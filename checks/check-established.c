@@ -14,11 +14,11 @@ int ks_check_established(const ks_check_ctx *c, ks_check *chk)
         return -EINVAL;
     for (size_t i = 0; i < ARRAY_SIZE(protos); i++) {
         ks_socks s = {0};
-        int k = ks_procnet_read(c->root, protos[i], &s);
-        if (k == -ENOENT)
+        int r = ks_procnet_read(c->root, protos[i], &s);
+        if (r == -ENOENT)
             continue;
-        if (k < 0)
-            return k;
+        if (r < 0)
+            return r;
         n += ks_socks_count_state(&s, KS_TCP_ESTABLISHED);
         ks_socks_done(&s);
     }

@@ -16,7 +16,7 @@ int ks_check_interface(const ks_check_ctx *c, ks_check *chk)
     unsigned long fl;
     char *end;
     bool up;
-    int k;
+    int r;
 
     if (!ifname_is_valid(chk->arg))
         return -EINVAL;
@@ -24,17 +24,17 @@ int ks_check_interface(const ks_check_ctx *c, ks_check *chk)
     p_flags = ks_asprintf("sys/class/net/%s/flags", chk->arg);
     if (!p_state || !p_flags)
         return -ENOMEM;
-    k = ks_root_read_line(c->root, p_state, &state);
-    if (k == -ENOENT) {
+    r = ks_root_read_line(c->root, p_state, &state);
+    if (r == -ENOENT) {
         free(chk->detail);
         chk->detail = ks_asprintf("interface %s does not exist", chk->arg);
         return chk->detail ? 0 : -ENOMEM;
     }
-    if (k < 0)
-        return k;
-    k = ks_root_read_line(c->root, p_flags, &flags);
-    if (k < 0)
-        return k;
+    if (r < 0)
+        return r;
+    r = ks_root_read_line(c->root, p_flags, &flags);
+    if (r < 0)
+        return r;
     errno = 0;
     fl = strtoul(flags, &end, 16);
     if (errno || end == flags || *end)

@@ -28,14 +28,14 @@ static int parse_item(const char *s, ks_sock_proto *ret_p, uint16_t *ret_port)
 static int listens(const ks_root *root, ks_sock_proto p, uint16_t port, bool *ret)
 {
     ks_socks s = {0};
-    int k = ks_procnet_read(root, p, &s);
+    int r = ks_procnet_read(root, p, &s);
 
-    if (k == -ENOENT) { /* no IPv6 in this kernel: nothing listens there */
+    if (r == -ENOENT) { /* no IPv6 in this kernel: nothing listens there */
         *ret = false;
         return 0;
     }
-    if (k < 0)
-        return k;
+    if (r < 0)
+        return r;
     *ret = ks_socks_listens(&s, p, port);
     ks_socks_done(&s);
     return 0;
@@ -47,16 +47,16 @@ static int dual_stack_listens(const ks_root *root, ks_sock_proto p6, uint16_t po
     _cleanup_free_ char *v6only = NULL;
     ks_socks s = {0};
     bool tcp = p6 == KS_SOCK_TCP6;
-    int k;
+    int r;
 
     *ret = false;
     if (ks_root_read_line(root, "proc/sys/net/ipv6/bindv6only", &v6only) < 0 || !streq(v6only, "0"))
         return 0;
-    k = ks_procnet_read(root, p6, &s);
-    if (k == -ENOENT)
+    r = ks_procnet_read(root, p6, &s);
+    if (r == -ENOENT)
         return 0;
-    if (k < 0)
-        return k;
+    if (r < 0)
+        return r;
     for (size_t i = 0; i < s.n && !*ret; i++)
         *ret = s.v[i].local_port == port && ks_sock_is_wildcard(&s.v[i], true) &&
                s.v[i].state == (tcp ? KS_TCP_LISTEN : KS_TCP_CLOSE);
@@ -69,17 +69,17 @@ int ks_check_listen(const ks_check_ctx *c, ks_check *chk)
     ks_sock_proto p;
     uint16_t port;
     bool found = false;
-    int k;
+    int r;
 
-    k = parse_item(chk->arg, &p, &port);
-    if (k < 0)
-        return k;
-    k = listens(c->root, p, port, &found);
-    if (k >= 0 && !found && (p == KS_SOCK_TCP || p == KS_SOCK_UDP))
-        k = dual_stack_listens(c->root, p == KS_SOCK_TCP ? KS_SOCK_TCP6 : KS_SOCK_UDP6, port,
+    r = parse_item(chk->arg, &p, &port);
+    if (r < 0)
+        return r;
+    r = listens(c->root, p, port, &found);
+    if (r >= 0 && !found && (p == KS_SOCK_TCP || p == KS_SOCK_UDP))
+        r = dual_stack_listens(c->root, p == KS_SOCK_TCP ? KS_SOCK_TCP6 : KS_SOCK_UDP6, port,
                                &found);
-    if (k < 0)
-        return k;
+    if (r < 0)
+        return r;
     free(chk->detail);
     chk->detail =
         ks_asprintf(found ? "a %s socket listens on port %u" : "no %s socket listens on port %u",

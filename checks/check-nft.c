@@ -42,15 +42,15 @@ int ks_check_nft_table(const ks_check_ctx *c, ks_check *chk)
     ks_spawn_result res = {0};
     json_object *doc;
     bool found;
-    int k;
+    int r;
 
     if (!*name || (colon && colon == chk->arg))
         return -EINVAL;
     if (colon && !(family = strndup(chk->arg, (size_t)(colon - chk->arg))))
         return -ENOMEM;
-    k = ks_check_spawn(c, argv, c->program_timeout_ms ? c->program_timeout_ms : 30000, &res);
-    if (k < 0)
-        return k;
+    r = ks_check_spawn(c, argv, c->program_timeout_ms ? c->program_timeout_ms : 30000, &res);
+    if (r < 0)
+        return r;
     if (!ks_spawn_succeeded(&res)) {
         _cleanup_free_ char *last = ks_spawn_last_line(&res);
         detail = ks_asprintf("nft list tables failed: %s", last && *last ? last : "(no output)");

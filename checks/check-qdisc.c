@@ -27,7 +27,7 @@ int ks_check_qdisc(const ks_check_ctx *c, ks_check *chk)
     const char *colon = strrchr(chk->arg, ':'), *kind;
     ks_spawn_result res = {0};
     json_object *doc;
-    int k;
+    int r;
 
     if (!colon || colon == chk->arg || !colon[1] || chk->arg[0] == '-')
         return -EINVAL;
@@ -37,10 +37,10 @@ int ks_check_qdisc(const ks_check_ctx *c, ks_check *chk)
     {
         char *argv[] = {(char *)"tc", (char *)"-j", (char *)"qdisc", (char *)"show", (char *)"dev",
                         dev,          NULL};
-        k = ks_check_spawn(c, argv, c->program_timeout_ms ? c->program_timeout_ms : 30000, &res);
+        r = ks_check_spawn(c, argv, c->program_timeout_ms ? c->program_timeout_ms : 30000, &res);
     }
-    if (k < 0)
-        return k;
+    if (r < 0)
+        return r;
     if (!ks_spawn_succeeded(&res)) {
         _cleanup_free_ char *last = ks_spawn_last_line(&res);
         detail = ks_asprintf("tc qdisc show dev %s failed: %s", dev,
@@ -61,11 +61,11 @@ int ks_check_qdisc(const ks_check_ctx *c, ks_check *chk)
                                 streq(kind, colon + 1) ? "" : ", wanted ",
                                 streq(kind, colon + 1) ? "" : colon + 1)
                   : ks_asprintf("%s has no root qdisc", dev);
-    k = kind && streq(kind, colon + 1);
+    r = kind && streq(kind, colon + 1);
     json_object_put(doc);
     if (!detail)
         return -ENOMEM;
     free(chk->detail);
     chk->detail = TAKE_PTR(detail);
-    return k;
+    return r;
 }

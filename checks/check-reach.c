@@ -93,11 +93,11 @@ int ks_check_reach(const ks_check_ctx *c, ks_check *chk)
     long long start = ks_monotonic_ms();
     long long deadline =
         start + (c->program_timeout_ms ? c->program_timeout_ms : DEFAULT_TIMEOUT_MS);
-    int k, g;
+    int r, g;
 
-    k = split_hostport(chk->arg, &host, &port);
-    if (k < 0)
-        return k;
+    r = split_hostport(chk->arg, &host, &port);
+    if (r < 0)
+        return r;
     free(chk->detail);
     chk->detail = NULL;
     g = getaddrinfo(host, port, &hints, &res);

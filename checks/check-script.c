@@ -14,7 +14,7 @@ int ks_check_script(const ks_check_ctx *c, ks_check *chk)
     ks_spawn_result res = {0};
     _cleanup_close_ int exe = -1;
     bool ok;
-    int k;
+    int r;
 
     /* chk->arg is the path inside the root; argv[0] says where it is on the running machine. */
     path = ks_asprintf("%s/%s", c->root_abs ? c->root_abs : "",
@@ -42,12 +42,12 @@ int ks_check_script(const ks_check_ctx *c, ks_check *chk)
     }
     if (exe < 0)
         return exe;
-    k = ks_spawn(argv,
+    r = ks_spawn(argv,
                  KS_SPAWN_OPTS(.timeout_ms = tmo, .env = env, .max_output = SCRIPT_OUTPUT_MAX,
                                .exec_fd = exe),
                  &res);
-    if (k < 0)
-        return k;
+    if (r < 0)
+        return r;
     ok = ks_spawn_succeeded(&res);
     last = ks_spawn_last_line(&res);
     if (res.timed_out)

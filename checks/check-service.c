@@ -10,14 +10,14 @@ int ks_check_service(const ks_check_ctx *c, ks_check *chk)
     _cleanup_free_ char *last = NULL, *detail = NULL;
     ks_spawn_result res = {0};
     bool active;
-    int k;
+    int r;
 
     /* A unit name never starts with '-': it must not become an option of systemctl. */
     if (chk->arg[0] == '-')
         return -EINVAL;
-    k = ks_check_spawn(c, argv, c->program_timeout_ms ? c->program_timeout_ms : 30000, &res);
-    if (k < 0)
-        return k;
+    r = ks_check_spawn(c, argv, c->program_timeout_ms ? c->program_timeout_ms : 30000, &res);
+    if (r < 0)
+        return r;
     last = ks_spawn_last_line(&res);
     active = ks_spawn_succeeded(&res);
     if (res.timed_out)

@@ -30,7 +30,7 @@ int ks_check_sysctl(const ks_check_ctx *c, ks_check *chk)
 {
     _cleanup_free_ char *key = NULL, *want = NULL, *live = NULL;
     const char *eq = strchr(chk->arg, '=');
-    int k;
+    int r;
 
     if (!eq || eq == chk->arg)
         return -EINVAL;
@@ -38,15 +38,15 @@ int ks_check_sysctl(const ks_check_ctx *c, ks_check *chk)
     want = normalize(eq + 1);
     if (!key || !want)
         return -ENOMEM;
-    k = ks_sysctl_live(c->root, key, &live);
+    r = ks_sysctl_live(c->root, key, &live);
     free(chk->detail);
-    if (k == -ENOENT) {
+    if (r == -ENOENT) {
         chk->detail = ks_asprintf("%s does not exist in this kernel", key);
         return chk->detail ? 0 : -ENOMEM;
     }
-    if (k < 0) {
+    if (r < 0) {
         chk->detail = NULL;
-        return k;
+        return r;
     }
     chk->detail = ks_asprintf("%s = %s%s%s", key, live, streq(live, want) ? "" : ", wanted ",
                               streq(live, want) ? "" : want);

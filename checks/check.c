@@ -78,11 +78,11 @@ int ks_check_spawn(const ks_check_ctx *c, char *const argv[], unsigned timeout_m
     _cleanup_free_ char **args = NULL;
     char *env[2] = {NULL, NULL};
     size_t n = 0;
-    int k;
+    int r;
 
-    k = ks_find_program(argv[0], &path);
-    if (k < 0)
-        return k;
+    r = ks_find_program(argv[0], &path);
+    if (r < 0)
+        return r;
     /* Under a root that is not this machine, tc or systemctl would answer for this machine. */
     if (c->root_abs) {
         for (size_t i = 0; i < ARRAY_SIZE(system_dirs); i++)

@@ -59,15 +59,15 @@ static int add_scripts(const ks_root *root, ks_checklist *l, const char *which, 
 {
     _cleanup_free_ char *dir = ks_asprintf("%s/%s", CHECKS_DIR, which);
     _cleanup_strv_free_ char **names = NULL;
-    int k;
+    int r;
 
     if (!dir)
         return -ENOMEM;
-    k = ks_root_list_dir(root, dir, &names);
-    if (k == -ENOENT || k == -ENOTDIR)
+    r = ks_root_list_dir(root, dir, &names);
+    if (r == -ENOENT || r == -ENOTDIR)
         return 0;
-    if (k < 0)
-        return k;
+    if (r < 0)
+        return r;
     for (char **n = names; n && *n; n++) {
         _cleanup_free_ char *path = NULL, *arg = NULL;
         struct stat st;
@@ -84,9 +84,9 @@ static int add_scripts(const ks_root *root, ks_checklist *l, const char *which, 
         arg = ks_asprintf("%s/%s", which, *n);
         if (!arg)
             return -ENOMEM;
-        k = ks_checklist_add(l, "script", arg, required, ks_check_script);
-        if (k < 0)
-            return k;
+        r = ks_checklist_add(l, "script", arg, required, ks_check_script);
+        if (r < 0)
+            return r;
         /* The check runs the file; its id names it relative to checks.d. */
         chk = &l->v[l->n - 1];
         free(chk->arg);
@@ -98,15 +98,15 @@ static int add_scripts(const ks_root *root, ks_checklist *l, const char *which, 
 int ks_checklist_from_config(const ks_root *root, const ks_config *cfg, ks_checklist *l,
                              char **ret_error)
 {
-    int k;
+    int r;
 
     for (size_t i = 0; cfg && i < ARRAY_SIZE(builtins); i++) {
         _cleanup_strv_free_ char **v = NULL;
         char **start;
 
-        k = ks_config_get_strv(cfg, "accept", builtins[i].key, NULL, &v);
-        if (k < 0)
-            return k;
+        r = ks_config_get_strv(cfg, "accept", builtins[i].key, NULL, &v);
+        if (r < 0)
+            return r;
         start = v;
         if (builtins[i].single && v && *v)
             start = v + ks_strv_length(v) - 1;
@@ -117,10 +117,10 @@ int ks_checklist_from_config(const ks_root *root, const ks_config *cfg, ks_check
                         ks_asprintf("[accept] %s: '%s' is not a valid item", builtins[i].key, *p);
                 return -EINVAL;
             }
-            k = ks_checklist_add(l, builtins[i].kind, builtins[i].single ? NULL : *p, true,
+            r = ks_checklist_add(l, builtins[i].kind, builtins[i].single ? NULL : *p, true,
                                  builtins[i].fn);
-            if (k < 0)
-                return k;
+            if (r < 0)
+                return r;
             if (builtins[i].single) {
                 ks_check *chk = &l->v[l->n - 1];
                 chk->arg = strdup(*p);
@@ -129,8 +129,8 @@ int ks_checklist_from_config(const ks_root *root, const ks_config *cfg, ks_check
             }
         }
     }
-    k = add_scripts(root, l, "required", true);
-    if (k >= 0)
-        k = add_scripts(root, l, "wanted", false);
-    return k;
+    r = add_scripts(root, l, "required", true);
+    if (r >= 0)
+        r = add_scripts(root, l, "wanted", false);
+    return r;
 }

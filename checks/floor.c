@@ -43,12 +43,12 @@ int ks_check_default_route(const ks_check_ctx *c, ks_check *chk)
 {
     _cleanup_strv_free_ char **routes = NULL;
     _cleanup_free_ char *last = NULL;
-    int k = ks_default_routes(c->root, &routes);
+    int r = ks_default_routes(c->root, &routes);
 
-    if (k < 0)
-        return k;
-    for (char **r = routes; r && *r; r++) {
-        ks_check tmp = {.arg = strchr(*r, ':') + 1};
+    if (r < 0)
+        return r;
+    for (char **route = routes; route && *route; route++) {
+        ks_check tmp = {.arg = strchr(*route, ':') + 1};
         int up = ks_check_interface(c, &tmp);
         bool addr = up > 0 && has_address(c->root, tmp.arg);
 
@@ -75,13 +75,13 @@ int ks_check_management(const ks_check_ctx *c, ks_check *chk)
 {
     _cleanup_free_ char *item = ks_asprintf("tcp:%s", chk->arg);
     ks_check tmp = {0};
-    int k;
+    int r;
 
     if (!item)
         return -ENOMEM;
     tmp.arg = item;
-    k = ks_check_listen(c, &tmp);
-    if (k == 0) {
+    r = ks_check_listen(c, &tmp);
+    if (r == 0) {
         free(tmp.detail);
         tmp.detail = NULL;
         free(item);
@@ -89,12 +89,12 @@ int ks_check_management(const ks_check_ctx *c, ks_check *chk)
         if (!item)
             return -ENOMEM;
         tmp.arg = item;
-        k = ks_check_listen(c, &tmp);
+        r = ks_check_listen(c, &tmp);
     }
     free(chk->detail);
     chk->detail = tmp.detail ? ks_asprintf("management port: %s", tmp.detail) : NULL;
     free(tmp.detail);
-    return k;
+    return r;
 }
 
 static bool snapshot_has_prefix(char *const *items, const char *prefix)
@@ -122,7 +122,7 @@ int ks_checklist_add_floor(ks_checklist *l, const ks_config *cfg, char *const *s
     uint64_t port = 22;
     char buf[8];
     bool route, management;
-    int k;
+    int r;
 
     (void)ks_config_get_u64(cfg, "accept", "management", &port);
     snprintf(buf, sizeof(buf), "%u", (unsigned)port);
@@ -131,8 +131,8 @@ int ks_checklist_add_floor(ks_checklist *l, const ks_config *cfg, char *const *s
      * reported, not required). Without a snapshot (kswap check, an older trial) always required. */
     route = !have_snapshot || snapshot_has_prefix(snapshot_items, "route:default");
     management = !have_snapshot || snapshot_listens_on(snapshot_items, buf);
-    k = ks_checklist_add(l, "floor:default-route", NULL, route, ks_check_default_route);
-    if (k >= 0)
-        k = ks_checklist_add(l, "floor:management", buf, management, ks_check_management);
-    return k;
+    r = ks_checklist_add(l, "floor:default-route", NULL, route, ks_check_default_route);
+    if (r >= 0)
+        r = ks_checklist_add(l, "floor:management", buf, management, ks_check_management);
+    return r;
 }

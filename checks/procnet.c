@@ -149,16 +149,16 @@ int ks_procnet_read(const ks_root *root, ks_sock_proto p, ks_socks *ret)
 {
     _cleanup_free_ char *path = NULL, *text = NULL;
     size_t len;
-    int k;
+    int r;
 
     if (!ks_sock_proto_to_string(p))
         return -EINVAL;
     path = ks_asprintf("proc/net/%s", ks_sock_proto_to_string(p));
     if (!path)
         return -ENOMEM;
-    k = ks_root_read_file(root, path, PROCNET_MAX_SIZE, &text, &len);
-    if (k < 0)
-        return k;
+    r = ks_root_read_file(root, path, PROCNET_MAX_SIZE, &text, &len);
+    if (r < 0)
+        return r;
     return ks_procnet_parse(text, len, p == KS_SOCK_TCP6 || p == KS_SOCK_UDP6, ret);
 }
 

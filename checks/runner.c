@@ -24,23 +24,23 @@ static void mono_sleep(void *userdata, unsigned ms)
 
 static int run_one(const ks_check_ctx *c, ks_check *chk)
 {
-    int k;
+    int r;
 
     chk->attempts++;
     chk->final = false;
-    k = chk->run ? chk->run(c, chk) : -ENOSYS;
-    if (k == -ENOMEM)
-        return k;
-    if (k < 0) {
+    r = chk->run ? chk->run(c, chk) : -ENOSYS;
+    if (r == -ENOMEM)
+        return r;
+    if (r < 0) {
         /* Could not be evaluated: a failure, with the reason unless the check gave one. */
-        _cleanup_free_ char *d = ks_asprintf("cannot check: %s", strerror(-k));
+        _cleanup_free_ char *d = ks_asprintf("cannot check: %s", strerror(-r));
         if (!d)
             return -ENOMEM;
         free(chk->detail);
         chk->detail = TAKE_PTR(d);
     }
-    chk->status = k > 0 ? KS_CHECK_PASS : KS_CHECK_FAIL;
-    if (k > 0)
+    chk->status = r > 0 ? KS_CHECK_PASS : KS_CHECK_FAIL;
+    if (r > 0)
         chk->final = false;
     return 0;
 }
@@ -67,16 +67,16 @@ int ks_checks_run(ks_checklist *l, const ks_check_ctx *c, const ks_runner_opts *
     void (*sleep_fn)(void *, unsigned) = o->sleep_ms ? o->sleep_ms : mono_sleep;
     unsigned interval = o->interval_ms ? o->interval_ms : DEFAULT_INTERVAL_MS;
     long long deadline = now(o->userdata) + o->timeout_ms, left;
-    int k;
+    int r;
 
     for (;;) {
         for (size_t i = 0; i < l->n; i++) {
             /* A check that passed stays passed: services that came up are not asked again. */
             if (l->v[i].status == KS_CHECK_PASS)
                 continue;
-            k = run_one(c, &l->v[i]);
-            if (k < 0)
-                return k;
+            r = run_one(c, &l->v[i]);
+            if (r < 0)
+                return r;
             if (o->progress)
                 o->progress(o->userdata, &l->v[i]);
         }

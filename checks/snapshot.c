@@ -65,13 +65,13 @@ static int add_item(ks_run_snapshot *s, const char *fmt, ...)
 {
     char *v = NULL;
     va_list ap;
-    int k;
+    int r;
 
     va_start(ap, fmt);
-    k = ks_vasprintf_r(&v, fmt, ap);
+    r = ks_vasprintf_r(&v, fmt, ap);
     va_end(ap);
-    if (k < 0)
-        return k;
+    if (r < 0)
+        return r;
     if (ks_strv_contains(s->items, v)) {
         free(v);
         return 0;
@@ -96,10 +96,10 @@ static int program(const ks_check_ctx *c, ks_run_snapshot *s, const char *what, 
                    char **ret_output)
 {
     ks_spawn_result res = {0};
-    int k = ks_check_spawn(c, argv, c->program_timeout_ms ? c->program_timeout_ms : 30000, &res);
+    int r = ks_check_spawn(c, argv, c->program_timeout_ms ? c->program_timeout_ms : 30000, &res);
 
-    if (k < 0)
-        return k == -ENOMEM ? k : skip(s, what, k);
+    if (r < 0)
+        return r == -ENOMEM ? r : skip(s, what, r);
     if (!ks_spawn_succeeded(&res)) {
         _cleanup_free_ char *last = ks_spawn_last_line(&res);
         char *v = ks_asprintf("%s: %s %s: %s", what, argv[0],
@@ -123,10 +123,10 @@ static int take_services(const ks_check_ctx *c, ks_run_snapshot *s)
     _cleanup_free_ char *out = NULL;
     const char *line;
     size_t pos = 0, n;
-    int k = program(c, s, "services", argv, &out);
+    int r = program(c, s, "services", argv, &out);
 
-    if (k <= 0)
-        return k;
+    if (r <= 0)
+        return r;
     while (ks_next_line(out, strlen(out), &pos, &line, &n)) {
         size_t w;
         while (n && (*line == ' ' || *line == '*' || *line == '\t')) {
@@ -137,8 +137,8 @@ static int take_services(const ks_check_ctx *c, ks_run_snapshot *s)
         if (w > n)
             w = n;
         if (w > 8 && strncmp(line + w - 8, ".service", 8) == 0 && line[0] != '-')
-            if ((k = add_item(s, "service:%.*s", (int)w, line)) < 0)
-                return k;
+            if ((r = add_item(s, "service:%.*s", (int)w, line)) < 0)
+                return r;
     }
     return 0;
 }
@@ -157,23 +157,23 @@ static void local_port_range(const ks_check_ctx *c, unsigned *lo, unsigned *hi)
 static int take_sockets(const ks_check_ctx *c, ks_run_snapshot *s)
 {
     unsigned lo, hi;
-    int k;
+    int r;
 
     local_port_range(c, &lo, &hi);
     for (ks_sock_proto p = 0; p < _KS_SOCK_PROTO_MAX; p++) {
         bool tcp = p == KS_SOCK_TCP || p == KS_SOCK_TCP6;
         ks_socks socks = {0};
 
-        k = ks_procnet_read(c->root, p, &socks);
-        if (k == -ENOENT)
+        r = ks_procnet_read(c->root, p, &socks);
+        if (r == -ENOENT)
             continue;
-        if (k < 0) {
-            if (k == -ENOMEM)
-                return k;
+        if (r < 0) {
+            if (r == -ENOMEM)
+                return r;
             _cleanup_free_ char *what = ks_asprintf("listen (%s)", ks_sock_proto_to_string(p));
-            k = what ? skip(s, what, k) : -ENOMEM;
-            if (k < 0)
-                return k;
+            r = what ? skip(s, what, r) : -ENOMEM;
+            if (r < 0)
+                return r;
             continue;
         }
         for (size_t i = 0; i < socks.n; i++) {
@@ -187,10 +187,10 @@ static int take_sockets(const ks_check_ctx *c, ks_run_snapshot *s)
             if (x->local_port >= lo && x->local_port <= hi &&
                 !ks_sock_is_wildcard(x, !(p == KS_SOCK_TCP || p == KS_SOCK_UDP)))
                 continue;
-            k = add_item(s, "listen:%s:%u", ks_sock_proto_to_string(p), x->local_port);
-            if (k < 0) {
+            r = add_item(s, "listen:%s:%u", ks_sock_proto_to_string(p), x->local_port);
+            if (r < 0) {
                 ks_socks_done(&socks);
-                return k;
+                return r;
             }
         }
         ks_socks_done(&socks);
@@ -202,10 +202,10 @@ static int take_sockets(const ks_check_ctx *c, ks_run_snapshot *s)
 static int take_interfaces(const ks_check_ctx *c, ks_run_snapshot *s)
 {
     _cleanup_strv_free_ char **names = NULL;
-    int k = ks_root_list_dir(c->root, "sys/class/net", &names);
+    int r = ks_root_list_dir(c->root, "sys/class/net", &names);
 
-    if (k < 0)
-        return k == -ENOMEM ? k : skip(s, "interfaces (sys/class/net)", k);
+    if (r < 0)
+        return r == -ENOMEM ? r : skip(s, "interfaces (sys/class/net)", r);
     for (char **n = names; *n; n++) {
         _cleanup_free_ char *p = ks_asprintf("sys/class/net/%s/flags", *n), *flags = NULL;
         unsigned long fl;
@@ -215,8 +215,8 @@ static int take_interfaces(const ks_check_ctx *c, ks_run_snapshot *s)
         if ((*n)[0] == '.' || ks_root_read_line(c->root, p, &flags) < 0)
             continue;
         fl = strtoul(flags, NULL, 16);
-        if ((fl & IFF_UP) && (k = add_item(s, "interface:%s", *n)) < 0)
-            return k;
+        if ((fl & IFF_UP) && (r = add_item(s, "interface:%s", *n)) < 0)
+            return r;
     }
     return 0;
 }
@@ -228,11 +228,11 @@ int ks_default_routes(const ks_root *root, char ***ret)
     _cleanup_strv_free_ char **out = NULL;
     const char *line;
     size_t len, pos = 0, n;
-    int k;
+    int r;
 
-    k = ks_root_read_file(root, "proc/net/route", 1024 * 1024, &t4, &len);
-    if (k < 0 && k != -ENOENT)
-        return k;
+    r = ks_root_read_file(root, "proc/net/route", 1024 * 1024, &t4, &len);
+    if (r < 0 && r != -ENOENT)
+        return r;
     while (t4 && ks_next_line(t4, len, &pos, &line, &n)) {
         char ifn[IFNAMSIZ + 1], dst[9], gw[9], mask[9];
         unsigned flags;
@@ -241,13 +241,13 @@ int ks_default_routes(const ks_root *root, char ***ret)
             return -ENOMEM;
         if (sscanf(l, "%16s %8s %8s %x %*s %*s %*s %8s", ifn, dst, gw, &flags, mask) == 5 &&
             streq(dst, "00000000") && streq(mask, "00000000") && (flags & 0x1) &&
-            (k = ks_strv_push(&out, ks_asprintf("default:%s", ifn))) < 0)
-            return k;
+            (r = ks_strv_push(&out, ks_asprintf("default:%s", ifn))) < 0)
+            return r;
     }
     pos = 0;
-    k = ks_root_read_file(root, "proc/net/ipv6_route", 1024 * 1024, &t6, &len);
-    if (k < 0 && k != -ENOENT)
-        return k;
+    r = ks_root_read_file(root, "proc/net/ipv6_route", 1024 * 1024, &t6, &len);
+    if (r < 0 && r != -ENOENT)
+        return r;
     while (t6 && ks_next_line(t6, len, &pos, &line, &n)) {
         char dst[33], plen[3], ifn[IFNAMSIZ + 1];
         unsigned flags;
@@ -257,8 +257,8 @@ int ks_default_routes(const ks_root *root, char ***ret)
         /* RTF_REJECT (0x200): the kernel's unreachable entries on lo. */
         if (sscanf(l, "%32s %2s %*s %*s %*s %*s %*s %*s %x %16s", dst, plen, &flags, ifn) == 4 &&
             streq(plen, "00") && strspn(dst, "0") == 32 && !(flags & 0x200) && !streq(ifn, "lo") &&
-            (k = ks_strv_push(&out, ks_asprintf("default6:%s", ifn))) < 0)
-            return k;
+            (r = ks_strv_push(&out, ks_asprintf("default6:%s", ifn))) < 0)
+            return r;
     }
     *ret = TAKE_PTR(out);
     return 0;
@@ -266,14 +266,14 @@ int ks_default_routes(const ks_root *root, char ***ret)
 
 static int take_routes(const ks_check_ctx *c, ks_run_snapshot *s)
 {
-    _cleanup_strv_free_ char **r = NULL;
-    int k = ks_default_routes(c->root, &r);
+    _cleanup_strv_free_ char **routes = NULL;
+    int r = ks_default_routes(c->root, &routes);
 
-    if (k < 0)
-        return k == -ENOMEM ? k : skip(s, "routes (proc/net/route)", k);
-    for (char **p = r; p && *p; p++)
-        if ((k = add_item(s, "route:%s", *p)) < 0)
-            return k;
+    if (r < 0)
+        return r == -ENOMEM ? r : skip(s, "routes (proc/net/route)", r);
+    for (char **p = routes; p && *p; p++)
+        if ((r = add_item(s, "route:%s", *p)) < 0)
+            return r;
     return 0;
 }
 
@@ -288,23 +288,23 @@ static int wg_dump_parse(const char *out, wg_fn fn, void *userdata)
 {
     const char *line;
     size_t pos = 0, n;
-    int k;
+    int r;
 
     while (ks_next_line(out, strlen(out), &pos, &line, &n)) {
         _cleanup_free_ char *l = strndup(line, n);
         _cleanup_strv_free_ char **f = NULL;
         if (!l)
             return -ENOMEM;
-        if ((k = ks_strv_split(l, "\t", &f)) < 0)
-            return k;
+        if ((r = ks_strv_split(l, "\t", &f)) < 0)
+            return r;
         if (ks_strv_length(f) == 5)
-            k = fn(userdata, f[0], NULL, 0);
+            r = fn(userdata, f[0], NULL, 0);
         else if (ks_strv_length(f) == 9)
-            k = fn(userdata, f[0], f[1], strtoll(f[5], NULL, 10));
+            r = fn(userdata, f[0], f[1], strtoll(f[5], NULL, 10));
         else
             continue;
-        if (k < 0)
-            return k;
+        if (r < 0)
+            return r;
     }
     return 0;
 }
@@ -313,11 +313,11 @@ static int wg_dump(const ks_check_ctx *c, char **ret, int *ret_err)
 {
     char *argv[] = {(char *)"wg", (char *)"show", (char *)"all", (char *)"dump", NULL};
     ks_spawn_result res = {0};
-    int k = ks_check_spawn(c, argv, c->program_timeout_ms ? c->program_timeout_ms : 30000, &res);
+    int r = ks_check_spawn(c, argv, c->program_timeout_ms ? c->program_timeout_ms : 30000, &res);
 
-    *ret_err = k;
-    if (k < 0)
-        return k;
+    *ret_err = r;
+    if (r < 0)
+        return r;
     if (!ks_spawn_succeeded(&res)) {
         ks_spawn_result_done(&res);
         *ret_err = -EIO;
@@ -343,9 +343,9 @@ static int take_wireguard(const ks_check_ctx *c, ks_run_snapshot *s)
 {
     _cleanup_free_ char *out = NULL;
     char *argv[] = {(char *)"wg", (char *)"show", (char *)"all", (char *)"dump", NULL};
-    int k = program(c, s, "wireguard", argv, &out);
+    int r = program(c, s, "wireguard", argv, &out);
 
-    return k <= 0 ? k : wg_dump_parse(out, wg_take_one, s);
+    return r <= 0 ? r : wg_dump_parse(out, wg_take_one, s);
 }
 
 static const char *str_member(json_object *o, const char *key)
@@ -363,10 +363,10 @@ static int take_qdiscs(const ks_check_ctx *c, ks_run_snapshot *s)
     char *argv[] = {(char *)"tc", (char *)"-j", (char *)"qdisc", (char *)"show", NULL};
     _cleanup_free_ char *out = NULL;
     json_object *doc;
-    int k = program(c, s, "qdisc", argv, &out);
+    int r = program(c, s, "qdisc", argv, &out);
 
-    if (k <= 0)
-        return k;
+    if (r <= 0)
+        return r;
     doc = json_tokener_parse(out);
     if (!doc || json_object_get_type(doc) != json_type_array) {
         json_object_put(doc);
@@ -377,11 +377,11 @@ static int take_qdiscs(const ks_check_ctx *c, ks_run_snapshot *s)
         const char *dev = str_member(q, "dev"), *kind = str_member(q, "kind");
         if (dev && kind && json_object_object_get_ex(q, "root", &root) &&
             json_object_get_boolean(root) && !strchr(dev, '/') &&
-            (k = add_item(s, "qdisc:%s:%s", dev, kind)) < 0)
+            (r = add_item(s, "qdisc:%s:%s", dev, kind)) < 0)
             break;
     }
     json_object_put(doc);
-    return k < 0 ? k : 0;
+    return r < 0 ? r : 0;
 }
 
 /* `nft -j list tables` and `nft -j list chains`. */
@@ -390,27 +390,27 @@ static int nft_list(const ks_check_ctx *c, ks_run_snapshot *s, const char *what,
     char *argv[] = {(char *)"nft", (char *)"-j", (char *)"list", (char *)what, NULL};
     _cleanup_free_ char *out = NULL, *label = ks_asprintf("nftables %s", what);
     json_object *doc, *arr;
-    int k;
+    int r;
 
     *ret = NULL;
     if (!label)
         return -ENOMEM;
     if (s)
-        k = program(c, s, label, argv, &out);
+        r = program(c, s, label, argv, &out);
     else {
         ks_spawn_result res = {0};
-        k = ks_check_spawn(c, argv, c->program_timeout_ms ? c->program_timeout_ms : 30000, &res);
-        if (k < 0)
-            return k;
-        k = ks_spawn_succeeded(&res) ? 1 : -EIO;
-        if (k > 0 && !(out = strndup(res.output ? res.output : "", res.output_len)))
-            k = -ENOMEM;
+        r = ks_check_spawn(c, argv, c->program_timeout_ms ? c->program_timeout_ms : 30000, &res);
+        if (r < 0)
+            return r;
+        r = ks_spawn_succeeded(&res) ? 1 : -EIO;
+        if (r > 0 && !(out = strndup(res.output ? res.output : "", res.output_len)))
+            r = -ENOMEM;
         ks_spawn_result_done(&res);
-        if (k < 0)
-            return k;
+        if (r < 0)
+            return r;
     }
-    if (k <= 0)
-        return k;
+    if (r <= 0)
+        return r;
     doc = *out ? json_tokener_parse(out) : json_object_new_object();
     if (!doc || json_object_get_type(doc) != json_type_object) {
         json_object_put(doc);
@@ -430,24 +430,24 @@ static int nft_list(const ks_check_ctx *c, ks_run_snapshot *s, const char *what,
 static int take_nft(const ks_check_ctx *c, ks_run_snapshot *s)
 {
     json_object *arr = NULL;
-    int k = nft_list(c, s, "tables", &arr);
+    int r = nft_list(c, s, "tables", &arr);
 
-    for (size_t i = 0; k > 0 && i < json_object_array_length(arr); i++) {
+    for (size_t i = 0; r > 0 && i < json_object_array_length(arr); i++) {
         json_object *t;
         const char *fam, *name;
         if (!json_object_object_get_ex(json_object_array_get_idx(arr, i), "table", &t))
             continue;
         fam = str_member(t, "family");
         name = str_member(t, "name");
-        if (fam && name && (k = add_item(s, "nft-table:%s:%s", fam, name)) >= 0)
-            k = 1;
+        if (fam && name && (r = add_item(s, "nft-table:%s:%s", fam, name)) >= 0)
+            r = 1;
     }
     json_object_put(arr);
-    if (k < 0)
-        return k;
+    if (r < 0)
+        return r;
     arr = NULL;
-    k = nft_list(c, s, "chains", &arr);
-    for (size_t i = 0; k > 0 && i < json_object_array_length(arr); i++) {
+    r = nft_list(c, s, "chains", &arr);
+    for (size_t i = 0; r > 0 && i < json_object_array_length(arr); i++) {
         json_object *t;
         const char *fam, *table, *name;
         if (!json_object_object_get_ex(json_object_array_get_idx(arr, i), "chain", &t))
@@ -455,11 +455,11 @@ static int take_nft(const ks_check_ctx *c, ks_run_snapshot *s)
         fam = str_member(t, "family");
         table = str_member(t, "table");
         name = str_member(t, "name");
-        if (fam && table && name && (k = add_item(s, "nft-chain:%s:%s:%s", fam, table, name)) >= 0)
-            k = 1;
+        if (fam && table && name && (r = add_item(s, "nft-chain:%s:%s:%s", fam, table, name)) >= 0)
+            r = 1;
     }
     json_object_put(arr);
-    return k < 0 ? k : 0;
+    return r < 0 ? r : 0;
 }
 
 static int take_modules(const ks_check_ctx *c, ks_run_snapshot *s)
@@ -467,14 +467,14 @@ static int take_modules(const ks_check_ctx *c, ks_run_snapshot *s)
     _cleanup_free_ char *text = NULL;
     const char *line;
     size_t len, pos = 0, n;
-    int k = ks_root_read_file(c->root, "proc/modules", 4 * 1024 * 1024, &text, &len);
+    int r = ks_root_read_file(c->root, "proc/modules", 4 * 1024 * 1024, &text, &len);
 
-    if (k < 0)
-        return k == -ENOMEM ? k : skip(s, "modules (proc/modules)", k);
+    if (r < 0)
+        return r == -ENOMEM ? r : skip(s, "modules (proc/modules)", r);
     while (ks_next_line(text, len, &pos, &line, &n)) {
         size_t w = strcspn(line, " ");
-        if (w && w < n && (k = add_item(s, "module:%.*s", (int)w, line)) < 0)
-            return k;
+        if (w && w < n && (r = add_item(s, "module:%.*s", (int)w, line)) < 0)
+            return r;
     }
     return 0;
 }
@@ -494,13 +494,13 @@ static const char *const runtime_sysctls[] = {
 static int add_sysctl(const ks_check_ctx *c, ks_run_snapshot *s, const char *key, bool only_on)
 {
     _cleanup_free_ char *v = NULL;
-    int k = ks_sysctl_live(c->root, key, &v);
+    int r = ks_sysctl_live(c->root, key, &v);
 
     /* A key the old kernel does not have (a module not loaded) cannot come back. */
-    if (k == -ENOENT || k == -EACCES || k == -EINVAL || k == -ENOTDIR)
+    if (r == -ENOENT || r == -EACCES || r == -EINVAL || r == -ENOTDIR)
         return 0;
-    if (k < 0)
-        return k;
+    if (r < 0)
+        return r;
     if (!*v || (only_on && streq(v, "0")))
         return 0;
     return add_item(s, "sysctl:%s=%s", key, v);
@@ -509,17 +509,17 @@ static int add_sysctl(const ks_check_ctx *c, ks_run_snapshot *s, const char *key
 static int take_sysctls(const ks_check_ctx *c, ks_run_snapshot *s)
 {
     _cleanup_strv_free_ char **keys = NULL;
-    int k = ks_sysctl_configured_keys(c->root, &keys);
+    int r = ks_sysctl_configured_keys(c->root, &keys);
 
-    if (k < 0)
-        return k == -ENOMEM ? k : skip(s, "sysctls (sysctl.d)", k);
+    if (r < 0)
+        return r == -ENOMEM ? r : skip(s, "sysctls (sysctl.d)", r);
     for (char **p = keys; *p; p++)
-        if (ks_startswith(*p, "net.") && (k = add_sysctl(c, s, *p, false)) < 0)
-            return k;
+        if (ks_startswith(*p, "net.") && (r = add_sysctl(c, s, *p, false)) < 0)
+            return r;
     for (size_t i = 0; i < ARRAY_SIZE(runtime_sysctls); i++)
         if (!ks_strv_contains(keys, runtime_sysctls[i]) &&
-            (k = add_sysctl(c, s, runtime_sysctls[i], true)) < 0)
-            return k;
+            (r = add_sysctl(c, s, runtime_sysctls[i], true)) < 0)
+            return r;
     return 0;
 }
 
@@ -530,15 +530,15 @@ int ks_run_snapshot_take(const ks_check_ctx *c, ks_run_snapshot *ret)
         take_qdiscs,   take_nft,     take_modules,    take_sysctls,
     };
     ks_run_snapshot s = {0};
-    int k;
+    int r;
 
     if (c->kernel && !(s.kernel = strdup(c->kernel)))
         return -ENOMEM;
     for (size_t i = 0; i < ARRAY_SIZE(takers); i++) {
-        k = takers[i](c, &s);
-        if (k < 0) {
+        r = takers[i](c, &s);
+        if (r < 0) {
             ks_run_snapshot_done(&s);
-            return k;
+            return r;
         }
     }
     if (!s.items && !(s.items = calloc(1, sizeof(char *)))) {
@@ -582,7 +582,7 @@ json_object *ks_run_snapshot_to_json(const ks_run_snapshot *s)
 static int strv_from_json(json_object *a, char ***ret)
 {
     _cleanup_strv_free_ char **out = calloc(1, sizeof(char *));
-    int k;
+    int r;
 
     if (!out)
         return -ENOMEM;
@@ -596,8 +596,8 @@ static int strv_from_json(json_object *a, char ***ret)
         json_object *v = json_object_array_get_idx(a, i);
         if (json_object_get_type(v) != json_type_string)
             return -EBADMSG;
-        if ((k = ks_strv_extend(&out, json_object_get_string(v))) < 0)
-            return k;
+        if ((r = ks_strv_extend(&out, json_object_get_string(v))) < 0)
+            return r;
     }
     *ret = TAKE_PTR(out);
     return 0;
@@ -607,7 +607,7 @@ int ks_run_snapshot_from_json(json_object *o, ks_run_snapshot *ret)
 {
     ks_run_snapshot s = {0};
     json_object *v;
-    int k;
+    int r;
 
     if (!o || json_object_get_type(o) != json_type_object)
         return -EBADMSG;
@@ -616,19 +616,19 @@ int ks_run_snapshot_from_json(json_object *o, ks_run_snapshot *ret)
          !(s.kernel = strdup(json_object_get_string(v)))))
         return json_object_get_type(v) != json_type_string ? -EBADMSG : -ENOMEM;
     json_object_object_get_ex(o, "items", &v);
-    k = strv_from_json(json_object_object_get_ex(o, "items", &v) ? v : NULL, &s.items);
-    if (k >= 0)
-        k = strv_from_json(json_object_object_get_ex(o, "skipped", &v) ? v : NULL, &s.skipped);
-    if (k >= 0 && json_object_object_get_ex(o, "established", &v) && v) {
+    r = strv_from_json(json_object_object_get_ex(o, "items", &v) ? v : NULL, &s.items);
+    if (r >= 0)
+        r = strv_from_json(json_object_object_get_ex(o, "skipped", &v) ? v : NULL, &s.skipped);
+    if (r >= 0 && json_object_object_get_ex(o, "established", &v) && v) {
         int64_t n = json_object_get_int64(v);
         if (json_object_get_type(v) != json_type_int || n < 0 || n > UINT32_MAX)
-            k = -EBADMSG;
+            r = -EBADMSG;
         else
             s.established = (unsigned)n;
     }
-    if (k < 0) {
+    if (r < 0) {
         ks_run_snapshot_done(&s);
-        return k;
+        return r;
     }
     *ret = s;
     return 0;
@@ -665,7 +665,7 @@ int ks_checklist_add_snapshot(ks_checklist *l, const ks_run_snapshot *s, char *c
         {"nft-chain:", ks_check_nft_chain}, {"module:", ks_check_module},
         {"sysctl:", ks_check_sysctl},
     };
-    int k;
+    int r;
 
     for (char **p = s->items; p && *p; p++) {
         if (ks_checklist_find(l, *p) || ks_snapshot_ignored(*p, ignore) || sysctl_configured(l, *p))
@@ -677,9 +677,9 @@ int ks_checklist_add_snapshot(ks_checklist *l, const ks_run_snapshot *s, char *c
             _cleanup_free_ char *kind = strndup(*p, pl - 1);
             if (!kind)
                 return -ENOMEM;
-            k = ks_checklist_add(l, kind, *p + pl, true, kinds[i].fn);
-            if (k < 0)
-                return k;
+            r = ks_checklist_add(l, kind, *p + pl, true, kinds[i].fn);
+            if (r < 0)
+                return r;
             l->v[l->n - 1].from_snapshot = true;
             break;
         }
@@ -700,17 +700,17 @@ static int set_detail(ks_check *chk, char *d, int verdict)
 
 int ks_check_route(const ks_check_ctx *c, ks_check *chk)
 {
-    _cleanup_strv_free_ char **r = NULL;
-    int k = ks_default_routes(c->root, &r);
+    _cleanup_strv_free_ char **routes = NULL;
+    int r = ks_default_routes(c->root, &routes);
 
-    if (k < 0)
-        return k;
+    if (r < 0)
+        return r;
     return set_detail(chk,
                       ks_asprintf("%s route via %s %s",
                                   ks_startswith(chk->arg, "default6:") ? "IPv6 default" : "default",
                                   strchr(chk->arg, ':') + 1,
-                                  ks_strv_contains(r, chk->arg) ? "present" : "missing"),
-                      ks_strv_contains(r, chk->arg));
+                                  ks_strv_contains(routes, chk->arg) ? "present" : "missing"),
+                      ks_strv_contains(routes, chk->arg));
 }
 
 typedef struct wg_find {
@@ -733,12 +733,12 @@ int ks_check_wireguard(const ks_check_ctx *c, ks_check *chk)
 {
     _cleanup_free_ char *out = NULL;
     wg_find f = {.ifname = chk->arg};
-    int err, k = wg_dump(c, &out, &err);
+    int err, r = wg_dump(c, &out, &err);
 
-    if (k < 0)
-        return k;
-    if ((k = wg_dump_parse(out, wg_find_one, &f)) < 0)
-        return k;
+    if (r < 0)
+        return r;
+    if ((r = wg_dump_parse(out, wg_find_one, &f)) < 0)
+        return r;
     return set_detail(chk,
                       ks_asprintf("WireGuard interface %s %s", chk->arg,
                                   f.found ? "configured" : "missing from wg show"),
@@ -750,7 +750,7 @@ int ks_check_wg_peer(const ks_check_ctx *c, ks_check *chk)
     _cleanup_free_ char *out = NULL, *ifname = NULL;
     const char *colon = strchr(chk->arg, ':');
     wg_find f = {0};
-    int err, k;
+    int err, r;
 
     if (!colon || colon == chk->arg || !colon[1])
         return -EINVAL;
@@ -759,8 +759,8 @@ int ks_check_wg_peer(const ks_check_ctx *c, ks_check *chk)
         return -ENOMEM;
     f.ifname = ifname;
     f.peer = colon + 1;
-    if ((k = wg_dump(c, &out, &err)) < 0 || (k = wg_dump_parse(out, wg_find_one, &f)) < 0)
-        return k;
+    if ((r = wg_dump(c, &out, &err)) < 0 || (r = wg_dump_parse(out, wg_find_one, &f)) < 0)
+        return r;
     return set_detail(chk,
                       ks_asprintf("peer %s of %s: %s", colon + 1, ifname,
                                   !f.found   ? "not configured"
@@ -774,16 +774,16 @@ int ks_check_nft_chain(const ks_check_ctx *c, ks_check *chk)
     _cleanup_strv_free_ char **part = NULL;
     json_object *arr = NULL;
     bool found = false;
-    int k;
+    int r;
 
     /* FAMILY:TABLE:NAME */
-    if ((k = ks_strv_split(chk->arg, ":", &part)) < 0)
-        return k;
+    if ((r = ks_strv_split(chk->arg, ":", &part)) < 0)
+        return r;
     if (ks_strv_length(part) != 3)
         return -EINVAL;
-    k = nft_list(c, NULL, "chains", &arr);
-    if (k < 0)
-        return k;
+    r = nft_list(c, NULL, "chains", &arr);
+    if (r < 0)
+        return r;
     for (size_t i = 0; arr && i < json_object_array_length(arr); i++) {
         json_object *t;
         if (json_object_object_get_ex(json_object_array_get_idx(arr, i), "chain", &t) &&

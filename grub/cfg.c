@@ -191,7 +191,7 @@ static int lex_word(lexer *lx)
     ks_grub_word *w = &lx->word;
     bool plain = true;
     size_t start = lx->pos;
-    int k = 0, c;
+    int r = 0, c;
 
     for (;;) {
         c = cur(lx);
@@ -199,7 +199,7 @@ static int lex_word(lexer *lx)
             size_t s = lx->pos;
             while (is_word_char(cur(lx)))
                 adv(lx);
-            k = word_add(w, KS_GRUB_PART_TEXT, lx->s + s, lx->pos - s);
+            r = word_add(w, KS_GRUB_PART_TEXT, lx->s + s, lx->pos - s);
         } else if (c == '\\') {
             unsigned l = lx->line, col = lx->col;
             plain = false;
@@ -210,7 +210,7 @@ static int lex_word(lexer *lx)
                 adv(lx); /* continuation inside a word */
                 continue;
             }
-            k = word_add(w, KS_GRUB_PART_TEXT, lx->s + lx->pos, 1);
+            r = word_add(w, KS_GRUB_PART_TEXT, lx->s + lx->pos, 1);
             adv(lx);
         } else if (c == '\'') {
             unsigned l = lx->line, col = lx->col;
@@ -222,7 +222,7 @@ static int lex_word(lexer *lx)
                 adv(lx);
             if (cur(lx) < 0)
                 return fail(lx, l, col, "unterminated single quote");
-            k = word_add(w, KS_GRUB_PART_SQ, lx->s + s, lx->pos - s);
+            r = word_add(w, KS_GRUB_PART_SQ, lx->s + s, lx->pos - s);
             adv(lx);
         } else if (c == '"' || (c == '$' && at(lx, 1) == '"')) {
             /* "..." or $"..." (gettext string, kept untranslated and without variables) */
@@ -232,11 +232,11 @@ static int lex_word(lexer *lx)
             if (i18n)
                 adv(lx);
             adv(lx);
-            k = word_add(w, KS_GRUB_PART_DQ, "", 0);
+            r = word_add(w, KS_GRUB_PART_DQ, "", 0);
             for (;;) {
                 int d = cur(lx);
-                if (k < 0)
-                    return k;
+                if (r < 0)
+                    return r;
                 if (d < 0)
                     return fail(lx, l, col, "unterminated double quote");
                 if (d == '"') {
@@ -252,29 +252,29 @@ static int lex_word(lexer *lx)
                     }
                     if (e == '"' || e == '\\' || (e == '$' && !i18n)) {
                         adv(lx);
-                        k = word_add(w, KS_GRUB_PART_DQ, lx->s + lx->pos, 1);
+                        r = word_add(w, KS_GRUB_PART_DQ, lx->s + lx->pos, 1);
                         adv(lx);
                         continue;
                     }
-                    k = word_add(w, KS_GRUB_PART_DQ, "\\", 1);
+                    r = word_add(w, KS_GRUB_PART_DQ, "\\", 1);
                     adv(lx);
                     continue;
                 }
                 if (d == '$' && !i18n) {
-                    k = lex_var(lx, w, KS_GRUB_PART_DQVAR);
+                    r = lex_var(lx, w, KS_GRUB_PART_DQVAR);
                     continue;
                 }
-                k = word_add(w, KS_GRUB_PART_DQ, lx->s + lx->pos, 1);
+                r = word_add(w, KS_GRUB_PART_DQ, lx->s + lx->pos, 1);
                 adv(lx);
             }
         } else if (c == '$') {
             plain = false;
-            k = lex_var(lx, w, KS_GRUB_PART_VAR);
+            r = lex_var(lx, w, KS_GRUB_PART_VAR);
         } else {
             break;
         }
-        if (k < 0)
-            return k;
+        if (r < 0)
+            return r;
     }
     if (plain) {
         lx->raw = strndup(lx->s + start, lx->pos - start);
@@ -326,7 +326,7 @@ static int note_comment(lexer *lx, const char *comment, size_t len)
 /* Reads the next token into lx unless one is waiting. */
 static int peek(lexer *lx)
 {
-    int c, k;
+    int c, r;
 
     if (lx->have)
         return 0;
@@ -344,9 +344,9 @@ static int peek(lexer *lx)
 
             while (cur(lx) >= 0 && cur(lx) != '\n')
                 adv(lx);
-            k = note_comment(lx, lx->s + start, lx->pos - start);
-            if (k < 0)
-                return k;
+            r = note_comment(lx, lx->s + start, lx->pos - start);
+            if (r < 0)
+                return r;
         } else {
             break;
         }
@@ -388,9 +388,9 @@ static int peek(lexer *lx)
     if (c == 0)
         return fail(lx, lx->tline, lx->tcol, "NUL byte in script");
     lx->type = T_WORD;
-    k = lex_word(lx);
-    if (k < 0)
-        return k;
+    r = lex_word(lx);
+    if (r < 0)
+        return r;
     return 0;
 }
 
@@ -497,11 +497,11 @@ static int node_new(lexer *lx, ks_grub_node_type type, ks_grub_node **ret)
 
 static int skip_newlines(lexer *lx)
 {
-    int k;
+    int r;
     for (;;) {
-        k = peek(lx);
-        if (k < 0)
-            return k;
+        r = peek(lx);
+        if (r < 0)
+            return r;
         if (lx->type != T_NEWLINE)
             return 0;
         consume(lx);
@@ -512,11 +512,11 @@ static int skip_newlines(lexer *lx)
 static int skip_delimiters(lexer *lx, unsigned *ret_n)
 {
     unsigned n = 0;
-    int k;
+    int r;
     for (;;) {
-        k = peek(lx);
-        if (k < 0)
-            return k;
+        r = peek(lx);
+        if (r < 0)
+            return r;
         if (lx->type != T_NEWLINE && lx->type != T_SEMI)
             break;
         consume(lx);
@@ -537,52 +537,52 @@ static int parse_list(lexer *lx, const char *const *terms, bool rbr_ends, ks_gru
 {
     ks_grub_block b = {0};
     unsigned nd = 0;
-    int k;
+    int r;
 
     lx->in_list++;
-    k = skip_newlines(lx);
+    r = skip_newlines(lx);
     for (;;) {
         ks_grub_node *n = NULL;
         bool is_term = false;
 
-        if (k < 0)
+        if (r < 0)
             goto fail;
-        k = peek(lx);
-        if (k < 0)
+        r = peek(lx);
+        if (r < 0)
             goto fail;
         for (const char *const *t = terms; t && *t; t++)
             if (tok_is_kw(lx, *t))
                 is_term = true;
         if (is_term || (rbr_ends && lx->type == T_RBR)) {
             if (b.n == 0) {
-                k = fail(lx, lx->tline, lx->tcol, "expected a command before %s", tok_desc(lx));
+                r = fail(lx, lx->tline, lx->tcol, "expected a command before %s", tok_desc(lx));
                 goto fail;
             }
             break;
         }
         if (lx->type == T_EOF && rbr_ends) {
-            k = fail(lx, lx->brace_line, lx->brace_col, "missing '}' for this '{'");
+            r = fail(lx, lx->brace_line, lx->brace_col, "missing '}' for this '{'");
             goto fail;
         }
         if (lx->type == T_EOF) {
-            k = fail(lx, lx->tline, lx->tcol, "unexpected end of input (missing '%s')",
+            r = fail(lx, lx->tline, lx->tcol, "unexpected end of input (missing '%s')",
                      terms && terms[0] ? terms[0] : "}");
             goto fail;
         }
-        k = parse_command(lx, &n);
-        if (k < 0)
+        r = parse_command(lx, &n);
+        if (r < 0)
             goto fail;
-        k = block_add(&b, n);
-        if (k < 0)
+        r = block_add(&b, n);
+        if (r < 0)
             goto fail;
-        k = skip_delimiters(lx, &nd);
-        if (k < 0)
+        r = skip_delimiters(lx, &nd);
+        if (r < 0)
             goto fail;
-        k = peek(lx);
-        if (k < 0)
+        r = peek(lx);
+        if (r < 0)
             goto fail;
         if (nd == 0 && !(rbr_ends && lx->type == T_RBR)) {
-            k = fail(lx, lx->tline, lx->tcol, "unexpected %s after a command", tok_desc(lx));
+            r = fail(lx, lx->tline, lx->tcol, "unexpected %s after a command", tok_desc(lx));
             goto fail;
         }
     }
@@ -593,14 +593,14 @@ static int parse_list(lexer *lx, const char *const *terms, bool rbr_ends, ks_gru
 fail:
     lx->in_list--;
     block_free(&b);
-    return k;
+    return r;
 }
 
 static int expect_kw(lexer *lx, const char *kw)
 {
-    int k = peek(lx);
-    if (k < 0)
-        return k;
+    int r = peek(lx);
+    if (r < 0)
+        return r;
     if (!tok_is_kw(lx, kw))
         return fail(lx, lx->tline, lx->tcol, "expected '%s', found %s", kw, tok_desc(lx));
     consume(lx);
@@ -614,7 +614,7 @@ static int parse_block(lexer *lx, bool need_delim, ks_grub_block **ret, size_t *
     unsigned line = lx->tline, col = lx->tcol;
     size_t start = lx->pos; /* just after '{' */
     unsigned ol = lx->brace_line, oc = lx->brace_col;
-    int k;
+    int r;
 
     lx->brace_line = line;
     lx->brace_col = col;
@@ -623,24 +623,24 @@ static int parse_block(lexer *lx, bool need_delim, ks_grub_block **ret, size_t *
     if (!b)
         return -ENOMEM;
     if (++lx->depth > MAX_DEPTH) {
-        k = fail(lx, line, col, "blocks nested too deep");
+        r = fail(lx, line, col, "blocks nested too deep");
         goto fail;
     }
-    k = parse_list(lx, NULL, true, b);
+    r = parse_list(lx, NULL, true, b);
     lx->depth--;
     lx->brace_line = ol;
     lx->brace_col = oc;
-    if (k < 0)
+    if (r < 0)
         goto fail;
-    k = peek(lx);
-    if (k < 0)
+    r = peek(lx);
+    if (r < 0)
         goto fail;
     if (lx->type != T_RBR) {
-        k = fail(lx, line, col, "missing '}' for the '{' here");
+        r = fail(lx, line, col, "missing '}' for the '{' here");
         goto fail;
     }
     if (need_delim && lx->last_nd == 0) {
-        k = fail(lx, lx->tline, lx->tcol, "expected ';' or newline before '}'");
+        r = fail(lx, lx->tline, lx->tcol, "expected ';' or newline before '}'");
         goto fail;
     }
     if (ret_start)
@@ -653,7 +653,7 @@ static int parse_block(lexer *lx, bool need_delim, ks_grub_block **ret, size_t *
 fail:
     block_free(b);
     free(b);
-    return k;
+    return r;
 }
 
 static int take_word(lexer *lx, ks_grub_node *n)
@@ -671,19 +671,19 @@ static int parse_if(lexer *lx, ks_grub_node *n)
     static const char *const then_t[] = {"then", NULL};
     static const char *const body_t[] = {"fi", "elif", "else", NULL};
     static const char *const else_t[] = {"fi", NULL};
-    int k;
+    int r;
 
     consume(lx); /* if */
     for (;;) {
         ks_grub_block c = {0}, b = {0};
         bool ok;
 
-        k = parse_list(lx, then_t, false, &c);
-        if (k < 0)
-            return k;
-        k = expect_kw(lx, "then");
-        if (k >= 0)
-            k = parse_list(lx, body_t, false, &b);
+        r = parse_list(lx, then_t, false, &c);
+        if (r < 0)
+            return r;
+        r = expect_kw(lx, "then");
+        if (r >= 0)
+            r = parse_list(lx, body_t, false, &b);
         ok = GREEDY_REALLOC(n->conds, n->conds_cap, n->n_conds + 1);
         if (ok)
             ok = GREEDY_REALLOC(n->bodies, n->bodies_cap, n->n_conds + 1);
@@ -695,8 +695,8 @@ static int parse_if(lexer *lx, ks_grub_node *n)
         n->conds[n->n_conds] = c;
         n->bodies[n->n_conds] = b;
         n->n_conds++;
-        if (k < 0)
-            return k;
+        if (r < 0)
+            return r;
         if (tok_is_kw(lx, "elif")) {
             consume(lx);
             continue;
@@ -706,9 +706,9 @@ static int parse_if(lexer *lx, ks_grub_node *n)
             n->else_body = calloc(1, sizeof(ks_grub_block));
             if (!n->else_body)
                 return -ENOMEM;
-            k = parse_list(lx, else_t, false, n->else_body);
-            if (k < 0)
-                return k;
+            r = parse_list(lx, else_t, false, n->else_body);
+            if (r < 0)
+                return r;
         }
         return expect_kw(lx, "fi");
     }
@@ -719,33 +719,33 @@ static int parse_loop(lexer *lx, ks_grub_node *n)
     static const char *const do_t[] = {"do", NULL};
     static const char *const done_t[] = {"done", NULL};
     unsigned nd;
-    int k;
+    int r;
 
     consume(lx); /* for/while/until */
     if (n->type == KS_GRUB_NODE_FOR) {
-        k = peek(lx);
-        if (k < 0)
-            return k;
+        r = peek(lx);
+        if (r < 0)
+            return r;
         if (lx->type != T_WORD || !lx->raw || !is_name_start(lx->raw[0]))
             return fail(lx, lx->tline, lx->tcol, "expected a variable name after 'for'");
         n->name = TAKE_PTR(lx->raw);
         consume(lx);
-        k = expect_kw(lx, "in");
-        if (k < 0)
-            return k;
+        r = expect_kw(lx, "in");
+        if (r < 0)
+            return r;
         for (;;) {
-            k = peek(lx);
-            if (k < 0)
-                return k;
+            r = peek(lx);
+            if (r < 0)
+                return r;
             if (lx->type != T_WORD)
                 break;
-            k = take_word(lx, n);
-            if (k < 0)
-                return k;
+            r = take_word(lx, n);
+            if (r < 0)
+                return r;
         }
-        k = skip_delimiters(lx, &nd);
-        if (k < 0)
-            return k;
+        r = skip_delimiters(lx, &nd);
+        if (r < 0)
+            return r;
         if (nd == 0)
             return fail(lx, lx->tline, lx->tcol, "expected ';' or newline before 'do'");
     } else {
@@ -753,31 +753,31 @@ static int parse_loop(lexer *lx, ks_grub_node *n)
         if (!n->conds)
             return -ENOMEM;
         n->n_conds = 1;
-        k = parse_list(lx, do_t, false, n->conds);
-        if (k < 0)
-            return k;
+        r = parse_list(lx, do_t, false, n->conds);
+        if (r < 0)
+            return r;
     }
-    k = expect_kw(lx, "do");
-    if (k < 0)
-        return k;
+    r = expect_kw(lx, "do");
+    if (r < 0)
+        return r;
     n->body = calloc(1, sizeof(ks_grub_block));
     if (!n->body)
         return -ENOMEM;
-    k = parse_list(lx, done_t, false, n->body);
-    if (k < 0)
-        return k;
+    r = parse_list(lx, done_t, false, n->body);
+    if (r < 0)
+        return r;
     return expect_kw(lx, "done");
 }
 
 static int parse_function(lexer *lx, ks_grub_node *n)
 {
     unsigned line, col;
-    int k;
+    int r;
 
     consume(lx); /* function */
-    k = peek(lx);
-    if (k < 0)
-        return k;
+    r = peek(lx);
+    if (r < 0)
+        return r;
     if (lx->type != T_WORD || !lx->raw || !is_name_start(lx->raw[0]))
         return fail(lx, lx->tline, lx->tcol, "expected a function name");
     for (const char *p = lx->raw; *p; p++)
@@ -785,69 +785,69 @@ static int parse_function(lexer *lx, ks_grub_node *n)
             return fail(lx, lx->tline, lx->tcol, "bad function name '%s'", lx->raw);
     n->name = TAKE_PTR(lx->raw);
     consume(lx);
-    k = skip_newlines(lx);
-    if (k < 0)
-        return k;
+    r = skip_newlines(lx);
+    if (r < 0)
+        return r;
     if (lx->type != T_LBR)
         return fail(lx, lx->tline, lx->tcol, "expected '{' after the function name");
     line = lx->tline;
     col = lx->tcol;
-    k = parse_block(lx, true, &n->body, NULL, NULL);
+    r = parse_block(lx, true, &n->body, NULL, NULL);
     (void)line;
     (void)col;
-    return k;
+    return r;
 }
 
 static int parse_command(lexer *lx, ks_grub_node **ret)
 {
     ks_grub_node *n = NULL;
-    int k;
+    int r;
 
-    k = peek(lx);
-    if (k < 0)
-        return k;
+    r = peek(lx);
+    if (r < 0)
+        return r;
     if (lx->type != T_WORD)
         return fail(lx, lx->tline, lx->tcol, "unexpected %s", tok_desc(lx));
     if (++lx->depth > MAX_DEPTH)
         return fail(lx, lx->tline, lx->tcol, "commands nested too deep");
 
     if (tok_is_kw(lx, "if")) {
-        k = node_new(lx, KS_GRUB_NODE_IF, &n);
-        if (k >= 0)
-            k = parse_if(lx, n);
+        r = node_new(lx, KS_GRUB_NODE_IF, &n);
+        if (r >= 0)
+            r = parse_if(lx, n);
     } else if (tok_is_kw(lx, "for") || tok_is_kw(lx, "while") || tok_is_kw(lx, "until")) {
-        k = node_new(lx,
+        r = node_new(lx,
                      tok_is_kw(lx, "for")     ? KS_GRUB_NODE_FOR
                      : tok_is_kw(lx, "while") ? KS_GRUB_NODE_WHILE
                                               : KS_GRUB_NODE_UNTIL,
                      &n);
-        if (k >= 0)
-            k = parse_loop(lx, n);
+        if (r >= 0)
+            r = parse_loop(lx, n);
     } else if (tok_is_kw(lx, "function") && lx->in_list == 0) {
-        k = node_new(lx, KS_GRUB_NODE_FUNCTION, &n);
-        if (k >= 0)
-            k = parse_function(lx, n);
+        r = node_new(lx, KS_GRUB_NODE_FUNCTION, &n);
+        if (r >= 0)
+            r = parse_function(lx, n);
     } else if (tok_is_any_kw(lx)) {
-        k = fail(lx, lx->tline, lx->tcol, "unexpected '%s'", lx->raw);
+        r = fail(lx, lx->tline, lx->tcol, "unexpected '%s'", lx->raw);
     } else {
-        k = node_new(lx, KS_GRUB_NODE_CMD, &n);
-        while (k >= 0) {
-            k = peek(lx);
-            if (k < 0)
+        r = node_new(lx, KS_GRUB_NODE_CMD, &n);
+        while (r >= 0) {
+            r = peek(lx);
+            if (r < 0)
                 break;
             if (lx->type == T_WORD) {
-                k = take_word(lx, n);
+                r = take_word(lx, n);
                 continue;
             }
             if (lx->type == T_LBR)
-                k = parse_block(lx, false, &n->body, &n->body_start, &n->body_end);
+                r = parse_block(lx, false, &n->body, &n->body_start, &n->body_end);
             break;
         }
     }
     lx->depth--;
-    if (k < 0) {
+    if (r < 0) {
         node_free(n);
-        return k;
+        return r;
     }
     *ret = n;
     return 0;
@@ -926,40 +926,40 @@ int ks_grub_words_expand(const ks_grub_word *words, size_t n, ks_grub_lookup_fn 
 {
     _cleanup_strv_free_ char **argv = NULL;
     size_t argc = 0, cap = 1;
-    int k = 0;
+    int r = 0;
 
     argv = calloc(1, sizeof(char *));
     if (!argv)
         return -ENOMEM;
     for (size_t i = 0; i < n; i++) {
         bool open = false;
-        for (size_t j = 0; j < words[i].n && k >= 0; j++) {
+        for (size_t j = 0; j < words[i].n && r >= 0; j++) {
             const ks_grub_part *p = &words[i].parts[j];
             const char *v;
 
             switch (p->type) {
             case KS_GRUB_PART_TEXT:
                 if (p->s[0])
-                    k = argv_append(&argv, &argc, &cap, &open, p->s, strlen(p->s));
+                    r = argv_append(&argv, &argc, &cap, &open, p->s, strlen(p->s));
                 break;
             case KS_GRUB_PART_SQ:
             case KS_GRUB_PART_DQ:
-                k = argv_append(&argv, &argc, &cap, &open, p->s, strlen(p->s));
+                r = argv_append(&argv, &argc, &cap, &open, p->s, strlen(p->s));
                 break;
             case KS_GRUB_PART_DQVAR:
                 v = lookup(p->s, userdata);
                 if (v && v[0])
-                    k = argv_append(&argv, &argc, &cap, &open, v, strlen(v));
+                    r = argv_append(&argv, &argc, &cap, &open, v, strlen(v));
                 break;
             case KS_GRUB_PART_VAR:
                 v = lookup(p->s, userdata);
                 if (!v)
                     break;
-                while (*v && k >= 0) {
+                while (*v && r >= 0) {
                     const char *s = v;
                     while (*v && !isspace((unsigned char)*v))
                         v++;
-                    k = argv_append(&argv, &argc, &cap, &open, s, (size_t)(v - s));
+                    r = argv_append(&argv, &argc, &cap, &open, s, (size_t)(v - s));
                     while (*v && isspace((unsigned char)*v))
                         v++;
                     if (*v)
@@ -968,8 +968,8 @@ int ks_grub_words_expand(const ks_grub_word *words, size_t n, ks_grub_lookup_fn 
                 break;
             }
         }
-        if (k < 0)
-            return k;
+        if (r < 0)
+            return r;
     }
     *ret_argv = TAKE_PTR(argv);
     return 0;
@@ -1035,7 +1035,7 @@ int ks_grub_entry_from_argv(char **argv, ks_grub_entry *ret)
 {
     ks_grub_entry e = {0};
     bool opts = true;
-    int k = -EINVAL;
+    int r = -EINVAL;
 
     if (!argv[0])
         return -EINVAL;
@@ -1064,12 +1064,12 @@ int ks_grub_entry_from_argv(char **argv, ks_grub_entry *ret)
             continue;
         }
         for (o = 0; o < ARRAY_SIZE(with_value); o++) {
-            const char *r = ks_startswith(a, with_value[o]);
-            if (r && *r == '=') {
-                val = r + 1;
+            const char *rest = ks_startswith(a, with_value[o]);
+            if (rest && *rest == '=') {
+                val = rest + 1;
                 break;
             }
-            if (r && !*r) {
+            if (rest && !*rest) {
                 val = argv[i + 1];
                 if (!val)
                     goto fail;
@@ -1098,7 +1098,7 @@ int ks_grub_entry_from_argv(char **argv, ks_grub_entry *ret)
     return 0;
 fail:
     ks_grub_entry_done(&e);
-    return k;
+    return r;
 }
 
 static const char *static_lookup(const char *name, void *userdata)
@@ -1173,7 +1173,7 @@ void ks_grub_entry_scan_body(ks_grub_entry *e)
 static int collect(const ks_grub_cfg *c, const ks_grub_block *b, ks_grub_entry **v, size_t *n,
                    size_t *cap, unsigned depth)
 {
-    int k;
+    int r;
 
     if (depth > MAX_DEPTH)
         return 0;
@@ -1185,38 +1185,38 @@ static int collect(const ks_grub_cfg *c, const ks_grub_block *b, ks_grub_entry *
 
         if (nd->type == KS_GRUB_NODE_IF) {
             for (size_t j = 0; j < nd->n_conds; j++) {
-                k = collect(c, &nd->bodies[j], v, n, cap, depth + 1);
-                if (k < 0)
-                    return k;
+                r = collect(c, &nd->bodies[j], v, n, cap, depth + 1);
+                if (r < 0)
+                    return r;
             }
             if (nd->else_body) {
-                k = collect(c, nd->else_body, v, n, cap, depth + 1);
-                if (k < 0)
-                    return k;
+                r = collect(c, nd->else_body, v, n, cap, depth + 1);
+                if (r < 0)
+                    return r;
             }
             continue;
         }
         if (nd->type != KS_GRUB_NODE_CMD || !nd->body)
             continue;
-        k = ks_grub_words_expand(nd->words, nd->n_words, static_lookup, NULL, &argv);
-        if (k < 0)
-            return k;
+        r = ks_grub_words_expand(nd->words, nd->n_words, static_lookup, NULL, &argv);
+        if (r < 0)
+            return r;
         if (!argv[0] || (!streq(argv[0], "menuentry") && !streq(argv[0], "submenu")))
             continue;
         if (ks_grub_entry_from_argv(argv, &e) < 0)
             continue;
         e.node = nd;
         if (e.submenu) {
-            k = collect(c, nd->body, &e.children, &e.n_children, &children_cap, depth + 1);
+            r = collect(c, nd->body, &e.children, &e.n_children, &children_cap, depth + 1);
         } else {
             ks_grub_entry_scan_body(&e);
-            k = 0;
+            r = 0;
         }
-        if (k >= 0 && !GREEDY_REALLOC(*v, *cap, *n + 1))
-            k = -ENOMEM;
-        if (k < 0) {
+        if (r >= 0 && !GREEDY_REALLOC(*v, *cap, *n + 1))
+            r = -ENOMEM;
+        if (r < 0) {
             ks_grub_entry_done(&e);
-            return k;
+            return r;
         }
         (*v)[(*n)++] = e;
     }
@@ -1229,7 +1229,7 @@ int ks_grub_cfg_parse(const char *text, size_t len, ks_grub_cfg **ret, ks_grub_e
     ks_grub_error err = {0};
     lexer lx = {.line = 1, .col = 1, .err = &err};
     size_t entries_cap = 0;
-    int k;
+    int r;
 
     if (len > MAX_TEXT)
         return -EFBIG;
@@ -1252,34 +1252,34 @@ int ks_grub_cfg_parse(const char *text, size_t len, ks_grub_cfg **ret, ks_grub_e
         ks_grub_node *n = NULL;
         unsigned nd;
 
-        k = skip_newlines(&lx);
-        if (k < 0)
+        r = skip_newlines(&lx);
+        if (r < 0)
             break;
         if (lx.type == T_EOF)
             break;
-        k = parse_command(&lx, &n);
-        if (k < 0)
+        r = parse_command(&lx, &n);
+        if (r < 0)
             break;
-        k = block_add(&c->script, n);
-        if (k < 0)
+        r = block_add(&c->script, n);
+        if (r < 0)
             break;
-        k = skip_delimiters(&lx, &nd);
-        if (k < 0)
+        r = skip_delimiters(&lx, &nd);
+        if (r < 0)
             break;
         if (nd == 0 && lx.type != T_EOF) {
-            k = fail(&lx, lx.tline, lx.tcol, "unexpected %s after a command", tok_desc(&lx));
+            r = fail(&lx, lx.tline, lx.tcol, "unexpected %s after a command", tok_desc(&lx));
             break;
         }
     }
     tok_clear(&lx);
     c->lacks_write_support = TAKE_PTR(lx.lacks_write_support);
-    if (k >= 0)
-        k = collect(c, &c->script, &c->entries, &c->n_entries, &entries_cap, 0);
-    if (k < 0) {
-        if (k == -EBADMSG && ret_error)
+    if (r >= 0)
+        r = collect(c, &c->script, &c->entries, &c->n_entries, &entries_cap, 0);
+    if (r < 0) {
+        if (r == -EBADMSG && ret_error)
             *ret_error = err;
         ks_grub_cfg_free(c);
-        return k;
+        return r;
     }
     *ret = c;
     return 0;

@@ -183,15 +183,15 @@ static int read_word(parser *p, word *ret)
     buf b = {};
     bool name_ok = true, unsupported = false;
     ssize_t eq = -1;
-    int k = 0;
+    int r = 0;
 
-    k = buf_put(&b, "", 0);
-    while (k >= 0 && p->i < p->n && !ends_word(p->s[p->i])) {
+    r = buf_put(&b, "", 0);
+    while (r >= 0 && p->i < p->n && !ends_word(p->s[p->i])) {
         char c = p->s[p->i++];
 
         if (c == '=' && eq < 0 && name_ok && b.n > 0) {
             eq = (ssize_t)b.n;
-            k = buf_putc(&b, c);
+            r = buf_putc(&b, c);
             continue;
         }
         if (eq < 0 && !(b.n == 0 ? is_name_start(c) : is_name_char(c)))
@@ -199,14 +199,14 @@ static int read_word(parser *p, word *ret)
         if (c == '\'') {
             const char *end = memchr(p->s + p->i, '\'', p->n - p->i);
             if (!end) {
-                k = -EBADMSG;
+                r = -EBADMSG;
                 break;
             }
-            k = buf_put(&b, p->s + p->i, (size_t)(end - (p->s + p->i)));
+            r = buf_put(&b, p->s + p->i, (size_t)(end - (p->s + p->i)));
             p->i = (size_t)(end - p->s) + 1;
         } else if (c == '"') {
             bool closed = false;
-            while (k >= 0 && p->i < p->n) {
+            while (r >= 0 && p->i < p->n) {
                 char q = p->s[p->i++];
                 if (q == '"') {
                     closed = true;
@@ -214,35 +214,35 @@ static int read_word(parser *p, word *ret)
                 }
                 if (q == '\\' && p->i < p->n && strchr("$`\"\\\n", p->s[p->i])) {
                     if (p->s[p->i] != '\n')
-                        k = buf_putc(&b, p->s[p->i]);
+                        r = buf_putc(&b, p->s[p->i]);
                     p->i++;
                 } else if (q == '$')
-                    k = expand(p, &b, &unsupported);
+                    r = expand(p, &b, &unsupported);
                 else if (q == '`') {
                     skip_substitution(p, '`');
                     unsupported = true;
                 } else
-                    k = buf_putc(&b, q);
+                    r = buf_putc(&b, q);
             }
-            if (k >= 0 && !closed)
-                k = -EBADMSG;
+            if (r >= 0 && !closed)
+                r = -EBADMSG;
         } else if (c == '\\') {
             if (p->i < p->n) {
                 if (p->s[p->i] != '\n')
-                    k = buf_putc(&b, p->s[p->i]);
+                    r = buf_putc(&b, p->s[p->i]);
                 p->i++;
             }
         } else if (c == '$')
-            k = expand(p, &b, &unsupported);
+            r = expand(p, &b, &unsupported);
         else if (c == '`') {
             skip_substitution(p, '`');
             unsupported = true;
         } else
-            k = buf_putc(&b, c);
+            r = buf_putc(&b, c);
     }
-    if (k < 0) {
+    if (r < 0) {
         free(b.s);
-        return k;
+        return r;
     }
     ret->text = b.s;
     ret->eq = name_ok ? eq : -1;
@@ -307,7 +307,7 @@ static int run_command(ks_grub_defaults *d, word *w, size_t n, bool bad, unsigne
     static const char *const lead_kw[] = {"then", "else", "do", "elif", "!"};
     size_t i = 0;
     bool lead = true, exported;
-    int k;
+    int r;
 
     /* "then A=1" runs A=1 (inside the block): drop leading reserved words. */
     while (lead && i < n) {
@@ -358,9 +358,9 @@ static int run_command(ks_grub_defaults *d, word *w, size_t n, bool bad, unsigne
     for (size_t j = i; j < n; j++) {
         if (w[j].eq < 0)
             continue;
-        k = set_value(d, w[j].text, (size_t)w[j].eq, w[j].text + w[j].eq + 1, file);
-        if (k < 0)
-            return k;
+        r = set_value(d, w[j].text, (size_t)w[j].eq, w[j].text + w[j].eq + 1, file);
+        if (r < 0)
+            return r;
     }
     return 0;
 }
@@ -372,7 +372,7 @@ int ks_grub_defaults_parse(ks_grub_defaults *d, const char *text, size_t len, co
     word *w = NULL;
     size_t nw = 0, cap = 0;
     bool bad = false;
-    int k;
+    int r;
 
     if (!d || (!text && len > 0))
         return -EINVAL;
@@ -394,13 +394,13 @@ int ks_grub_defaults_parse(ks_grub_defaults *d, const char *text, size_t len, co
         }
         if (c == '\n' || c == ';') {
             if (nw > 0 || bad) {
-                k = run_command(d, w, nw, bad, &depth, file);
+                r = run_command(d, w, nw, bad, &depth, file);
                 words_free(w, nw);
                 w = NULL;
                 nw = cap = 0;
                 bad = false;
-                if (k < 0)
-                    return k;
+                if (r < 0)
+                    return r;
             }
             if (at_end)
                 break;
@@ -422,16 +422,16 @@ int ks_grub_defaults_parse(ks_grub_defaults *d, const char *text, size_t len, co
             return -ENOMEM;
         }
         {
-            k = read_word(&p, &w[nw]);
-            if (k == -EBADMSG) {
+            r = read_word(&p, &w[nw]);
+            if (r == -EBADMSG) {
                 /* An unterminated quote swallows the rest of the file in the shell too. */
                 d->n_skipped++;
                 words_free(w, nw);
                 return 0;
             }
-            if (k < 0) {
+            if (r < 0) {
                 words_free(w, nw);
-                return k;
+                return r;
             }
             nw++;
         }
@@ -459,13 +459,13 @@ static int parse_file(const ks_root *root, ks_grub_defaults *d, const char *path
 {
     _cleanup_free_ char *text = NULL;
     size_t len;
-    int k;
+    int r;
 
-    k = ks_root_read_file(root, path, DEFAULTS_MAX, &text, &len);
-    if (k == -ENOENT)
+    r = ks_root_read_file(root, path, DEFAULTS_MAX, &text, &len);
+    if (r == -ENOENT)
         return 0;
-    if (k < 0)
-        return k;
+    if (r < 0)
+        return r;
     return ks_grub_defaults_parse(d, text, len, path);
 }
 
@@ -473,13 +473,13 @@ int ks_grub_defaults_load(const ks_root *root, ks_grub_defaults *ret)
 {
     _cleanup_strv_free_ char **names = NULL;
     ks_grub_defaults d = {};
-    int k;
+    int r;
 
-    k = parse_file(root, &d, "/etc/default/grub");
-    if (k < 0)
+    r = parse_file(root, &d, "/etc/default/grub");
+    if (r < 0)
         goto fail;
-    k = ks_root_list_dir(root, "/etc/default/grub.d", &names);
-    if (k < 0 && k != -ENOENT && k != -ENOTDIR)
+    r = ks_root_list_dir(root, "/etc/default/grub.d", &names);
+    if (r < 0 && r != -ENOENT && r != -ENOTDIR)
         goto fail;
     /* The shell's glob "*.cfg": no dot files, sorted (C collation). */
     for (char **n = names; n && *n; n++) {
@@ -489,28 +489,28 @@ int ks_grub_defaults_load(const ks_root *root, ks_grub_defaults *ret)
             continue;
         path = ks_asprintf("/etc/default/grub.d/%s", *n);
         if (!path) {
-            k = -ENOMEM;
+            r = -ENOMEM;
             goto fail;
         }
-        k = parse_file(root, &d, path);
-        if (k < 0)
+        r = parse_file(root, &d, path);
+        if (r < 0)
             goto fail;
     }
     *ret = d;
     return 0;
 fail:
     ks_grub_defaults_done(&d);
-    return k;
+    return r;
 }
 
 /* 'value' with every ' written as '\'' : nothing inside single quotes is special. */
 static int put_quoted(buf *b, const char *v)
 {
-    int k = buf_putc(b, '\'');
+    int r = buf_putc(b, '\'');
 
-    for (; k >= 0 && *v; v++)
-        k = *v == '\'' ? buf_put(b, "'\\''", 4) : buf_putc(b, *v);
-    return k < 0 ? k : buf_putc(b, '\'');
+    for (; r >= 0 && *v; v++)
+        r = *v == '\'' ? buf_put(b, "'\\''", 4) : buf_putc(b, *v);
+    return r < 0 ? r : buf_putc(b, '\'');
 }
 
 int ks_grub_defaults_write_dropin(const ks_root *root, const char *const *keys,
@@ -520,23 +520,23 @@ int ks_grub_defaults_write_dropin(const ks_root *root, const char *const *keys,
         "# Written by kswap: the GRUB settings it manages. update-grub reads this file\n"
         "# after /etc/default/grub; kswap rewrites it, so change these with kswap.\n";
     buf b = {};
-    int k;
+    int r;
 
     for (size_t i = 0; i < n; i++)
         if (!is_name(keys[i]) || !values[i])
             return -EINVAL;
-    k = buf_put(&b, header, sizeof(header) - 1);
-    for (size_t i = 0; k >= 0 && i < n; i++) {
-        k = buf_put(&b, keys[i], strlen(keys[i]));
-        if (k >= 0)
-            k = buf_putc(&b, '=');
-        if (k >= 0)
-            k = put_quoted(&b, values[i]);
-        if (k >= 0)
-            k = buf_putc(&b, '\n');
+    r = buf_put(&b, header, sizeof(header) - 1);
+    for (size_t i = 0; r >= 0 && i < n; i++) {
+        r = buf_put(&b, keys[i], strlen(keys[i]));
+        if (r >= 0)
+            r = buf_putc(&b, '=');
+        if (r >= 0)
+            r = put_quoted(&b, values[i]);
+        if (r >= 0)
+            r = buf_putc(&b, '\n');
     }
-    if (k >= 0)
-        k = ks_write_atomic(root, DROPIN_PATH, b.s, b.n, 0644);
+    if (r >= 0)
+        r = ks_write_atomic(root, DROPIN_PATH, b.s, b.n, 0644);
     free(b.s);
-    return k;
+    return r;
 }

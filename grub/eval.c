@@ -146,7 +146,7 @@ static void ctx_free(context *c)
 static int ctx_open(ks_grub_eval *ev)
 {
     context *old;
-    int k;
+    int r;
 
     if (!GREEDY_REALLOC(ev->ctx, ev->ctx_cap, ev->n_ctx + 1))
         return -ENOMEM;
@@ -154,9 +154,9 @@ static int ctx_open(ks_grub_eval *ev)
     ev->ctx[ev->n_ctx++] = (context){0};
     for (size_t i = 0; i < old->n; i++)
         if (old->v[i].exported) {
-            k = var_set(ev, old->v[i].name, old->v[i].value, true);
-            if (k < 0)
-                return k;
+            r = var_set(ev, old->v[i].name, old->v[i].value, true);
+            if (r < 0)
+                return r;
         }
     return 0;
 }
@@ -233,7 +233,7 @@ int ks_grub_eval_new(const ks_grub_cfg *cfg, const ks_grub_eval_opts *opts, ks_g
         "feature_nativedisk_cmd",       "feature_timeout_style",
     };
     ks_grub_eval *ev = calloc(1, sizeof(*ev));
-    int k = -ENOMEM;
+    int r = -ENOMEM;
 
     if (!ev)
         return -ENOMEM;
@@ -246,23 +246,23 @@ int ks_grub_eval_new(const ks_grub_cfg *cfg, const ks_grub_eval_opts *opts, ks_g
         goto fail;
     ev->n_ctx = 1;
     if (opts && opts->env) {
-        k = ks_grubenv_dup(opts->env, &ev->env);
-        if (k < 0)
+        r = ks_grubenv_dup(opts->env, &ev->env);
+        if (r < 0)
             goto fail;
     }
     for (size_t i = 0; i < ARRAY_SIZE(features); i++)
-        if ((k = var_set(ev, features[i], "y", true)) < 0)
+        if ((r = var_set(ev, features[i], "y", true)) < 0)
             goto fail;
-    if ((k = var_set(ev, "grub_platform", opts && opts->efi ? "efi" : "pc", true)) < 0 ||
-        (k = var_set(ev, "grub_cpu", opts && opts->efi ? "x86_64" : "i386", true)) < 0 ||
-        (k = var_set(ev, "root", "hd0,msdos1", true)) < 0 ||
-        (k = var_set(ev, "prefix", "(hd0,msdos1)/boot/grub", true)) < 0)
+    if ((r = var_set(ev, "grub_platform", opts && opts->efi ? "efi" : "pc", true)) < 0 ||
+        (r = var_set(ev, "grub_cpu", opts && opts->efi ? "x86_64" : "i386", true)) < 0 ||
+        (r = var_set(ev, "root", "hd0,msdos1", true)) < 0 ||
+        (r = var_set(ev, "prefix", "(hd0,msdos1)/boot/grub", true)) < 0)
         goto fail;
     *ret = ev;
     return 0;
 fail:
     ks_grub_eval_free(ev);
-    return k;
+    return r;
 }
 
 int ks_grub_eval_status(const ks_grub_eval *ev)
@@ -553,24 +553,24 @@ static const ks_grub_block *find_func(const ks_grub_eval *ev, const char *name)
 static int call_block(ks_grub_eval *ev, const ks_grub_block *body, char **args)
 {
     char **saved = ev->args;
-    int k;
+    int r;
 
     if (ev->calls >= MAX_CALLS)
         return 1;
     ev->calls++;
     ev->args = args;
-    k = exec_block(ev, body);
+    r = exec_block(ev, body);
     ev->args = saved;
     ev->calls--;
     ev->returning = false;
-    return k < 0 ? k : ev->status;
+    return r < 0 ? r : ev->status;
 }
 
 static int register_entry(ks_grub_eval *ev, const ks_grub_node *n, char **argv)
 {
     ks_grub_entry e = {0};
     menu *saved = ev->cur_menu;
-    int k;
+    int r;
 
     if (ks_grub_entry_from_argv(argv, &e) < 0)
         return 1; /* GRUB refuses the entry and goes on */
@@ -580,23 +580,23 @@ static int register_entry(ks_grub_eval *ev, const ks_grub_node *n, char **argv)
          * a new context that sees only exported variables. */
         menu sub = {0};
         bool was = ev->registering;
-        k = ctx_open(ev);
-        if (k < 0) {
+        r = ctx_open(ev);
+        if (r < 0) {
             ks_grub_entry_done(&e);
-            return k;
+            return r;
         }
         ev->cur_menu = &sub;
         ev->registering = true;
-        k = call_block(ev, n->body, NULL);
+        r = call_block(ev, n->body, NULL);
         ev->registering = was;
         ev->stopped = false;
         ev->cur_menu = saved;
         ctx_close(ev);
         e.children = sub.v;
         e.n_children = sub.n;
-        if (k < 0) {
+        if (r < 0) {
             ks_grub_entry_done(&e);
-            return k;
+            return r;
         }
     } else {
         ks_grub_entry_scan_body(&e);
@@ -614,11 +614,11 @@ static int exec_cmd(ks_grub_eval *ev, const ks_grub_node *n)
     _cleanup_strv_free_ char **argv = NULL;
     const ks_grub_block *fn;
     const char *c;
-    int k;
+    int r;
 
-    k = ks_grub_words_expand(n->words, n->n_words, lookup, ev, &argv);
-    if (k < 0)
-        return k;
+    r = ks_grub_words_expand(n->words, n->n_words, lookup, ev, &argv);
+    if (r < 0)
+        return r;
     for (size_t i = 0; argv[i]; i++)
         ev->expanded += strlen(argv[i]) + 1;
     if (ev->expanded > MAX_EXPANDED)
@@ -637,8 +637,8 @@ static int exec_cmd(ks_grub_eval *ev, const ks_grub_node *n)
         if (!eq)
             return 1;
         *eq = '\0';
-        k = var_set(ev, argv[1], eq + 1, false);
-        return k < 0 ? k : 0;
+        r = var_set(ev, argv[1], eq + 1, false);
+        return r < 0 ? r : 0;
     }
     if (streq(c, "unset")) {
         for (size_t i = 1; argv[i]; i++)
@@ -651,9 +651,9 @@ static int exec_cmd(ks_grub_eval *ev, const ks_grub_node *n)
             _cleanup_free_ char *copy = strdup(v ? v : "");
             if (!copy)
                 return -ENOMEM;
-            k = var_set(ev, argv[i], copy, true);
-            if (k < 0)
-                return k;
+            r = var_set(ev, argv[i], copy, true);
+            if (r < 0)
+                return r;
         }
         return 0;
     }
@@ -721,8 +721,8 @@ static int exec_cmd(ks_grub_eval *ev, const ks_grub_node *n)
     if (streq(c, "source") || streq(c, "configfile") || streq(c, ".") || streq(c, "normal") ||
         streq(c, "extract_entries_source") || streq(c, "extract_entries_configfile")) {
         /* Files are not modelled: only $prefix/grubenv exists. */
-        k = note(ev, argv);
-        return k < 0 ? k : 1;
+        r = note(ev, argv);
+        return r < 0 ? r : 1;
     }
     /* Builtins come first in GRUB; the header's functions have names no builtin has. */
     fn = find_func(ev, c);
@@ -732,21 +732,21 @@ static int exec_cmd(ks_grub_eval *ev, const ks_grub_node *n)
         /* NAME=VALUE: execute.c's assignment form */
         char *eq = strchr(argv[0], '=');
         *eq = '\0';
-        k = var_set(ev, argv[0], eq + 1, false);
-        return k < 0 ? k : 0;
+        r = var_set(ev, argv[0], eq + 1, false);
+        return r < 0 ? r : 0;
     }
     return 0; /* insmod, search, loadfont, terminal_output, echo, initrd, ...: succeed */
 }
 
 static int exec_node(ks_grub_eval *ev, const ks_grub_node *n)
 {
-    int k = 0;
+    int r = 0;
 
     if (++ev->steps > MAX_STEPS)
         return -ELOOP;
     switch (n->type) {
     case KS_GRUB_NODE_CMD:
-        k = exec_cmd(ev, n);
+        r = exec_cmd(ev, n);
         break;
     case KS_GRUB_NODE_FUNCTION: {
         func *f;
@@ -767,31 +767,31 @@ static int exec_node(ks_grub_eval *ev, const ks_grub_node *n)
     case KS_GRUB_NODE_IF: {
         size_t i;
         for (i = 0; i < n->n_conds; i++) {
-            k = exec_block(ev, &n->conds[i]);
-            if (k < 0 || ev->stopped || ev->returning)
-                return k;
+            r = exec_block(ev, &n->conds[i]);
+            if (r < 0 || ev->stopped || ev->returning)
+                return r;
             if (ev->status == 0) {
-                k = exec_block(ev, &n->bodies[i]);
+                r = exec_block(ev, &n->bodies[i]);
                 break;
             }
         }
         if (i == n->n_conds && n->else_body)
-            k = exec_block(ev, n->else_body);
+            r = exec_block(ev, n->else_body);
         else if (i == n->n_conds)
             ev->status = 0;
-        return k < 0 ? k : 0;
+        return r < 0 ? r : 0;
     }
     case KS_GRUB_NODE_FOR: {
         _cleanup_strv_free_ char **list = NULL;
-        k = ks_grub_words_expand(n->words, n->n_words, lookup, ev, &list);
-        if (k < 0)
-            return k;
+        r = ks_grub_words_expand(n->words, n->n_words, lookup, ev, &list);
+        if (r < 0)
+            return r;
         for (size_t i = 0; list[i] && !ev->stopped && !ev->returning; i++) {
-            k = var_set(ev, n->name, list[i], false);
-            if (k >= 0)
-                k = exec_block(ev, n->body);
-            if (k < 0)
-                return k;
+            r = var_set(ev, n->name, list[i], false);
+            if (r >= 0)
+                r = exec_block(ev, n->body);
+            if (r < 0)
+                return r;
             if (ev->breaking) {
                 ev->breaking = false;
                 break;
@@ -802,14 +802,14 @@ static int exec_node(ks_grub_eval *ev, const ks_grub_node *n)
     case KS_GRUB_NODE_WHILE:
     case KS_GRUB_NODE_UNTIL:
         for (unsigned it = 0; it < MAX_LOOP && !ev->stopped && !ev->returning; it++) {
-            k = exec_block(ev, &n->conds[0]);
-            if (k < 0)
-                return k;
+            r = exec_block(ev, &n->conds[0]);
+            if (r < 0)
+                return r;
             if ((ev->status == 0) != (n->type == KS_GRUB_NODE_WHILE))
                 break;
-            k = exec_block(ev, n->body);
-            if (k < 0)
-                return k;
+            r = exec_block(ev, n->body);
+            if (r < 0)
+                return r;
             if (ev->breaking) {
                 ev->breaking = false;
                 break;
@@ -817,21 +817,21 @@ static int exec_node(ks_grub_eval *ev, const ks_grub_node *n)
         }
         return 0;
     }
-    if (k == -E2BIG)
-        k = 1; /* GRUB runs out of memory there: the command fails, the script goes on */
-    if (k < 0)
-        return k;
-    ev->status = k;
+    if (r == -E2BIG)
+        r = 1; /* GRUB runs out of memory there: the command fails, the script goes on */
+    if (r < 0)
+        return r;
+    ev->status = r;
     return 0;
 }
 
 static int exec_block(ks_grub_eval *ev, const ks_grub_block *b)
 {
-    int k;
+    int r;
     for (size_t i = 0; i < b->n; i++) {
-        k = exec_node(ev, b->v[i]);
-        if (k < 0)
-            return k;
+        r = exec_node(ev, b->v[i]);
+        if (r < 0)
+            return r;
         if (ev->stopped || ev->returning || ev->breaking)
             break;
     }
@@ -882,16 +882,16 @@ static int enter_entry(ks_grub_eval *ev, const ks_grub_entry *e, const char *res
 {
     const char *old = ks_grub_eval_get(ev, "chosen");
     _cleanup_free_ char *chosen = old ? strdup(old) : NULL;
-    int k;
+    int r;
 
     if (old && !chosen)
         return -ENOMEM;
-    k = ks_grub_path_append(&chosen, ks_grub_entry_id(e));
-    if (k < 0)
-        return k;
-    k = var_set(ev, "chosen", chosen, true);
-    if (k < 0)
-        return k;
+    r = ks_grub_path_append(&chosen, ks_grub_entry_id(e));
+    if (r < 0)
+        return r;
+    r = var_set(ev, "chosen", chosen, true);
+    if (r < 0)
+        return r;
     if (rest)
         return var_set(ev, "default", rest, false);
     var_unset(ev, "default");
@@ -900,20 +900,20 @@ static int enter_entry(ks_grub_eval *ev, const ks_grub_entry *e, const char *res
 
 int ks_grub_eval_boot(ks_grub_eval *ev, ks_grub_boot_result *ret)
 {
-    ks_grub_boot_result r = {.timeout = -1};
+    ks_grub_boot_result res = {.timeout = -1};
     const ks_grub_entry *m = ev->top.v;
     size_t n = ev->top.n;
     menu subs[KS_GRUB_MAX_DEPTH] = {{0}};
     size_t n_subs = 0;
     _cleanup_free_ char *def = NULL;
     const char *bo = ks_grub_eval_get(ev, "boot_once");
-    int k = 0;
+    int r = 0;
 
-    r.one_shot = bo && bo[0];
+    res.one_shot = bo && bo[0];
     if (ks_grub_eval_get(ev, "default")) {
-        r.default_value = strdup(ks_grub_eval_get(ev, "default"));
-        def = strdup(r.default_value);
-        if (!r.default_value || !def)
+        res.default_value = strdup(ks_grub_eval_get(ev, "default"));
+        def = strdup(res.default_value);
+        if (!res.default_value || !def)
             return -ENOMEM;
     }
     for (;;) {
@@ -922,30 +922,30 @@ int ks_grub_eval_boot(ks_grub_eval *ev, ks_grub_boot_result *ret)
         _cleanup_free_ char *rest = NULL;
         int i;
 
-        r.timeout = ks_grub_eval_timeout(ev);
+        res.timeout = ks_grub_eval_timeout(ev);
         if (n == 0 || n_subs >= KS_GRUB_MAX_DEPTH) {
-            r.waits = true; /* nothing to boot: GRUB drops to its prompt */
-            r.wait_reason = "no-entries";
+            res.waits = true; /* nothing to boot: GRUB drops to its prompt */
+            res.wait_reason = "no-entries";
             break;
         }
         i = ks_grub_entry_number(m, n, def, &how);
         if (how == KS_GRUB_LEVEL_FALLBACK)
-            r.fell_back = true;
+            res.fell_back = true;
         e = &m[i];
-        if (ks_grub_path_append(&r.title_path, e->title) < 0 ||
-            ks_grub_path_append(&r.id_path, ks_grub_entry_id(e)) < 0) {
-            k = -ENOMEM;
+        if (ks_grub_path_append(&res.title_path, e->title) < 0 ||
+            ks_grub_path_append(&res.id_path, ks_grub_entry_id(e)) < 0) {
+            r = -ENOMEM;
             break;
         }
-        if (r.timeout < 0) {
-            r.waits = true; /* the menu shows with this entry highlighted and waits */
-            r.wait_reason = "timeout";
+        if (res.timeout < 0) {
+            res.waits = true; /* the menu shows with this entry highlighted and waits */
+            res.wait_reason = "timeout";
             break;
         }
         if (!e->unrestricted && ks_grub_eval_get(ev, "superusers")) {
             /* auth.c: with superusers set, a restricted entry asks for a user and password */
-            r.waits = true;
-            r.wait_reason = "password";
+            res.waits = true;
+            res.wait_reason = "password";
             break;
         }
         rest = ks_grub_default_rest(def);
@@ -953,18 +953,18 @@ int ks_grub_eval_boot(ks_grub_eval *ev, ks_grub_boot_result *ret)
             menu *sub = &subs[n_subs++];
             menu *saved = ev->cur_menu;
 
-            k = ctx_open(ev);
-            if (k >= 0)
-                k = var_set(ev, "timeout", "0", false); /* auto_boot */
-            if (k >= 0)
-                k = enter_entry(ev, e, rest);
-            if (k < 0)
+            r = ctx_open(ev);
+            if (r >= 0)
+                r = var_set(ev, "timeout", "0", false); /* auto_boot */
+            if (r >= 0)
+                r = enter_entry(ev, e, rest);
+            if (r < 0)
                 break;
             ev->cur_menu = sub;
-            k = call_block(ev, e->node->body, NULL);
+            r = call_block(ev, e->node->body, NULL);
             ev->cur_menu = saved;
             ev->stopped = false;
-            if (k < 0)
+            if (r < 0)
                 break;
             free(def);
             def = TAKE_PTR(rest);
@@ -972,29 +972,29 @@ int ks_grub_eval_boot(ks_grub_eval *ev, ks_grub_boot_result *ret)
             n = sub->n;
             continue;
         }
-        k = enter_entry(ev, e, rest);
-        if (k < 0)
+        r = enter_entry(ev, e, rest);
+        if (r < 0)
             break;
-        r.recovery = e->recovery;
+        res.recovery = e->recovery;
         ev->loaded = ev->halted = ev->firmware_setup = false;
-        k = call_block(ev, e->node->body, NULL);
+        r = call_block(ev, e->node->body, NULL);
         ev->stopped = false;
-        if (k < 0)
+        if (r < 0)
             break;
-        k = 0;
-        r.halted = ev->halted;
-        r.loaded = ev->loaded;
+        r = 0;
+        res.halted = ev->halted;
+        res.loaded = ev->loaded;
         if (ev->firmware_setup) {
-            r.waits = true; /* the firmware's setup UI, after a reset */
-            r.wait_reason = "firmware-setup";
+            res.waits = true; /* the firmware's setup UI, after a reset */
+            res.wait_reason = "firmware-setup";
         } else if (ev->loaded) {
-            r.linux_path = strdup(ev->linux_path);
-            r.linux_args = ev->linux_args ? strdup(ev->linux_args) : NULL;
-            r.kernel = ks_grub_release_from_path(ev->linux_path);
+            res.linux_path = strdup(ev->linux_path);
+            res.linux_args = ev->linux_args ? strdup(ev->linux_args) : NULL;
+            res.kernel = ks_grub_release_from_path(ev->linux_path);
         } else if (!ev->halted) {
             /* Nothing loaded: back to the menu, whose timeout execute_entry unset. */
-            r.waits = true;
-            r.wait_reason = "nothing-loaded";
+            res.waits = true;
+            res.wait_reason = "nothing-loaded";
         }
         break;
     }
@@ -1002,10 +1002,10 @@ int ks_grub_eval_boot(ks_grub_eval *ev, ks_grub_boot_result *ret)
         menu_free(&subs[--n_subs]);
         ctx_close(ev);
     }
-    if (k < 0) {
-        ks_grub_boot_result_done(&r);
-        return k;
+    if (r < 0) {
+        ks_grub_boot_result_done(&res);
+        return r;
     }
-    *ret = r;
+    *ret = res;
     return 0;
 }

@@ -37,24 +37,24 @@ static int add_change(char ***l, const char *name, const char *from, const char 
 int ks_grubenv_diff(const ks_grubenv *a, const ks_grubenv *b, char ***ret)
 {
     _cleanup_strv_free_ char **l = NULL;
-    int k;
+    int r;
 
     for (size_t i = 0; a && i < ks_grubenv_count(a); i++) {
         const char *name = ks_grubenv_name(a, i);
         const char *to = b ? ks_grubenv_get(b, name) : NULL;
         if (!streq_ptr(ks_grubenv_get(a, name), to) && !ks_strv_contains(l, name)) {
-            k = add_change(&l, name, ks_grubenv_get(a, name), to);
-            if (k < 0)
-                return k;
+            r = add_change(&l, name, ks_grubenv_get(a, name), to);
+            if (r < 0)
+                return r;
         }
     }
     for (size_t i = 0; b && i < ks_grubenv_count(b); i++) {
         const char *name = ks_grubenv_name(b, i);
         if (a && ks_grubenv_get(a, name))
             continue;
-        k = add_change(&l, name, NULL, ks_grubenv_get(b, name));
-        if (k < 0)
-            return k;
+        r = add_change(&l, name, NULL, ks_grubenv_get(b, name));
+        if (r < 0)
+            return r;
     }
     *ret = TAKE_PTR(l);
     return 0;
@@ -65,41 +65,41 @@ static int one_boot(const ks_grub_cfg *cfg, const ks_grubenv *env, bool writable
 {
     _cleanup_grub_eval_ ks_grub_eval *ev = NULL;
     ks_grub_eval_opts o = {.env = env, .env_writable = writable, .efi = efi};
-    ks_grub_boot_result r = {0};
-    int k;
+    ks_grub_boot_result res = {0};
+    int r;
 
-    k = ks_grub_eval_new(cfg, &o, &ev);
-    if (k < 0)
-        return k;
-    k = ks_grub_eval_run(ev);
-    if (k < 0)
-        return k;
-    k = ks_grub_eval_boot(ev, &r);
-    if (k < 0)
-        return k;
-    b->kernel = r.waits ? NULL : TAKE_PTR(r.kernel);
-    b->linux_path = TAKE_PTR(r.linux_path);
-    b->title_path = TAKE_PTR(r.title_path);
-    b->id_path = TAKE_PTR(r.id_path);
-    b->default_value = TAKE_PTR(r.default_value);
-    b->one_shot = r.one_shot;
-    b->waits = r.waits;
-    b->wait_reason = r.wait_reason;
-    b->timeout = r.timeout;
-    b->fell_back = r.fell_back;
-    b->recovery = r.recovery;
-    ks_grub_boot_result_done(&r);
+    r = ks_grub_eval_new(cfg, &o, &ev);
+    if (r < 0)
+        return r;
+    r = ks_grub_eval_run(ev);
+    if (r < 0)
+        return r;
+    r = ks_grub_eval_boot(ev, &res);
+    if (r < 0)
+        return r;
+    b->kernel = res.waits ? NULL : TAKE_PTR(res.kernel);
+    b->linux_path = TAKE_PTR(res.linux_path);
+    b->title_path = TAKE_PTR(res.title_path);
+    b->id_path = TAKE_PTR(res.id_path);
+    b->default_value = TAKE_PTR(res.default_value);
+    b->one_shot = res.one_shot;
+    b->waits = res.waits;
+    b->wait_reason = res.wait_reason;
+    b->timeout = res.timeout;
+    b->fell_back = res.fell_back;
+    b->recovery = res.recovery;
+    ks_grub_boot_result_done(&res);
     b->save_env_failures = ks_grub_eval_save_env_failures(ev);
-    if (env && (k = ks_grubenv_dup(env, &b->env_before)) < 0)
-        return k;
-    if (ks_grub_eval_env(ev) && (k = ks_grubenv_dup(ks_grub_eval_env(ev), &b->env_after)) < 0)
-        return k;
-    k = ks_grubenv_diff(b->env_before, b->env_after, &b->changes);
-    if (k < 0)
-        return k;
+    if (env && (r = ks_grubenv_dup(env, &b->env_before)) < 0)
+        return r;
+    if (ks_grub_eval_env(ev) && (r = ks_grubenv_dup(ks_grub_eval_env(ev), &b->env_after)) < 0)
+        return r;
+    r = ks_grubenv_diff(b->env_before, b->env_after, &b->changes);
+    if (r < 0)
+        return r;
     for (char **s = ks_grub_eval_notes(ev); s && *s; s++)
-        if (!ks_strv_contains(*notes, *s) && (k = ks_strv_extend(notes, *s)) < 0)
-            return k;
+        if (!ks_strv_contains(*notes, *s) && (r = ks_strv_extend(notes, *s)) < 0)
+            return r;
     return 0;
 }
 
@@ -108,10 +108,10 @@ int ks_grub_forecast_run(const ks_grub_cfg *cfg, const ks_grubenv *env, bool env
 {
     ks_grub_forecast f = {0};
     _cleanup_grubenv_ ks_grubenv *cur = NULL;
-    int k = 0;
+    int r = 0;
 
-    if (env && (k = ks_grubenv_dup(env, &cur)) < 0)
-        return k;
+    if (env && (r = ks_grubenv_dup(env, &cur)) < 0)
+        return r;
     f.v = calloc(n_boots ? n_boots : 1, sizeof(*f.v));
     if (!f.v)
         return -ENOMEM;
@@ -119,8 +119,8 @@ int ks_grub_forecast_run(const ks_grub_cfg *cfg, const ks_grubenv *env, bool env
         ks_grub_forecast_boot *b = &f.v[f.n++];
 
         b->boot = i + 1;
-        k = one_boot(cfg, cur, env_writable, efi, b, &f.notes);
-        if (k < 0)
+        r = one_boot(cfg, cur, env_writable, efi, b, &f.notes);
+        if (r < 0)
             break;
         if (b->waits)
             break;
@@ -128,16 +128,16 @@ int ks_grub_forecast_run(const ks_grub_cfg *cfg, const ks_grubenv *env, bool env
          * writes through the file system, so it works where GRUB's save_env cannot. */
         if (b->env_after) {
             cur = ks_grubenv_free(cur);
-            k = ks_grubenv_dup(b->env_after, &cur);
-            if (k >= 0)
-                k = ks_grubenv_unset(cur, "recordfail");
-            if (k < 0)
+            r = ks_grubenv_dup(b->env_after, &cur);
+            if (r >= 0)
+                r = ks_grubenv_unset(cur, "recordfail");
+            if (r < 0)
                 break;
         }
     }
-    if (k < 0) {
+    if (r < 0) {
         ks_grub_forecast_done(&f);
-        return k;
+        return r;
     }
     *ret = f;
     return 0;

@@ -102,7 +102,7 @@ static int build_view(ks_grubenv *e)
 int ks_grubenv_parse(const char *data, size_t len, ks_grubenv **ret)
 {
     ks_grubenv *e;
-    int k;
+    int r;
 
     if (len != KS_GRUBENV_SIZE)
         return -EMSGSIZE;
@@ -112,10 +112,10 @@ int ks_grubenv_parse(const char *data, size_t len, ks_grubenv **ret)
     if (!e)
         return -ENOMEM;
     memcpy(e->buf, data, KS_GRUBENV_SIZE);
-    k = build_view(e);
-    if (k < 0) {
+    r = build_view(e);
+    if (r < 0) {
         ks_grubenv_free(e);
-        return k;
+        return r;
     }
     *ret = e;
     return 0;
@@ -267,14 +267,14 @@ static void envblk_delete(char *buf, const char *name)
 static int commit(ks_grubenv *e, const char *buf)
 {
     char old[KS_GRUBENV_SIZE];
-    int k;
+    int r;
 
     memcpy(old, e->buf, sizeof(old));
     memcpy(e->buf, buf, sizeof(old));
-    k = build_view(e);
-    if (k < 0)
+    r = build_view(e);
+    if (r < 0)
         memcpy(e->buf, old, sizeof(old));
-    return k;
+    return r;
 }
 
 int ks_grubenv_set(ks_grubenv *e, const char *name, const char *value)
@@ -300,27 +300,27 @@ int ks_grubenv_unset(ks_grubenv *e, const char *name)
     return commit(e, buf);
 }
 
-int ks_grubenv_load(const ks_root *r, const char *path, ks_grubenv **ret)
+int ks_grubenv_load(const ks_root *root, const char *path, ks_grubenv **ret)
 {
     _cleanup_free_ char *data = NULL;
     size_t len = 0;
-    int k;
+    int r;
 
-    _cleanup_close_ int fd = ks_root_open_regular(r, path, O_NOFOLLOW);
+    _cleanup_close_ int fd = ks_root_open_regular(root, path, O_NOFOLLOW);
 
     if (fd < 0)
         return fd;
-    k = ks_read_fd(fd, KS_GRUBENV_SIZE, &data, &len);
-    if (k == -EFBIG)
+    r = ks_read_fd(fd, KS_GRUBENV_SIZE, &data, &len);
+    if (r == -EFBIG)
         return -EMSGSIZE;
-    if (k < 0)
-        return k;
+    if (r < 0)
+        return r;
     return ks_grubenv_parse(data, len, ret);
 }
 
-const char *ks_grubenv_strerror(int k)
+const char *ks_grubenv_strerror(int r)
 {
-    switch (k) {
+    switch (r) {
     case -EMSGSIZE:
         return "not 1024 bytes";
     case -EBADMSG:
@@ -329,7 +329,7 @@ const char *ks_grubenv_strerror(int k)
         return "a symbolic link (kswap replaces grubenv by rename, which would cut the link): "
                "make it a regular file";
     default:
-        return ks_strerror(k);
+        return ks_strerror(r);
     }
 }
 

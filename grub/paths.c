@@ -68,18 +68,18 @@ int ks_grub_entry_path_find(const ks_grub_entry *menu, size_t n, const char *rel
 {
     candidate cur = {0}, best = {0};
     ks_grub_entry_path p = {0};
-    int k;
+    int r;
 
     search(menu, n, release, &cur, &best);
     if (best.score == 0)
         return -ENOENT;
     p.entry = best.chain[best.depth - 1];
-    k = build(&best, true, &p.id_path);
-    if (k >= 0)
-        k = build(&best, false, &p.title_path);
-    if (k < 0) {
+    r = build(&best, true, &p.id_path);
+    if (r >= 0)
+        r = build(&best, false, &p.title_path);
+    if (r < 0) {
         ks_grub_entry_path_done(&p);
-        return k;
+        return r;
     }
     if (!resolves_to(menu, n, p.id_path, p.entry)) {
         ks_grub_entry_path_done(&p);

@@ -68,14 +68,14 @@ int ks_grub_entry_number(const ks_grub_entry *menu, size_t n, const char *value,
                          ks_grub_level_how *ret_how)
 {
     unsigned long long num;
-    int k, entry;
+    int r, entry;
 
     if (!value) {
         *ret_how = KS_GRUB_LEVEL_UNSET;
         return 0;
     }
-    k = ks_grub_strtoull(value, &num);
-    if (k == 0) {
+    r = ks_grub_strtoull(value, &num);
+    if (r == 0) {
         /* x86_64-efi: unsigned long is 64 bits (i386-pc would overflow earlier, same entry 0). */
         entry = (int)(unsigned long)num;
         if (entry < 0 || (size_t)entry >= n) {
@@ -85,7 +85,7 @@ int ks_grub_entry_number(const ks_grub_entry *menu, size_t n, const char *value,
         *ret_how = KS_GRUB_LEVEL_INDEX;
         return entry;
     }
-    if (k == -EINVAL)
+    if (r == -EINVAL)
         for (size_t i = 0; i < n; i++)
             if (menuentry_eq(menu[i].title, value) ||
                 menuentry_eq(ks_grub_entry_id(&menu[i]), value)) {

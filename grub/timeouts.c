@@ -13,14 +13,14 @@ static int countdown(const ks_grub_cfg *cfg, const ks_grubenv *env, bool efi, in
 {
     const ks_grub_eval_opts opts = {.env = env, .env_writable = true, .efi = efi};
     _cleanup_grub_eval_ ks_grub_eval *ev = NULL;
-    int k;
+    int r;
 
-    k = ks_grub_eval_new(cfg, &opts, &ev);
-    if (k < 0)
-        return k;
-    k = ks_grub_eval_run(ev);
-    if (k < 0)
-        return k;
+    r = ks_grub_eval_new(cfg, &opts, &ev);
+    if (r < 0)
+        return r;
+    r = ks_grub_eval_run(ev);
+    if (r < 0)
+        return r;
     *ret = ks_grub_eval_timeout(ev);
     return 0;
 }
@@ -29,24 +29,24 @@ int ks_grub_timeouts_run(const ks_grub_cfg *cfg, ks_grub_timeouts *ret)
 {
     _cleanup_grubenv_ ks_grubenv *plain = NULL, *failed = NULL;
     ks_grub_timeouts t;
-    int k;
+    int r;
 
     assert(cfg);
     assert(ret);
     /* grub-mkconfig's header loads the block when it exists: give it one on every boot. */
-    k = ks_grubenv_new(&plain);
-    if (k >= 0)
-        k = ks_grubenv_new(&failed);
-    if (k >= 0)
-        k = ks_grubenv_set(failed, "recordfail", "1");
-    if (k >= 0)
-        k = countdown(cfg, plain, false, &t.normal);
-    if (k >= 0)
-        k = countdown(cfg, failed, false, &t.after_failure);
-    if (k >= 0)
-        k = countdown(cfg, plain, true, &t.efi);
-    if (k < 0)
-        return k;
+    r = ks_grubenv_new(&plain);
+    if (r >= 0)
+        r = ks_grubenv_new(&failed);
+    if (r >= 0)
+        r = ks_grubenv_set(failed, "recordfail", "1");
+    if (r >= 0)
+        r = countdown(cfg, plain, false, &t.normal);
+    if (r >= 0)
+        r = countdown(cfg, failed, false, &t.after_failure);
+    if (r >= 0)
+        r = countdown(cfg, plain, true, &t.efi);
+    if (r < 0)
+        return r;
     if (t.after_failure == t.normal)
         t.after_failure = INT_MIN;
     if (t.efi == t.normal)

@@ -17,7 +17,7 @@ int main(int argc, char **argv)
     _cleanup_free_ char *text = NULL, *err = NULL, *kernel = NULL;
     _cleanup_root_ ks_root *root = NULL;
     ks_checklist all = {0}, l = {0};
-    int k, ret = 0;
+    int r, ret = 0;
 
     if (argc < 3 || !cfg) {
         fprintf(stderr, "usage: accept-check-tool KEY VALUE...\n");
@@ -43,9 +43,9 @@ int main(int argc, char **argv)
             free(l.v[l.n - 1].id);
             l.v[l.n - 1].id = strdup(all.v[i].id);
         }
-    k = ks_checks_run(&l, &(ks_check_ctx){.root = root, .kernel = kernel},
+    r = ks_checks_run(&l, &(ks_check_ctx){.root = root, .kernel = kernel},
                       &(ks_runner_opts){.timeout_ms = 0});
-    if (k < 0)
+    if (r < 0)
         return 2;
     for (size_t i = 0; i < l.n; i++) {
         printf("%s %s: %s\n", ks_check_status_to_string(l.v[i].status), strempty(l.v[i].id),

@@ -122,14 +122,14 @@ int ks_read_fd(int fd, size_t max, char **ret_buf, size_t *ret_len)
     return 0;
 }
 
-int ks_mkdir_p(const ks_root *r, const char *path, mode_t mode)
+int ks_mkdir_p(const ks_root *root, const char *path, mode_t mode)
 {
     _cleanup_free_ char *p = strdup(path);
     _cleanup_close_ int fd = -EBADF;
 
     if (!p)
         return -ENOMEM;
-    fd = ks_root_open_at(r, p, O_RDONLY | O_DIRECTORY, 0);
+    fd = ks_root_open_at(root, p, O_RDONLY | O_DIRECTORY, 0);
     if (fd >= 0)
         return 0;
     /* Each level is made in its parent as opened inside the root: a symlink on the way cannot
@@ -137,7 +137,7 @@ int ks_mkdir_p(const ks_root *r, const char *path, mode_t mode)
     for (char *s = p;; s++) {
         char save = *s, *slash;
         const char *name;
-        int parent, k = 0;
+        int parent, r = 0;
 
         if (save != '\0' && save != '/')
             continue;
@@ -147,16 +147,16 @@ int ks_mkdir_p(const ks_root *r, const char *path, mode_t mode)
         if (*name) {
             if (slash)
                 *slash = '\0';
-            parent = ks_root_open_at(r, !slash ? "." : *p ? p : "/", O_RDONLY | O_DIRECTORY, 0);
+            parent = ks_root_open_at(root, !slash ? "." : *p ? p : "/", O_RDONLY | O_DIRECTORY, 0);
             if (slash)
                 *slash = '/';
             if (parent < 0)
                 return parent;
             if (mkdirat(parent, name, mode) < 0 && errno != EEXIST)
-                k = -errno;
+                r = -errno;
             close(parent);
-            if (k < 0)
-                return k;
+            if (r < 0)
+                return r;
         }
         *s = save;
         if (save == '\0')
@@ -209,7 +209,7 @@ int ks_write_atomic_at(int dfd, const char *name, const void *data, size_t len, 
     _cleanup_free_ char *tmp = NULL;
     _cleanup_close_ int fd = -EBADF;
     unsigned int rnd = 0;
-    int k;
+    int r;
 
     assert(dfd >= 0);
     assert(name);
@@ -223,16 +223,16 @@ int ks_write_atomic_at(int dfd, const char *name, const void *data, size_t len, 
     fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
     if (fd < 0)
         return -errno;
-    k = write_all(fd, data, len);
-    if (k >= 0 && fchmod(fd, mode) < 0)
-        k = -errno;
-    if (k >= 0 && fsync(fd) < 0)
-        k = -errno;
-    if (k >= 0 && renameat(dfd, tmp, dfd, name) < 0)
-        k = -errno;
-    if (k < 0) {
+    r = write_all(fd, data, len);
+    if (r >= 0 && fchmod(fd, mode) < 0)
+        r = -errno;
+    if (r >= 0 && fsync(fd) < 0)
+        r = -errno;
+    if (r >= 0 && renameat(dfd, tmp, dfd, name) < 0)
+        r = -errno;
+    if (r < 0) {
         unlinkat(dfd, tmp, 0);
-        return k;
+        return r;
     }
     remove_stale_temps(dfd, name);
     if (fsync(dfd) < 0)
@@ -240,34 +240,35 @@ int ks_write_atomic_at(int dfd, const char *name, const void *data, size_t len, 
     return 0;
 }
 
-int ks_write_atomic(const ks_root *r, const char *path, const void *data, size_t len, mode_t mode)
+int ks_write_atomic(const ks_root *root, const char *path, const void *data, size_t len,
+                    mode_t mode)
 {
     _cleanup_free_ char *dir = NULL, *base = NULL;
     _cleanup_close_ int dfd = -EBADF;
-    int k;
+    int r;
 
-    k = split_path(path, &dir, &base);
-    if (k < 0)
-        return k;
-    k = ks_mkdir_p(r, dir, 0755);
-    if (k < 0)
-        return k;
-    dfd = ks_root_open_at(r, dir, O_RDONLY | O_DIRECTORY, 0);
+    r = split_path(path, &dir, &base);
+    if (r < 0)
+        return r;
+    r = ks_mkdir_p(root, dir, 0755);
+    if (r < 0)
+        return r;
+    dfd = ks_root_open_at(root, dir, O_RDONLY | O_DIRECTORY, 0);
     if (dfd < 0)
         return dfd;
     return ks_write_atomic_at(dfd, base, data, len, mode);
 }
 
-int ks_unlink_durable(const ks_root *r, const char *path)
+int ks_unlink_durable(const ks_root *root, const char *path)
 {
     _cleanup_free_ char *dir = NULL, *base = NULL;
     _cleanup_close_ int dfd = -EBADF;
-    int k;
+    int r;
 
-    k = split_path(path, &dir, &base);
-    if (k < 0)
-        return k;
-    dfd = ks_root_open_at(r, dir, O_RDONLY | O_DIRECTORY, 0);
+    r = split_path(path, &dir, &base);
+    if (r < 0)
+        return r;
+    dfd = ks_root_open_at(root, dir, O_RDONLY | O_DIRECTORY, 0);
     if (dfd < 0)
         return dfd;
     if (unlinkat(dfd, base, 0) < 0)
@@ -275,16 +276,16 @@ int ks_unlink_durable(const ks_root *r, const char *path)
     return fsync(dfd) < 0 ? -errno : 0;
 }
 
-int ks_unlink_if_exists(const ks_root *r, const char *path)
+int ks_unlink_if_exists(const ks_root *root, const char *path)
 {
-    int k;
+    int r;
 
-    assert(r);
+    assert(root);
     assert(path);
-    if (!ks_root_exists(r, path))
+    if (!ks_root_exists(root, path))
         return 0;
-    k = ks_unlink_durable(r, path);
-    return k == -ENOENT ? 0 : k;
+    r = ks_unlink_durable(root, path);
+    return r == -ENOENT ? 0 : r;
 }
 
 int ks_pread_all(int fd, void *buf, size_t len, uint64_t off, size_t *ret_n)

@@ -10,7 +10,7 @@ int ks_findings_addv(ks_findings *f, const char *id, ks_severity severity, const
                      const char *fmt, va_list ap)
 {
     ks_finding *x;
-    int k;
+    int r;
 
     assert(f);
     assert(id);
@@ -19,11 +19,11 @@ int ks_findings_addv(ks_findings *f, const char *id, ks_severity severity, const
         return -ENOMEM;
     x = &f->v[f->n];
     *x = (ks_finding){.severity = severity};
-    k = ks_vasprintf_r(&x->message, fmt, ap);
+    r = ks_vasprintf_r(&x->message, fmt, ap);
     x->id = strdup(id);
     x->remedy = remedy ? strdup(remedy) : NULL;
-    if (k < 0 || !x->id || (remedy && !x->remedy)) {
-        if (k >= 0)
+    if (r < 0 || !x->id || (remedy && !x->remedy)) {
+        if (r >= 0)
             free(x->message);
         free(x->id);
         free(x->remedy);
@@ -37,12 +37,12 @@ int ks_findings_add(ks_findings *f, const char *id, ks_severity severity, const 
                     const char *fmt, ...)
 {
     va_list ap;
-    int k;
+    int r;
 
     va_start(ap, fmt);
-    k = ks_findings_addv(f, id, severity, remedy, fmt, ap);
+    r = ks_findings_addv(f, id, severity, remedy, fmt, ap);
     va_end(ap);
-    return k;
+    return r;
 }
 
 void ks_findings_clear(ks_findings *f)

@@ -124,22 +124,22 @@ int ks_root_open_at(const ks_root *r, const char *path, int flags, mode_t mode)
     return fd < 0 ? -errno : fd;
 }
 
-int ks_root_open_regular(const ks_root *r, const char *path, int extra_flags)
+int ks_root_open_regular(const ks_root *root, const char *path, int extra_flags)
 {
-    int fd = ks_root_open_at(r, path, O_RDONLY | O_NONBLOCK | O_NOCTTY | extra_flags, 0);
-    int k;
+    int fd = ks_root_open_at(root, path, O_RDONLY | O_NONBLOCK | O_NOCTTY | extra_flags, 0);
+    int r;
 
     if (fd == -ENXIO) {
         /* A socket (open() cannot open one): look at it without following it out. */
-        _cleanup_close_ int p = ks_root_open_at(r, path, O_PATH | extra_flags, 0);
+        _cleanup_close_ int p = ks_root_open_at(root, path, O_PATH | extra_flags, 0);
         return p >= 0 ? ks_open_error_kind(p, "", -ENXIO) : fd;
     }
     if (fd < 0)
         return fd;
-    k = ks_fd_ensure_regular(fd);
-    if (k < 0) {
+    r = ks_fd_ensure_regular(fd);
+    if (r < 0) {
         close(fd);
-        return k;
+        return r;
     }
     return fd;
 }
@@ -153,15 +153,15 @@ int ks_root_read_file(const ks_root *r, const char *path, size_t max, char **ret
     return ks_read_fd(fd, max, ret_buf, ret_len);
 }
 
-int ks_root_read_line(const ks_root *r, const char *path, char **ret)
+int ks_root_read_line(const ks_root *root, const char *path, char **ret)
 {
     char *buf;
     size_t len;
-    int k;
+    int r;
 
-    k = ks_root_read_file(r, path, 64 * 1024, &buf, &len);
-    if (k < 0)
-        return k;
+    r = ks_root_read_file(root, path, 64 * 1024, &buf, &len);
+    if (r < 0)
+        return r;
     buf[strcspn(buf, "\n")] = '\0';
     *ret = buf;
     return 0;
@@ -184,16 +184,16 @@ int ks_root_opendir(const ks_root *r, const char *path, DIR **ret)
     return 0;
 }
 
-int ks_root_list_dir(const ks_root *r, const char *path, char ***ret_names)
+int ks_root_list_dir(const ks_root *root, const char *path, char ***ret_names)
 {
     _cleanup_closedir_ DIR *d = NULL;
     _cleanup_strv_free_ char **names = NULL;
     struct dirent *de;
-    int k;
+    int r;
 
-    k = ks_root_opendir(r, path, &d);
-    if (k < 0)
-        return k;
+    r = ks_root_opendir(root, path, &d);
+    if (r < 0)
+        return r;
     names = calloc(1, sizeof(char *));
     if (!names)
         return -ENOMEM;
@@ -201,9 +201,9 @@ int ks_root_list_dir(const ks_root *r, const char *path, char ***ret_names)
     while ((de = readdir(d))) {
         if (streq(de->d_name, ".") || streq(de->d_name, ".."))
             continue;
-        k = ks_strv_extend(&names, de->d_name);
-        if (k < 0)
-            return k;
+        r = ks_strv_extend(&names, de->d_name);
+        if (r < 0)
+            return r;
     }
     if (errno)
         return -errno;
@@ -255,40 +255,40 @@ int ks_root_check_beneath(const ks_root *r, int dirfd, const char *path, char **
     return 0;
 }
 
-int ks_root_open_beneath(const ks_root *r, int dirfd, const char *path, char **ret_link)
+int ks_root_open_beneath(const ks_root *root, int dirfd, const char *path, char **ret_link)
 {
-    _cleanup_free_ char *root = NULL, *dir = NULL, *full = NULL;
+    _cleanup_free_ char *root_path = NULL, *dir = NULL, *full = NULL;
     const char *rel;
     size_t n;
-    int k;
+    int r;
 
-    if (r->host || !r->openat2) {
-        k = openat(dirfd, path, O_PATH | O_CLOEXEC);
-        return k < 0 ? -errno : k;
+    if (root->host || !root->openat2) {
+        r = openat(dirfd, path, O_PATH | O_CLOEXEC);
+        return r < 0 ? -errno : r;
     }
-    k = fd_path(r->fd, &root);
-    if (k >= 0)
-        k = fd_path(dirfd, &dir);
-    if (k < 0)
-        return k;
-    n = streq(root, "/") ? 0 : strlen(root);
-    if (strncmp(dir, root, n) != 0 || (dir[n] != '/' && dir[n] != '\0'))
+    r = fd_path(root->fd, &root_path);
+    if (r >= 0)
+        r = fd_path(dirfd, &dir);
+    if (r < 0)
+        return r;
+    n = streq(root_path, "/") ? 0 : strlen(root_path);
+    if (strncmp(dir, root_path, n) != 0 || (dir[n] != '/' && dir[n] != '\0'))
         return -EXDEV; /* the directory itself is not inside the root */
     rel = dir + n + strspn(dir + n, "/");
     full = *rel ? ks_asprintf("%s/%s", rel, path) : strdup(path);
     if (!full)
         return -ENOMEM;
-    k = open_beneath_fd(r, full);
-    if (k != -EXDEV)
-        return k;
+    r = open_beneath_fd(root, full);
+    if (r != -EXDEV)
+        return r;
     /* Name the first component that leads out. */
     for (char *s = full + strlen(rel);; s++) {
         char save = *s;
         if (save != '/' && save != '\0')
             continue;
         *s = '\0';
-        k = open_beneath(r, full);
-        if (k == -EXDEV) {
+        r = open_beneath(root, full);
+        if (r == -EXDEV) {
             if (ret_link)
                 *ret_link = strdup(full);
             return -EXDEV;

@@ -183,10 +183,10 @@ int ks_spawn_check_interpreter(const char *head, size_t len, char **ret_interpre
     interp = strndup(head + start, n);
     if (!interp)
         return -ENOMEM;
-    for (size_t k = 0; k < ARRAY_SIZE(interpreter_dirs) && !dir; k++) {
-        const char *rest = ks_startswith(interp, interpreter_dirs[k]);
+    for (size_t r = 0; r < ARRAY_SIZE(interpreter_dirs) && !dir; r++) {
+        const char *rest = ks_startswith(interp, interpreter_dirs[r]);
         if (rest && *rest && !strchr(rest, '/') && !streq(rest, "..") && !streq(rest, "."))
-            dir = interpreter_dirs[k];
+            dir = interpreter_dirs[r];
     }
     if (!dir) {
         _cleanup_free_ char *shown = ks_escape_text(interp);
@@ -200,12 +200,12 @@ int ks_spawn_check_interpreter(const char *head, size_t len, char **ret_interpre
     }
     /* The kernel looks the interpreter up on the running machine, following links. */
     if (stat(interp, &st) < 0) {
-        int k = -errno;
+        int r = -errno;
         ks_set_first_errorf(ret_error,
                             "its #! interpreter '%s' %s on this machine: install it or change "
                             "the script's first line",
-                            interp, k == -ENOENT ? "does not exist" : strerror(-k));
-        return k;
+                            interp, r == -ENOENT ? "does not exist" : strerror(-r));
+        return r;
     }
     if (!S_ISREG(st.st_mode) || !(st.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH))) {
         ks_set_first_errorf(ret_error,
@@ -229,7 +229,7 @@ int ks_spawn_open_in_root_full(const ks_root *root, const char *path, char **ret
     _cleanup_close_ int fd = ks_root_open_regular(root, path, 0);
     size_t n = 0;
     struct stat st;
-    int k;
+    int r;
 
     if (fd < 0)
         return fd;
@@ -239,12 +239,12 @@ int ks_spawn_open_in_root_full(const ks_root *root, const char *path, char **ret
         return -EACCES;
     /* The kernel resolves a script's interpreter on the running machine, not in the root:
      * only the running machine's program directories are allowed (kswap.conf(5)). */
-    k = ks_pread_all(fd, head, sizeof(head), 0, &n);
-    if (k < 0)
-        return k;
-    k = ks_spawn_check_interpreter(head, n, NULL, ret_error);
-    if (k < 0)
-        return k;
+    r = ks_pread_all(fd, head, sizeof(head), 0, &n);
+    if (r < 0)
+        return r;
+    r = ks_spawn_check_interpreter(head, n, NULL, ret_error);
+    if (r < 0)
+        return r;
     return TAKE_FD(fd);
 }
 

@@ -113,10 +113,10 @@ char *ks_accept_motd_line(const ks_journal *j, const char *running)
 static void update_motd(acc *a)
 {
     _cleanup_free_ char *line = ks_accept_motd_line(a->j, a->r->kernel);
-    int k = line ? ks_motd_set(a->root, line) : ks_motd_clear(a->root);
+    int r = line ? ks_motd_set(a->root, line) : ks_motd_clear(a->root);
 
-    if (k < 0)
-        progress(a, "cannot update /%s: %s", KS_MOTD_PATH, strerror(-k));
+    if (r < 0)
+        progress(a, "cannot update /%s: %s", KS_MOTD_PATH, strerror(-r));
     free(a->r->summary);
     a->r->summary = line ? strdup(line) : NULL;
 }
@@ -127,27 +127,27 @@ static int disarm(acc *a)
     _cleanup_free_ char *err = NULL, *detail = NULL;
     const char *old = ks_journal_get(a->j, KS_JF_OLD_KERNEL);
     ks_boot b = {0};
-    int k;
+    int r;
 
-    k = ks_boot_load(a->root, &b, &err);
-    if (k < 0) {
-        set_error(a, "cannot read the GRUB setup: %s", err ? err : strerror(-k));
-        return k;
+    r = ks_boot_load(a->root, &b, &err);
+    if (r < 0) {
+        set_error(a, "cannot read the GRUB setup: %s", err ? err : strerror(-r));
+        return r;
     }
-    k = ks_journal_note_file(a->j, KS_GRUBENV_PATH);
-    if (k >= 0)
-        k = ks_boot_disarm(a->root, &b, old, &detail);
+    r = ks_journal_note_file(a->j, KS_GRUBENV_PATH);
+    if (r >= 0)
+        r = ks_boot_disarm(a->root, &b, old, &detail);
     /* A default that drifted (someone ran grub-set-default) is set back to the old kernel. */
-    if (k == -EPROTO && old) {
+    if (r == -EPROTO && old) {
         free(detail);
         detail = NULL;
-        k = ks_boot_set_default(a->root, &b, old, &detail);
+        r = ks_boot_set_default(a->root, &b, old, &detail);
     }
     ks_boot_done(&b);
-    if (k < 0)
+    if (r < 0)
         set_error(a, "cannot make sure the old kernel %s boots next: %s", strempty(old),
-                  detail ? detail : strerror(-k));
-    return k;
+                  detail ? detail : strerror(-r));
+    return r;
 }
 
 /* The first failure to write kswap.prom of j's saves, kept for the command to warn about. */
@@ -161,18 +161,18 @@ static void keep_metrics_error(ks_accept_result *r, const ks_journal *j)
 
 static int record(acc *a, ks_outcome outcome, ks_state state, const char *reason)
 {
-    int k = ks_journal_set_outcome(a->j, outcome);
+    int r = ks_journal_set_outcome(a->j, outcome);
 
-    if (k >= 0 && reason)
-        k = ks_journal_set(a->j, KS_JF_REASON, reason);
-    if (k >= 0 && state != _KS_STATE_INVALID)
-        k = ks_journal_set_state(a->j, state);
-    if (k >= 0)
-        k = ks_journal_save(a->j);
-    if (k < 0)
-        set_error(a, "cannot write the state journal '/%s': %s", KS_JOURNAL_PATH, strerror(-k));
+    if (r >= 0 && reason)
+        r = ks_journal_set(a->j, KS_JF_REASON, reason);
+    if (r >= 0 && state != _KS_STATE_INVALID)
+        r = ks_journal_set_state(a->j, state);
+    if (r >= 0)
+        r = ks_journal_save(a->j);
+    if (r < 0)
+        set_error(a, "cannot write the state journal '/%s': %s", KS_JOURNAL_PATH, strerror(-r));
     a->r->outcome = outcome;
-    return k;
+    return r;
 }
 
 static int check_set_fmt(ks_check *chk, ks_check_status st, const char *fmt, ...) _printf_(3, 4);
@@ -270,7 +270,7 @@ static int judge_fell_back(acc *a)
     _cleanup_free_ char *reason = NULL;
     bool hung = false;
     const char *new = ks_journal_get(a->j, KS_JF_NEW_KERNEL);
-    int k;
+    int r;
 
     a->r->trial_boot_logged = trial_boot_logged(a);
     if (a->r->trial_boot_logged != 0)
@@ -312,9 +312,9 @@ static int judge_fell_back(acc *a)
     if (hung)
         ks_journal_count_reboot(a->j);
     (void)ks_journal_step_begin(a->j, "accept");
-    k = disarm(a);
+    r = disarm(a);
     record(a, hung ? KS_OUTCOME_TRIAL_HUNG : KS_OUTCOME_FELL_BACK,
-           k < 0 ? KS_STATE_FAILED : KS_STATE_ROLLED_BACK, reason);
+           r < 0 ? KS_STATE_FAILED : KS_STATE_ROLLED_BACK, reason);
     (void)ks_journal_step_end(a->j, "accept", KS_STEP_FAILED, reason);
     update_motd(a);
     return 0;
@@ -325,7 +325,7 @@ static int add_snapshot_checks(acc *a, const ks_check_ctx *ctx)
 {
     const ks_run_snapshot *s = ks_journal_running(a->j);
     _cleanup_strv_free_ char **ignore = NULL;
-    int k;
+    int r;
 
     (void)ctx;
     if (!s) {
@@ -338,9 +338,9 @@ static int add_snapshot_checks(acc *a, const ks_check_ctx *ctx)
     for (char **p = s->skipped; p && *p; p++)
         if (ks_strv_extend(&a->r->not_snapshotted, *p) < 0)
             return -ENOMEM;
-    k = ks_config_get_strv(a->o->config, "accept", "ignore", NULL, &ignore);
-    if (k < 0)
-        return k;
+    r = ks_config_get_strv(a->o->config, "accept", "ignore", NULL, &ignore);
+    if (r < 0)
+        return r;
     return ks_checklist_add_snapshot(&a->r->checks, s, ignore);
 }
 
@@ -350,22 +350,22 @@ static int diff_new(acc *a, const ks_check_ctx *ctx)
     const ks_run_snapshot *before = ks_journal_running(a->j);
     _cleanup_strv_free_ char **ignore = NULL;
     ks_run_snapshot now = {0};
-    int k;
+    int r;
 
     if (!before)
         return 0;
-    k = ks_run_snapshot_take(ctx, &now);
-    if (k == -ENOMEM)
-        return k;
-    if (k < 0)
+    r = ks_run_snapshot_take(ctx, &now);
+    if (r == -ENOMEM)
+        return r;
+    if (r < 0)
         return 0;
     a->r->established_now = now.established;
-    k = ks_config_get_strv(a->o->config, "accept", "ignore", NULL, &ignore);
-    for (char **p = now.items; k >= 0 && p && *p; p++)
+    r = ks_config_get_strv(a->o->config, "accept", "ignore", NULL, &ignore);
+    for (char **p = now.items; r >= 0 && p && *p; p++)
         if (!ks_strv_contains(before->items, *p) && !ks_snapshot_ignored(*p, ignore))
-            k = ks_strv_extend(&a->r->new_items, *p);
+            r = ks_strv_extend(&a->r->new_items, *p);
     ks_run_snapshot_done(&now);
-    return k < 0 ? k : 0;
+    return r < 0 ? r : 0;
 }
 
 static json_object *strv_json(char *const *v)
@@ -414,40 +414,40 @@ static int judge_checks(acc *a)
         .program_timeout_ms = cfg_uint(a, "program_timeout") * 1000u,
         .script_timeout_ms = cfg_uint(a, "script_timeout") * 1000u,
     };
-    int k, passed;
+    int r, passed;
 
-    k = ks_journal_set_state(a->j, KS_STATE_TRIAL_BOOTED);
-    if (k >= 0)
-        k = ks_journal_step_begin(a->j, "accept");
-    if (k < 0) {
-        set_error(a, "cannot write the state journal '/%s': %s", KS_JOURNAL_PATH, strerror(-k));
-        return k;
+    r = ks_journal_set_state(a->j, KS_STATE_TRIAL_BOOTED);
+    if (r >= 0)
+        r = ks_journal_step_begin(a->j, "accept");
+    if (r < 0) {
+        set_error(a, "cannot write the state journal '/%s': %s", KS_JOURNAL_PATH, strerror(-r));
+        return r;
     }
     on_failure =
         strdup(cfg ? ks_config_get_string(cfg, "accept", "on_failure", "reboot") : "reboot");
     if (!on_failure)
         return -ENOMEM;
 
-    k = ks_checklist_from_config(a->root, cfg, &a->r->checks, &cfg_err);
-    if (k == -ENOMEM)
-        return k;
-    if (k < 0) {
+    r = ks_checklist_from_config(a->root, cfg, &a->r->checks, &cfg_err);
+    if (r == -ENOMEM)
+        return r;
+    if (r < 0) {
         /* A broken checklist cannot prove anything: a failed check, not a silent pass. */
-        k = ks_checklist_add(&a->r->checks, "config", NULL, true, NULL);
-        if (k < 0)
-            return k;
-        k = check_set_fmt(&a->r->checks.v[a->r->checks.n - 1], KS_CHECK_FAIL, "%s",
+        r = ks_checklist_add(&a->r->checks, "config", NULL, true, NULL);
+        if (r < 0)
+            return r;
+        r = check_set_fmt(&a->r->checks.v[a->r->checks.n - 1], KS_CHECK_FAIL, "%s",
                           cfg_err ? cfg_err : "cannot read the [accept] checks");
-        if (k < 0)
-            return k;
+        if (r < 0)
+            return r;
         passed = 0;
     } else {
         const ks_run_snapshot *snap = ks_journal_running(a->j);
-        k = ks_checklist_add_floor(&a->r->checks, cfg, snap ? snap->items : NULL, snap != NULL);
-        if (k >= 0)
-            k = add_snapshot_checks(a, &ctx);
-        if (k < 0)
-            return k;
+        r = ks_checklist_add_floor(&a->r->checks, cfg, snap ? snap->items : NULL, snap != NULL);
+        if (r >= 0)
+            r = add_snapshot_checks(a, &ctx);
+        if (r < 0)
+            return r;
         progress(a, "running %zu checks on %s for up to %d s", a->r->checks.n - 2, a->r->kernel,
                  timeout_s);
         passed = ks_checks_run(&a->r->checks, &ctx,
@@ -459,16 +459,16 @@ static int judge_checks(acc *a)
                                });
         if (passed < 0)
             return passed;
-        k = diff_new(a, &ctx);
-        if (k < 0)
-            return k;
+        r = diff_new(a, &ctx);
+        if (r < 0)
+            return r;
     }
 
     if (passed) {
-        k = record(a, KS_OUTCOME_TRIAL_OK, _KS_STATE_INVALID, NULL);
+        r = record(a, KS_OUTCOME_TRIAL_OK, _KS_STATE_INVALID, NULL);
         (void)ks_journal_step_end(a->j, "accept", KS_STEP_DONE, "every required check passed");
         progress(a, "trial-ok: every required check passed on %s", a->r->kernel);
-        return k < 0 ? k : 1;
+        return r < 0 ? r : 1;
     }
 
     {
@@ -476,17 +476,17 @@ static int judge_checks(acc *a)
         if (!reason)
             return -ENOMEM;
         progress(a, "HEALTH FAILED: %s", reason);
-        k = disarm(a);
-        record(a, KS_OUTCOME_HEALTH_FAILED, k < 0 ? KS_STATE_FAILED : KS_STATE_ROLLED_BACK, reason);
+        r = disarm(a);
+        record(a, KS_OUTCOME_HEALTH_FAILED, r < 0 ? KS_STATE_FAILED : KS_STATE_ROLLED_BACK, reason);
         (void)ks_journal_step_end(a->j, "accept", KS_STEP_FAILED, reason);
     }
     if (streq(on_failure, "reboot") && !a->o->no_reboot) {
-        k = ks_journal_claim_reboot(a->j, a->boot_id);
-        if (k == -EALREADY) {
+        r = ks_journal_claim_reboot(a->j, a->boot_id);
+        if (r == -EALREADY) {
             a->r->reboot_refused = true;
             progress(a, "not rebooting: this trial had its one reboot already");
-        } else if (k < 0) {
-            set_error(a, "cannot record the reboot in the state journal: %s", strerror(-k));
+        } else if (r < 0) {
+            set_error(a, "cannot record the reboot in the state journal: %s", strerror(-r));
         } else {
             a->r->reboot_claimed = true;
         }
@@ -502,14 +502,14 @@ static int pin_now(acc *a, ks_lock **lock)
                              .progress_fd = -EBADF,
                              .userdata = a->o->userdata};
     ks_swap_result pr = {0};
-    int k;
+    int r;
 
     /* ks_pin takes the lock and reads the journal itself, as `kswap pin` does. */
     *lock = ks_lock_release(*lock);
     a->r->journal = TAKE_PTR(a->j);
-    k = ks_pin(a->root, &common, NULL, false, &pr);
-    if (k < 0) {
-        set_error(a, "cannot pin: %s", strerror(-k));
+    r = ks_pin(a->root, &common, NULL, false, &pr);
+    if (r < 0) {
+        set_error(a, "cannot pin: %s", strerror(-r));
     } else if (pr.status != KS_SWAP_DONE && pr.status != KS_SWAP_ALREADY) {
         set_error(a, "cannot pin: %s", pr.error ? pr.error : "pin failed");
     } else {
@@ -531,13 +531,13 @@ int ks_accept(const ks_root *root, const ks_accept_opts *o, ks_accept_result *re
 {
     _cleanup_(ks_lock_releasep) ks_lock *lock = NULL;
     _cleanup_free_ char *jerr = NULL, *root_abs = NULL, *boot_id = NULL;
-    ks_accept_result r = {.trial_boot_logged = -1};
-    acc a = {.root = root, .o = o, .r = &r};
+    ks_accept_result res = {.trial_boot_logged = -1};
+    acc a = {.root = root, .o = o, .r = &res};
     const char *armed;
     ks_outcome outcome;
     ks_state state;
     pid_t holder = 0;
-    int k;
+    int r;
 
     if (!ks_root_is_host(root)) {
         root_abs = realpath(ks_root_path(root), NULL);
@@ -545,41 +545,41 @@ int ks_accept(const ks_root *root, const ks_accept_opts *o, ks_accept_result *re
             return -errno;
     }
     a.root_abs = root_abs;
-    k = ks_lock_acquire(root, KS_LOCK_TIMEOUT_MS_DEFAULT, &lock, &holder);
-    if (k < 0) {
-        r.error = k == -EBUSY && holder > 0
-                      ? ks_asprintf("another kswap (pid %d) is changing this system", (int)holder)
-                      : ks_asprintf("cannot take the lock '/%s': %s", KS_LOCK_PATH, strerror(-k));
+    r = ks_lock_acquire(root, KS_LOCK_TIMEOUT_MS_DEFAULT, &lock, &holder);
+    if (r < 0) {
+        res.error = r == -EBUSY && holder > 0
+                        ? ks_asprintf("another kswap (pid %d) is changing this system", (int)holder)
+                        : ks_asprintf("cannot take the lock '/%s': %s", KS_LOCK_PATH, strerror(-r));
         goto fail;
     }
-    k = ks_journal_load(root, &a.j, &jerr);
-    if (k < 0) {
-        r.error = ks_asprintf("cannot use the state journal '/%s': %s", KS_JOURNAL_PATH,
-                              jerr ? jerr : strerror(-k));
+    r = ks_journal_load(root, &a.j, &jerr);
+    if (r < 0) {
+        res.error = ks_asprintf("cannot use the state journal '/%s': %s", KS_JOURNAL_PATH,
+                                jerr ? jerr : strerror(-r));
         goto fail;
     }
     /* kswap.prom follows every save of the verdict (lib/engine/metrics-file.h). */
-    k = ks_metrics_attach(a.j, root, o->config);
-    if (k < 0)
+    r = ks_metrics_attach(a.j, root, o->config);
+    if (r < 0)
         goto fail;
-    k = ks_running_kernel(root, &r.kernel);
-    if (k >= 0)
-        k = ks_read_boot_id(root, &boot_id);
-    if (k < 0) {
-        r.error = ks_asprintf("cannot read the running kernel and boot id: %s", strerror(-k));
+    r = ks_running_kernel(root, &res.kernel);
+    if (r >= 0)
+        r = ks_read_boot_id(root, &boot_id);
+    if (r < 0) {
+        res.error = ks_asprintf("cannot read the running kernel and boot id: %s", strerror(-r));
         goto fail;
     }
     a.boot_id = boot_id;
-    r.expected_kernel = ks_journal_get(a.j, KS_JF_NEW_KERNEL)
-                            ? strdup(ks_journal_get(a.j, KS_JF_NEW_KERNEL))
-                            : NULL;
-    r.old_kernel = ks_journal_get(a.j, KS_JF_OLD_KERNEL)
-                       ? strdup(ks_journal_get(a.j, KS_JF_OLD_KERNEL))
-                       : NULL;
+    res.expected_kernel = ks_journal_get(a.j, KS_JF_NEW_KERNEL)
+                              ? strdup(ks_journal_get(a.j, KS_JF_NEW_KERNEL))
+                              : NULL;
+    res.old_kernel = ks_journal_get(a.j, KS_JF_OLD_KERNEL)
+                         ? strdup(ks_journal_get(a.j, KS_JF_OLD_KERNEL))
+                         : NULL;
     /* Always first: what runs, and whether this is a new boot. */
-    if (ks_checklist_add(&r.checks, "kernel", NULL, true, NULL) < 0 ||
-        ks_checklist_add(&r.checks, "boot", NULL, true, NULL) < 0) {
-        k = -ENOMEM;
+    if (ks_checklist_add(&res.checks, "kernel", NULL, true, NULL) < 0 ||
+        ks_checklist_add(&res.checks, "boot", NULL, true, NULL) < 0) {
+        r = -ENOMEM;
         goto fail;
     }
 
@@ -589,53 +589,53 @@ int ks_accept(const ks_root *root, const ks_accept_opts *o, ks_accept_result *re
     if (outcome == KS_OUTCOME_TRIAL_OK || outcome == KS_OUTCOME_HEALTH_FAILED ||
         outcome == KS_OUTCOME_FELL_BACK || outcome == KS_OUTCOME_TRIAL_HUNG) {
         /* Judged before (an earlier run, or before the reboot back): report, act no more. */
-        r.recorded = true;
-        r.outcome = outcome;
-        r.pinned = state == KS_STATE_PINNED;
-        r.reboot_refused = outcome == KS_OUTCOME_HEALTH_FAILED && ks_journal_reboot_claimed(a.j);
+        res.recorded = true;
+        res.outcome = outcome;
+        res.pinned = state == KS_STATE_PINNED;
+        res.reboot_refused = outcome == KS_OUTCOME_HEALTH_FAILED && ks_journal_reboot_claimed(a.j);
         /* trial-ok, but the trial boot ended before the pin and another kernel runs */
-        r.pin_lost = outcome == KS_OUTCOME_TRIAL_OK && !r.pinned && r.expected_kernel &&
-                     !streq(r.kernel, r.expected_kernel);
-        for (size_t i = 0; i < r.checks.n; i++)
-            (void)ks_check_set(&r.checks.v[i], KS_CHECK_SKIP,
+        res.pin_lost = outcome == KS_OUTCOME_TRIAL_OK && !res.pinned && res.expected_kernel &&
+                       !streq(res.kernel, res.expected_kernel);
+        for (size_t i = 0; i < res.checks.n; i++)
+            (void)ks_check_set(&res.checks.v[i], KS_CHECK_SKIP,
                                "judged before; the state journal keeps the verdict");
-        progress(&a, "the trial of %s was judged already: %s", strempty(r.expected_kernel),
+        progress(&a, "the trial of %s was judged already: %s", strempty(res.expected_kernel),
                  ks_outcome_to_string(outcome));
         update_motd(&a);
         goto done;
     }
-    if (!r.expected_kernel || !armed ||
+    if (!res.expected_kernel || !armed ||
         (state != KS_STATE_ARMED && state != KS_STATE_TRIAL_BOOTED)) {
-        r.outcome = KS_OUTCOME_NONE;
-        r.summary = strdup("no trial is armed");
-        (void)ks_check_set(&r.checks.v[0], KS_CHECK_SKIP, "no trial armed");
-        (void)ks_check_set(&r.checks.v[1], KS_CHECK_SKIP, "no trial armed");
+        res.outcome = KS_OUTCOME_NONE;
+        res.summary = strdup("no trial is armed");
+        (void)ks_check_set(&res.checks.v[0], KS_CHECK_SKIP, "no trial armed");
+        (void)ks_check_set(&res.checks.v[1], KS_CHECK_SKIP, "no trial armed");
         goto done;
     }
     if (streq(boot_id, armed)) {
-        (void)check_set_fmt(&r.checks.v[1], KS_CHECK_FAIL,
+        (void)check_set_fmt(&res.checks.v[1], KS_CHECK_FAIL,
                             "boot id %s is the one of arming: no reboot since", boot_id);
-        (void)ks_check_set(&r.checks.v[0], KS_CHECK_SKIP, "not judged before the reboot");
-        r.summary = ks_asprintf("no reboot since the trial of %s was armed", r.expected_kernel);
-        progress(&a, "%s", strempty(r.summary));
+        (void)ks_check_set(&res.checks.v[0], KS_CHECK_SKIP, "not judged before the reboot");
+        res.summary = ks_asprintf("no reboot since the trial of %s was armed", res.expected_kernel);
+        progress(&a, "%s", strempty(res.summary));
         record(&a, KS_OUTCOME_NO_REBOOT, _KS_STATE_INVALID, NULL);
         goto done;
     }
-    (void)check_set_fmt(&r.checks.v[1], KS_CHECK_PASS, "boot id %s differs from the one of arming",
-                        boot_id);
-    if (!streq(r.kernel, r.expected_kernel)) {
-        (void)check_set_fmt(&r.checks.v[0], KS_CHECK_FAIL, "%s runs, the trial kernel is %s",
-                            r.kernel, r.expected_kernel);
-        k = judge_fell_back(&a);
-        if (k < 0)
+    (void)check_set_fmt(&res.checks.v[1], KS_CHECK_PASS,
+                        "boot id %s differs from the one of arming", boot_id);
+    if (!streq(res.kernel, res.expected_kernel)) {
+        (void)check_set_fmt(&res.checks.v[0], KS_CHECK_FAIL, "%s runs, the trial kernel is %s",
+                            res.kernel, res.expected_kernel);
+        r = judge_fell_back(&a);
+        if (r < 0)
             goto fail;
         goto done;
     }
-    (void)check_set_fmt(&r.checks.v[0], KS_CHECK_PASS, "the trial kernel %s runs", r.kernel);
-    k = judge_checks(&a);
-    if (k < 0)
+    (void)check_set_fmt(&res.checks.v[0], KS_CHECK_PASS, "the trial kernel %s runs", res.kernel);
+    r = judge_checks(&a);
+    if (r < 0)
         goto fail;
-    if (k > 0) {
+    if (r > 0) {
         bool auto_pin = true;
         if (o->config && ks_config_get_bool(o->config, "accept", "auto_pin", true, &auto_pin) < 0)
             auto_pin = true;
@@ -643,40 +643,40 @@ int ks_accept(const ks_root *root, const ks_accept_opts *o, ks_accept_result *re
             pin_now(&a, &lock);
         if (a.j)
             update_motd(&a);
-        else if (r.pinned) {
+        else if (res.pinned) {
             (void)ks_motd_clear(root);
-            r.summary = ks_asprintf("kswap: %s passed acceptance and is pinned", r.kernel);
+            res.summary = ks_asprintf("kswap: %s passed acceptance and is pinned", res.kernel);
         } else {
             /* The pin failed: the journal says trial-ok, the operator must act. */
             acc b = a;
-            b.j = r.journal;
+            b.j = res.journal;
             update_motd(&b);
         }
     }
 done:
     /* A verdict that ended the swap goes into the history (a pin did so in ks_pin). */
-    if (a.j && lock && !r.history_error)
-        (void)ks_history_note(root, a.j, &r.history_error);
+    if (a.j && lock && !res.history_error)
+        (void)ks_history_note(root, a.j, &res.history_error);
     if (a.j)
-        r.journal = TAKE_PTR(a.j);
-    keep_metrics_error(&r, r.journal);
-    *ret = r;
+        res.journal = TAKE_PTR(a.j);
+    keep_metrics_error(&res, res.journal);
+    *ret = res;
     return 0;
 fail:
     ks_journal_free(a.j);
-    k = k < 0 ? k : -EIO;
-    *ret = (ks_accept_result){.error = TAKE_PTR(r.error)};
-    ks_accept_result_done(&r);
-    return k;
+    r = r < 0 ? r : -EIO;
+    *ret = (ks_accept_result){.error = TAKE_PTR(res.error)};
+    ks_accept_result_done(&res);
+    return r;
 }
 
-int ks_accept_reboot(const ks_root *root, ks_accept_result *r, char **ret_error)
+int ks_accept_reboot(const ks_root *root, ks_accept_result *result, char **ret_error)
 {
     _cleanup_free_ char *root_abs = NULL;
     char *argv[] = {(char *)"systemctl", (char *)"reboot", NULL};
     ks_spawn_result res = {0};
     ks_check_ctx ctx = {.root = root};
-    int k;
+    int r;
 
     if (!ks_root_is_host(root)) {
         root_abs = realpath(ks_root_path(root), NULL);
@@ -684,26 +684,26 @@ int ks_accept_reboot(const ks_root *root, ks_accept_result *r, char **ret_error)
             return -errno;
         ctx.root_abs = root_abs;
     }
-    if (r->journal) {
-        ks_journal_count_reboot(r->journal);
-        (void)ks_journal_step_begin(r->journal, "reboot");
+    if (result->journal) {
+        ks_journal_count_reboot(result->journal);
+        (void)ks_journal_step_begin(result->journal, "reboot");
     }
-    k = ks_check_spawn(&ctx, argv, 60000, &res);
-    if (k >= 0 && !ks_spawn_succeeded(&res)) {
+    r = ks_check_spawn(&ctx, argv, 60000, &res);
+    if (r >= 0 && !ks_spawn_succeeded(&res)) {
         _cleanup_free_ char *last = ks_spawn_last_line(&res);
         if (ret_error)
             *ret_error =
                 ks_asprintf("systemctl reboot failed: %s", last && *last ? last : "(no output)");
-        k = -EIO;
-    } else if (k < 0 && ret_error) {
-        *ret_error = ks_asprintf("cannot run systemctl reboot: %s", strerror(-k));
+        r = -EIO;
+    } else if (r < 0 && ret_error) {
+        *ret_error = ks_asprintf("cannot run systemctl reboot: %s", strerror(-r));
     }
     ks_spawn_result_done(&res);
-    if (r->journal)
-        (void)ks_journal_step_end(r->journal, "reboot", k < 0 ? KS_STEP_FAILED : KS_STEP_DONE,
+    if (result->journal)
+        (void)ks_journal_step_end(result->journal, "reboot", r < 0 ? KS_STEP_FAILED : KS_STEP_DONE,
                                   "systemctl reboot");
-    keep_metrics_error(r, r->journal);
-    return k;
+    keep_metrics_error(result, result->journal);
+    return r;
 }
 
 int ks_accept_run_hooks(const ks_root *root, const char *which, const char *json,
@@ -715,15 +715,15 @@ int ks_accept_run_hooks(const ks_root *root, const char *which, const char *json
     _cleanup_close_ int fd = -1;
     char *env[2] = {NULL, NULL};
     size_t len = strlen(json);
-    int k;
+    int r;
 
     if (!dir)
         return -ENOMEM;
-    k = ks_root_list_dir(root, dir, &names);
-    if (k == -ENOENT || k == -ENOTDIR)
+    r = ks_root_list_dir(root, dir, &names);
+    if (r == -ENOENT || r == -ENOTDIR)
         return 0;
-    if (k < 0)
-        return k;
+    if (r < 0)
+        return r;
     if (!ks_root_is_host(root)) {
         root_abs = realpath(ks_root_path(root), NULL);
         if (!root_abs)
@@ -759,15 +759,15 @@ int ks_accept_run_hooks(const ks_root *root, const char *which, const char *json
         argv[0] = path;
         /* Run as opened inside the root: a link to /sbin/reboot names the root's file. */
         exe = ks_spawn_open_in_root_full(root, rel, &interp_error);
-        k = exe < 0 ? exe
+        r = exe < 0 ? exe
                     : ks_spawn(argv,
                                KS_SPAWN_OPTS(.timeout_ms = timeout_ms, .env = env, .stdin_fd = fd,
                                              .max_output = 4096, .exec_fd = exe),
                                &res);
-        if (k < 0 && interp_error)
+        if (r < 0 && interp_error)
             why = ks_asprintf("%s: cannot run: %s", *n, interp_error);
-        else if (k < 0)
-            why = ks_asprintf("%s: cannot run: %s", *n, strerror(-k));
+        else if (r < 0)
+            why = ks_asprintf("%s: cannot run: %s", *n, strerror(-r));
         else if (res.timed_out)
             why = ks_asprintf("%s: did not finish in %u s and was stopped", *n, timeout_ms / 1000);
         else if (!ks_spawn_succeeded(&res)) {
@@ -775,7 +775,7 @@ int ks_accept_run_hooks(const ks_root *root, const char *which, const char *json
             why = ks_asprintf("%s: exit %d%s%s", *n, res.exit_code, last && *last ? ": " : "",
                               strempty(last));
         }
-        if (k >= 0)
+        if (r >= 0)
             ks_spawn_result_done(&res);
         if (why && ks_strv_push(&failures, TAKE_PTR(why)) < 0)
             return -ENOMEM;
@@ -800,58 +800,58 @@ static int check_now(const ks_root *root, const ks_config *cfg, bool as_armed,
 {
     _cleanup_free_ char *abs = NULL, *cfg_err = NULL;
     _cleanup_strv_free_ char **ignore = NULL;
-    ks_check_now_result r = {0};
+    ks_check_now_result res = {0};
     ks_run_snapshot now = {0};
     ks_check_ctx ctx;
-    int k;
+    int r;
 
-    k = ks_running_kernel(root, &r.kernel);
-    if (k < 0) {
-        r.error = ks_asprintf("cannot read the running kernel: %s", strerror(-k));
+    r = ks_running_kernel(root, &res.kernel);
+    if (r < 0) {
+        res.error = ks_asprintf("cannot read the running kernel: %s", strerror(-r));
         goto fail;
     }
-    k = ks_check_ctx_for_root(root, cfg, r.kernel, &ctx, &abs);
-    if (k < 0) {
-        r.error = ks_asprintf("cannot resolve the root: %s", strerror(-k));
+    r = ks_check_ctx_for_root(root, cfg, res.kernel, &ctx, &abs);
+    if (r < 0) {
+        res.error = ks_asprintf("cannot resolve the root: %s", strerror(-r));
         goto fail;
     }
-    k = ks_checklist_from_config(root, cfg, &r.checks, &cfg_err);
-    if (k < 0) {
-        r.error = ks_asprintf("cannot read the checklist: %s", cfg_err ? cfg_err : strerror(-k));
+    r = ks_checklist_from_config(root, cfg, &res.checks, &cfg_err);
+    if (r < 0) {
+        res.error = ks_asprintf("cannot read the checklist: %s", cfg_err ? cfg_err : strerror(-r));
         goto fail;
     }
-    k = ks_run_snapshot_take(&ctx, &now);
+    r = ks_run_snapshot_take(&ctx, &now);
     /* As armed: the floor asks what accept will ask, given the snapshot arming would take. */
-    if (k >= 0)
-        k = ks_checklist_add_floor(&r.checks, cfg, as_armed ? now.items : NULL, as_armed);
-    if (k >= 0)
-        k = ks_config_get_strv(cfg, "accept", "ignore", NULL, &ignore);
+    if (r >= 0)
+        r = ks_checklist_add_floor(&res.checks, cfg, as_armed ? now.items : NULL, as_armed);
+    if (r >= 0)
+        r = ks_config_get_strv(cfg, "accept", "ignore", NULL, &ignore);
     /* Before apply, what runs now is the snapshot itself: judging it against itself proves
      * nothing and trips over units that come and go in that moment. */
-    if (k >= 0 && !as_armed)
-        k = ks_checklist_add_snapshot(&r.checks, &now, ignore);
-    if (k < 0) {
-        r.error = ks_asprintf("cannot take the snapshot of what runs: %s", strerror(-k));
+    if (r >= 0 && !as_armed)
+        r = ks_checklist_add_snapshot(&res.checks, &now, ignore);
+    if (r < 0) {
+        res.error = ks_asprintf("cannot take the snapshot of what runs: %s", strerror(-r));
         goto fail;
     }
-    r.n_items = (unsigned)ks_strv_length(now.items);
-    r.established = now.established;
-    r.not_snapshotted = TAKE_PTR(now.skipped);
-    r.items = TAKE_PTR(now.items);
+    res.n_items = (unsigned)ks_strv_length(now.items);
+    res.established = now.established;
+    res.not_snapshotted = TAKE_PTR(now.skipped);
+    res.items = TAKE_PTR(now.items);
     ks_run_snapshot_done(&now);
-    k = ks_checks_run(&r.checks, &ctx, &(ks_runner_opts){.timeout_ms = 0});
-    if (k < 0) {
-        r.error = strdup(strerror(-k));
+    r = ks_checks_run(&res.checks, &ctx, &(ks_runner_opts){.timeout_ms = 0});
+    if (r < 0) {
+        res.error = strdup(strerror(-r));
         goto fail;
     }
-    r.passed = k > 0;
-    *ret = r;
+    res.passed = r > 0;
+    *ret = res;
     return 0;
 fail:
     ks_run_snapshot_done(&now);
-    *ret = (ks_check_now_result){.error = TAKE_PTR(r.error)};
-    ks_check_now_result_done(&r);
-    return k < 0 ? k : -EIO;
+    *ret = (ks_check_now_result){.error = TAKE_PTR(res.error)};
+    ks_check_now_result_done(&res);
+    return r < 0 ? r : -EIO;
 }
 
 int ks_check_now(const ks_root *root, const ks_config *cfg, ks_check_now_result *ret)

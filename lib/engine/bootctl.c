@@ -11,46 +11,46 @@ int ks_boot_load(const ks_root *root, ks_boot *ret, char **ret_error)
     ks_boot b = {0};
     ks_bootfs fs = {0};
     size_t len = 0;
-    int k;
+    int r;
 
-    k = ks_root_read_file(root, KS_GRUB_CFG_PATH, 64u << 20, &text, &len);
-    if (k < 0) {
+    r = ks_root_read_file(root, KS_GRUB_CFG_PATH, 64u << 20, &text, &len);
+    if (r < 0) {
         if (ret_error)
-            *ret_error = ks_asprintf("cannot read '/%s': %s", KS_GRUB_CFG_PATH, strerror(-k));
-        return k;
+            *ret_error = ks_asprintf("cannot read '/%s': %s", KS_GRUB_CFG_PATH, strerror(-r));
+        return r;
     }
-    k = ks_grub_cfg_parse(text, len, &b.cfg, &err);
-    if (k < 0) {
+    r = ks_grub_cfg_parse(text, len, &b.cfg, &err);
+    if (r < 0) {
         if (ret_error)
             *ret_error =
-                k == -EBADMSG
+                r == -EBADMSG
                     ? ks_asprintf("cannot parse '/%s': line %u, column %u: %s", KS_GRUB_CFG_PATH,
                                   err.line, err.column, err.message)
-                    : ks_asprintf("cannot parse '/%s': %s", KS_GRUB_CFG_PATH, strerror(-k));
-        return k;
+                    : ks_asprintf("cannot parse '/%s': %s", KS_GRUB_CFG_PATH, strerror(-r));
+        return r;
     }
-    k = ks_grubenv_load(root, KS_GRUBENV_PATH, &b.env);
-    if (k < 0 && k != -ENOENT) {
+    r = ks_grubenv_load(root, KS_GRUBENV_PATH, &b.env);
+    if (r < 0 && r != -ENOENT) {
         if (ret_error)
             *ret_error = ks_asprintf("'/%s' is not a usable GRUB environment block: %s",
-                                     KS_GRUBENV_PATH, ks_grubenv_strerror(k));
+                                     KS_GRUBENV_PATH, ks_grubenv_strerror(r));
         ks_boot_done(&b);
-        return k;
+        return r;
     }
 
     /* GRUB's platform follows the firmware that booted this system (as secureboot.c reads it). */
     b.efi = ks_root_exists(root, "sys/firmware/efi");
 
     /* Unknown counts as unwritable: that is the case where a one-shot would repeat. */
-    k = ks_bootfs_probe(root, &fs);
-    if (k >= 0) {
+    r = ks_bootfs_probe(root, &fs);
+    if (r >= 0) {
         b.env_writable = fs.env_writable;
         if (fs.unwritable_reason)
             b.unwritable_reason = strdup(fs.unwritable_reason);
         ks_bootfs_done(&fs);
     } else
         b.unwritable_reason =
-            ks_asprintf("the filesystem of /boot/grub is unknown (%s)", strerror(-k));
+            ks_asprintf("the filesystem of /boot/grub is unknown (%s)", strerror(-r));
     if (b.env_writable && b.cfg->lacks_write_support) {
         b.env_writable = false;
         free(b.unwritable_reason);
@@ -76,35 +76,35 @@ int ks_boot_forecast(const ks_boot *b, ks_grub_forecast *ret)
 
 int ks_boot_forecast_findings(const ks_boot *b, const ks_grub_forecast *f, ks_findings *out)
 {
-    int k = 0;
+    int r = 0;
 
-    for (size_t i = 0; i < f->n && k >= 0; i++) {
+    for (size_t i = 0; i < f->n && r >= 0; i++) {
         const ks_grub_forecast_boot *x = &f->v[i];
         if (x->fell_back && !ks_findings_get(out, "grub.entry-missing"))
-            k = ks_findings_add(out, "grub.entry-missing", KS_SEV_BLOCK,
+            r = ks_findings_add(out, "grub.entry-missing", KS_SEV_BLOCK,
                                 "name entries by their full id path, as kswap pin does",
                                 "boot %u: default '%s' matches no menu entry at some level; "
                                 "GRUB silently boots entry 0 there ('%s')",
                                 x->boot, strempty(x->default_value), strempty(x->title_path));
-        if (k >= 0 && x->waits && streq_ptr(x->wait_reason, "timeout") &&
+        if (r >= 0 && x->waits && streq_ptr(x->wait_reason, "timeout") &&
             !ks_findings_get(out, "grub.recordfail-wait"))
-            k = ks_findings_add(out, "grub.recordfail-wait", KS_SEV_BLOCK,
+            r = ks_findings_add(out, "grub.recordfail-wait", KS_SEV_BLOCK,
                                 "set GRUB_RECORDFAIL_TIMEOUT to a value >= 0 and run update-grub",
                                 "boot %u: GRUB stops at its menu and waits for a key", x->boot);
-        else if (k >= 0 && x->waits && !ks_findings_get(out, "grub.boot-waits"))
-            k = ks_findings_add(out, "grub.boot-waits", KS_SEV_BLOCK,
+        else if (r >= 0 && x->waits && !ks_findings_get(out, "grub.boot-waits"))
+            r = ks_findings_add(out, "grub.boot-waits", KS_SEV_BLOCK,
                                 "check the default entry and GRUB's password settings",
                                 "boot %u: GRUB waits at the console (%s)", x->boot,
                                 strempty(x->wait_reason));
-        if (k >= 0 && x->one_shot && i > 0 && f->v[i - 1].one_shot && !b->env_writable &&
+        if (r >= 0 && x->one_shot && i > 0 && f->v[i - 1].one_shot && !b->env_writable &&
             !ks_findings_get(out, "grub.env-unwritable"))
-            k = ks_findings_add(out, "grub.env-unwritable", KS_SEV_BLOCK,
+            r = ks_findings_add(out, "grub.env-unwritable", KS_SEV_BLOCK,
                                 "remove it: grub-editenv /boot/grub/grubenv unset next_entry",
                                 "GRUB cannot clear next_entry at boot (%s): the one-shot repeats "
                                 "on every boot",
                                 b->unwritable_reason ? b->unwritable_reason : "unknown reason");
     }
-    return k;
+    return r;
 }
 
 int ks_boot_entry_path(const ks_boot *b, const char *release, ks_grub_entry_path *ret)
@@ -117,14 +117,14 @@ static int check_promise(const ks_boot *b, const char *first, bool first_one_sho
                          char **ret_detail)
 {
     ks_grub_forecast f = {0};
-    int k;
+    int r;
 
-    k = ks_boot_forecast(b, &f);
-    if (k < 0) {
-        *ret_detail = ks_asprintf("cannot forecast the next boots: %s", strerror(-k));
-        return k;
+    r = ks_boot_forecast(b, &f);
+    if (r < 0) {
+        *ret_detail = ks_asprintf("cannot forecast the next boots: %s", strerror(-r));
+        return r;
     }
-    k = 0;
+    r = 0;
     for (size_t i = 0; i < KS_FORECAST_BOOTS; i++) {
         const char *want = i == 0 ? first : rest;
         bool want_one_shot = i == 0 && first_one_shot;
@@ -142,12 +142,12 @@ static int check_promise(const ks_boot *b, const char *first, bool first_one_sho
                                       x && x->one_shot ? " as a one-shot" : "",
                                       x && x->fell_back ? " (the path fell back to entry 0)" : "",
                                       want, want_one_shot ? " as a one-shot" : "");
-            k = -EPROTO;
+            r = -EPROTO;
             break;
         }
     }
     ks_grub_forecast_done(&f);
-    return k;
+    return r;
 }
 
 /* Puts the previous block back on disk (or removes a block that did not exist before). */
@@ -169,34 +169,34 @@ static int change_env(const ks_root *root, ks_boot *b, int (*edit)(ks_grubenv *e
     _cleanup_grubenv_ ks_grubenv *next = NULL, *reread = NULL;
     _cleanup_free_ char *detail = NULL;
     ks_grubenv *old = b->env;
-    int k;
+    int r;
 
-    k = old ? ks_grubenv_dup(old, &next) : ks_grubenv_new(&next);
-    if (k < 0)
-        return k;
-    k = edit(next, arg);
-    if (k < 0) {
+    r = old ? ks_grubenv_dup(old, &next) : ks_grubenv_new(&next);
+    if (r < 0)
+        return r;
+    r = edit(next, arg);
+    if (r < 0) {
         detail = ks_asprintf("cannot edit the environment block: %s",
-                             k == -ENOSPC ? "the values do not fit into 1024 bytes" : strerror(-k));
+                             r == -ENOSPC ? "the values do not fit into 1024 bytes" : strerror(-r));
         goto out;
     }
     /* An atomic write that fails leaves the previous file as it was. */
-    k = ks_grubenv_save(next, root, KS_GRUBENV_PATH);
-    if (k < 0) {
-        detail = ks_asprintf("cannot write '/%s': %s", KS_GRUBENV_PATH, strerror(-k));
+    r = ks_grubenv_save(next, root, KS_GRUBENV_PATH);
+    if (r < 0) {
+        detail = ks_asprintf("cannot write '/%s': %s", KS_GRUBENV_PATH, strerror(-r));
         goto out;
     }
     /* What counts is what is on disk now, not what we meant to write. */
-    k = ks_grubenv_load(root, KS_GRUBENV_PATH, &reread);
-    if (k < 0 || !ks_grubenv_equal(reread, next)) {
+    r = ks_grubenv_load(root, KS_GRUBENV_PATH, &reread);
+    if (r < 0 || !ks_grubenv_equal(reread, next)) {
         detail = ks_asprintf("'/%s' reads back differently after writing it", KS_GRUBENV_PATH);
-        k = k < 0 ? k : -EIO;
+        r = r < 0 ? r : -EIO;
         (void)restore_env(root, old);
         goto out;
     }
     b->env = reread;
-    k = check_promise(b, first, first_one_shot, rest, &detail);
-    if (k < 0) {
+    r = check_promise(b, first, first_one_shot, rest, &detail);
+    if (r < 0) {
         b->env = old;
         (void)restore_env(root, old);
         goto out;
@@ -206,7 +206,7 @@ static int change_env(const ks_root *root, ks_boot *b, int (*edit)(ks_grubenv *e
 out:
     if (ret_detail && detail)
         *ret_detail = TAKE_PTR(detail);
-    return k;
+    return r;
 }
 
 typedef struct path_arg {
@@ -216,13 +216,13 @@ typedef struct path_arg {
 static int edit_default(ks_grubenv *e, const void *arg)
 {
     const path_arg *a = arg;
-    int k = ks_grubenv_set(e, "saved_entry", a->path);
+    int r = ks_grubenv_set(e, "saved_entry", a->path);
     /* grub-set-default does the same: a leftover prev_saved_entry overwrites saved_entry. */
-    if (k >= 0)
-        k = ks_grubenv_unset(e, "next_entry");
-    if (k >= 0)
-        k = ks_grubenv_unset(e, "prev_saved_entry");
-    return k;
+    if (r >= 0)
+        r = ks_grubenv_unset(e, "next_entry");
+    if (r >= 0)
+        r = ks_grubenv_unset(e, "prev_saved_entry");
+    return r;
 }
 
 static int edit_arm(ks_grubenv *e, const void *arg)
@@ -238,34 +238,34 @@ static int edit_disarm(ks_grubenv *e, const void *arg)
 
 static int path_of(const ks_boot *b, const char *release, ks_grub_entry_path *p, char **ret_detail)
 {
-    int k = ks_boot_entry_path(b, release, p);
-    if (k < 0 && ret_detail)
-        *ret_detail = k == -ENOENT
+    int r = ks_boot_entry_path(b, release, p);
+    if (r < 0 && ret_detail)
+        *ret_detail = r == -ENOENT
                           ? ks_asprintf("/%s has no normal entry for %s", KS_GRUB_CFG_PATH, release)
                           : ks_asprintf("the entry of %s cannot be named unambiguously: %s",
-                                        release, strerror(-k));
-    return k;
+                                        release, strerror(-r));
+    return r;
 }
 
 int ks_boot_set_default(const ks_root *root, ks_boot *b, const char *release, char **ret_detail)
 {
     ks_grub_entry_path p = {0};
-    int k;
+    int r;
 
-    k = path_of(b, release, &p, ret_detail);
-    if (k < 0)
-        return k;
-    k = change_env(root, b, edit_default, &(path_arg){p.id_path}, release, false, release,
+    r = path_of(b, release, &p, ret_detail);
+    if (r < 0)
+        return r;
+    r = change_env(root, b, edit_default, &(path_arg){p.id_path}, release, false, release,
                    ret_detail);
     ks_grub_entry_path_done(&p);
-    return k;
+    return r;
 }
 
 int ks_boot_arm(const ks_root *root, ks_boot *b, const char *new_release, const char *old_release,
                 const char *entry_id, char **ret_detail)
 {
     ks_grub_entry_path p = {0};
-    int k;
+    int r;
 
     if (!b->env_writable) {
         if (ret_detail)
@@ -294,13 +294,13 @@ int ks_boot_arm(const ks_root *root, ks_boot *b, const char *new_release, const 
     if (entry_id)
         return change_env(root, b, edit_arm, &(path_arg){entry_id}, new_release, true, old_release,
                           ret_detail);
-    k = path_of(b, new_release, &p, ret_detail);
-    if (k < 0)
-        return k;
-    k = change_env(root, b, edit_arm, &(path_arg){p.id_path}, new_release, true, old_release,
+    r = path_of(b, new_release, &p, ret_detail);
+    if (r < 0)
+        return r;
+    r = change_env(root, b, edit_arm, &(path_arg){p.id_path}, new_release, true, old_release,
                    ret_detail);
     ks_grub_entry_path_done(&p);
-    return k;
+    return r;
 }
 
 int ks_boot_disarm(const ks_root *root, ks_boot *b, const char *expect, char **ret_detail)

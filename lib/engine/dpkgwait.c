@@ -55,12 +55,12 @@ int ks_dpkg_lock_wait(const ks_root *root, unsigned timeout_ms, ks_progress_fn p
     for (;;) {
         ks_dpkg_lock_holder h = {0};
         uint64_t elapsed;
-        int k = ks_dpkg_lock_probe(root, &h);
+        int r = ks_dpkg_lock_probe(root, &h);
 
-        if (k < 0)
-            return k;
+        if (r < 0)
+            return r;
         elapsed = (uint64_t)ks_monotonic_ms() - start;
-        if (k == 0) {
+        if (r == 0) {
             if (said)
                 say(progress, userdata, "the dpkg lock is free after %" PRIu64 " s, going on",
                     elapsed / 1000);

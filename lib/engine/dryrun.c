@@ -74,16 +74,16 @@ int ks_dryrun_add_file(ks_dryrun *d, const char *path, const char *action, const
 
 int ks_dryrun_add_transaction(ks_dryrun *d, const ks_transaction *t)
 {
-    int k;
+    int r;
 
     for (size_t i = 0; i < t->n; i++) {
         const ks_file_change *c = &t->v[i];
         const char *action = ks_file_change_kind_to_string(c->kind);
 
-        k = ks_dryrun_add_file(d, c->path, action ? action : "change", c->what, c->data, c->len,
+        r = ks_dryrun_add_file(d, c->path, action ? action : "change", c->what, c->data, c->len,
                                c->data && !is_text(c->data, c->len));
-        if (k < 0)
-            return k;
+        if (r < 0)
+            return r;
         if (c->new_path) {
             d->files[d->n_files - 1].new_path = strdup(c->new_path);
             if (!d->files[d->n_files - 1].new_path)
@@ -201,72 +201,72 @@ int ks_dryrun_forecast(ks_dryrun *d, const ks_root *root, const ks_boot *b, cons
     ks_grub_error perr = {0};
     _cleanup_grubenv_ ks_grubenv *env = NULL;
     size_t len = 0;
-    int k;
+    int r;
 
     assert(d);
     assert(b);
-    k = b->env ? ks_grubenv_dup(b->env, &env) : ks_grubenv_new(&env);
-    if (k < 0)
-        return k;
+    r = b->env ? ks_grubenv_dup(b->env, &env) : ks_grubenv_new(&env);
+    if (r < 0)
+        return r;
     /* prepare: saved_entry = the old kernel's id path (next_entry, prev_saved_entry unset);
      * arm: next_entry = the trial entry. */
-    k = ks_boot_entry_path(b, old, &p);
-    if (k < 0)
-        return k == -ENOMEM ? k
+    r = ks_boot_entry_path(b, old, &p);
+    if (r < 0)
+        return r == -ENOMEM ? r
                             : note(d, "the old kernel %s has no entry GRUB can name in /%s", old,
                                    KS_GRUB_CFG_PATH);
-    k = ks_grubenv_set(env, "saved_entry", p.id_path);
+    r = ks_grubenv_set(env, "saved_entry", p.id_path);
     ks_grub_entry_path_done(&p);
-    if (k >= 0)
-        k = ks_grubenv_unset(env, "prev_saved_entry");
-    if (k >= 0)
-        k = ks_grubenv_set(env, "next_entry", KS_TRIAL_ENTRY_ID);
-    if (k < 0)
-        return k == -ENOMEM ? k : note(d, "the environment block cannot hold the entry paths");
+    if (r >= 0)
+        r = ks_grubenv_unset(env, "prev_saved_entry");
+    if (r >= 0)
+        r = ks_grubenv_set(env, "next_entry", KS_TRIAL_ENTRY_ID);
+    if (r < 0)
+        return r == -ENOMEM ? r : note(d, "the environment block cannot hold the entry paths");
     envs = env_text(env);
     if (!envs)
         return -ENOMEM;
-    k = ks_dryrun_add_file(d, KS_GRUBENV_PATH, "write",
+    r = ks_dryrun_add_file(d, KS_GRUBENV_PATH, "write",
                            "GRUB's environment block: the old kernel the default, a one-shot "
                            "next_entry for the trial",
                            envs, strlen(envs), false);
-    if (k >= 0)
+    if (r >= 0)
         d->files[d->n_files - 1].size = KS_GRUBENV_SIZE;
-    if (k < 0)
-        return k;
+    if (r < 0)
+        return r;
     if (!new)
         return note(d,
                     "the new kernel is known only once apt installed it; apply evaluates the "
                     "forecast on the grub.cfg update-grub writes then, and refuses to arm "
                     "when boot 1 is not the new kernel or boots 2 and 3 not %s",
                     old);
-    k = ks_trial_grubd_text(b->cfg, new, old, trial_args, &script, &detail);
-    if (k == -ENOMEM)
-        return k;
-    if (k < 0)
+    r = ks_trial_grubd_text(b->cfg, new, old, trial_args, &script, &detail);
+    if (r == -ENOMEM)
+        return r;
+    if (r < 0)
         return note(d, "%s is not in /%s yet (update-grub runs after the install): %s", new,
                     KS_GRUB_CFG_PATH, strempty(detail));
-    k = ks_dryrun_add_file(d, KS_TRIAL_GRUBD_PATH, "write",
+    r = ks_dryrun_add_file(d, KS_TRIAL_GRUBD_PATH, "write",
                            "the trial's GRUB entries (kswap-way-back, kswap-trial)", script,
                            strlen(script), false);
-    if (k < 0)
-        return k;
-    k = ks_root_read_file(root, KS_GRUB_CFG_PATH, 16u << 20, &cfg_text, &len);
-    if (k < 0)
-        return k == -ENOMEM ? k : note(d, "cannot read /%s: %s", KS_GRUB_CFG_PATH, strerror(-k));
+    if (r < 0)
+        return r;
+    r = ks_root_read_file(root, KS_GRUB_CFG_PATH, 16u << 20, &cfg_text, &len);
+    if (r < 0)
+        return r == -ENOMEM ? r : note(d, "cannot read /%s: %s", KS_GRUB_CFG_PATH, strerror(-r));
     after = cfg_after_arming(cfg_text, script);
     if (!after)
         return note(d, "/%s has no 00_header section to place the trial's entries after",
                     KS_GRUB_CFG_PATH);
-    k = ks_grub_cfg_parse(after, strlen(after), &d->boot_after.cfg, &perr);
-    if (k < 0)
-        return k == -ENOMEM ? k : note(d, "the grub.cfg after arming does not parse");
+    r = ks_grub_cfg_parse(after, strlen(after), &d->boot_after.cfg, &perr);
+    if (r < 0)
+        return r == -ENOMEM ? r : note(d, "the grub.cfg after arming does not parse");
     d->boot_after.env = TAKE_PTR(env);
     d->boot_after.env_writable = b->env_writable;
     d->boot_after.efi = b->efi;
-    k = ks_boot_forecast(&d->boot_after, &d->forecast);
-    if (k < 0)
-        return k == -ENOMEM ? k : note(d, "cannot forecast the next boots: %s", strerror(-k));
+    r = ks_boot_forecast(&d->boot_after, &d->forecast);
+    if (r < 0)
+        return r == -ENOMEM ? r : note(d, "cannot forecast the next boots: %s", strerror(-r));
     d->forecast_known = true;
     d->forecast_promised = d->forecast.n >= KS_FORECAST_BOOTS;
     for (size_t i = 0; i < d->forecast.n && i < KS_FORECAST_BOOTS; i++) {

@@ -170,10 +170,10 @@ static int get_str(parser *p, json_object *o, const char *ctx, const char *key, 
 static int get_time(parser *p, json_object *o, const char *ctx, const char *key, char **dst)
 {
     time_t t;
-    int k = get_str(p, o, ctx, key, true, dst);
+    int r = get_str(p, o, ctx, key, true, dst);
 
-    if (k < 0)
-        return k;
+    if (r < 0)
+        return r;
     if (ks_parse_utc(*dst, &t) < 0)
         return perr(p, "%s'%s' is not a UTC time like 2026-11-30T07:50:00Z", ctx, key);
     return 0;
@@ -209,12 +209,12 @@ static bool known_outcome(const char *s)
     return false;
 }
 
-static int parse_record(parser *p, json_object *x, size_t i, ks_history_record *r)
+static int parse_record(parser *p, json_object *x, size_t i, ks_history_record *res)
 {
     json_object *v = NULL;
     char ctx[48];
     int64_t id;
-    int k;
+    int r;
 
     snprintf(ctx, sizeof(ctx), "swaps[%zu]: ", i);
     if (!json_object_is_type(x, json_type_object))
@@ -227,18 +227,18 @@ static int parse_record(parser *p, json_object *x, size_t i, ks_history_record *
     id = json_object_get_int64(v);
     if (id <= 0 || errno != 0)
         return perr(p, "%s'id' is out of range", ctx);
-    r->id = (uint64_t)id;
-    if ((k = get_time(p, x, ctx, "started", &r->started)) < 0 ||
-        (k = get_time(p, x, ctx, "ended", &r->ended)) < 0 ||
-        (k = get_kernel(p, x, ctx, "from", &r->from)) < 0 ||
-        (k = get_kernel(p, x, ctx, "to", &r->to)) < 0 ||
-        (k = get_str(p, x, ctx, "outcome", true, &r->outcome)) < 0 ||
-        (k = get_str(p, x, ctx, "reason", false, &r->reason)) < 0 ||
-        (k = get_str(p, x, ctx, "by", false, &r->by)) < 0 ||
-        (k = get_str(p, x, ctx, "version", false, &r->version)) < 0)
-        return k;
-    if (!known_outcome(r->outcome))
-        return perr(p, "%s'outcome': unknown value '%s'", ctx, r->outcome);
+    res->id = (uint64_t)id;
+    if ((r = get_time(p, x, ctx, "started", &res->started)) < 0 ||
+        (r = get_time(p, x, ctx, "ended", &res->ended)) < 0 ||
+        (r = get_kernel(p, x, ctx, "from", &res->from)) < 0 ||
+        (r = get_kernel(p, x, ctx, "to", &res->to)) < 0 ||
+        (r = get_str(p, x, ctx, "outcome", true, &res->outcome)) < 0 ||
+        (r = get_str(p, x, ctx, "reason", false, &res->reason)) < 0 ||
+        (r = get_str(p, x, ctx, "by", false, &res->by)) < 0 ||
+        (r = get_str(p, x, ctx, "version", false, &res->version)) < 0)
+        return r;
+    if (!known_outcome(res->outcome))
+        return perr(p, "%s'outcome': unknown value '%s'", ctx, res->outcome);
     return 0;
 }
 
@@ -246,7 +246,7 @@ static int parse_object(parser *p, json_object *o, ks_history *h)
 {
     json_object *v = NULL, *a = NULL;
     size_t n;
-    int k;
+    int r;
 
     if (!json_object_is_type(o, json_type_object))
         return perr(p, "not a JSON object");
@@ -270,13 +270,13 @@ static int parse_object(parser *p, json_object *o, ks_history *h)
         return -ENOMEM;
     }
     for (size_t i = 0; i < n; i++) {
-        ks_history_record *r = &h->v[h->n++];
-        k = parse_record(p, json_object_array_get_idx(a, i), i, r);
-        if (k < 0)
-            return k;
+        ks_history_record *res = &h->v[h->n++];
+        r = parse_record(p, json_object_array_get_idx(a, i), i, res);
+        if (r < 0)
+            return r;
         /* Ids grow: a hand-edited file that repeats or reorders them is not a history. */
-        if (i > 0 && r->id <= h->v[i - 1].id)
-            return perr(p, "swaps[%zu]: 'id' %" PRIu64 " does not follow %" PRIu64, i, r->id,
+        if (i > 0 && res->id <= h->v[i - 1].id)
+            return perr(p, "swaps[%zu]: 'id' %" PRIu64 " does not follow %" PRIu64, i, res->id,
                         h->v[i - 1].id);
     }
     return 0;
@@ -288,28 +288,28 @@ int ks_history_parse(const char *text, size_t len, ks_history *ret, char **ret_e
     json_object *o = NULL;
     char *why = NULL;
     parser p = {0};
-    int k;
+    int r;
 
     assert(text || len == 0);
     assert(ret);
-    k = ks_json_parse_document(text, len, KS_HISTORY_MAX_SIZE, &o, &why);
-    if (k == -ENOMEM)
-        return k;
-    if (k < 0) {
-        k = perr(&p, "%s", why);
+    r = ks_json_parse_document(text, len, KS_HISTORY_MAX_SIZE, &o, &why);
+    if (r == -ENOMEM)
+        return r;
+    if (r < 0) {
+        r = perr(&p, "%s", why);
         free(why);
         goto fail;
     }
-    k = parse_object(&p, o, &h);
+    r = parse_object(&p, o, &h);
     json_object_put(o);
-    if (k < 0)
+    if (r < 0)
         goto fail;
     *ret = h;
     h = (ks_history){0};
     return 0;
 
 fail:
-    if (p.oom || k == -ENOMEM) {
+    if (p.oom || r == -ENOMEM) {
         free(p.error);
         return -ENOMEM;
     }
@@ -317,28 +317,28 @@ fail:
         *ret_error = p.error;
     else
         free(p.error);
-    return k;
+    return r;
 }
 
 int ks_history_load(const ks_root *root, ks_history *ret, char **ret_error)
 {
     _cleanup_free_ char *text = NULL;
     size_t len = 0;
-    int k;
+    int r;
 
     assert(root);
-    k = ks_root_read_file(root, KS_HISTORY_PATH, KS_HISTORY_MAX_SIZE, &text, &len);
-    if (k == -ENOENT) {
+    r = ks_root_read_file(root, KS_HISTORY_PATH, KS_HISTORY_MAX_SIZE, &text, &len);
+    if (r == -ENOENT) {
         *ret = (ks_history){0};
         return 0;
     }
-    if (k == -EFBIG) {
+    if (r == -EFBIG) {
         if (ret_error)
             *ret_error = ks_asprintf("larger than %u bytes", KS_HISTORY_MAX_SIZE);
         return -EBADMSG;
     }
-    if (k < 0)
-        return k;
+    if (r < 0)
+        return r;
     return ks_history_parse(text, len, ret, ret_error);
 }
 
@@ -374,66 +374,67 @@ static int move_aside(const ks_root *root)
 }
 
 static int fill_record(const ks_root *root, const ks_journal *j, const char *outcome,
-                       ks_history_record *r)
+                       ks_history_record *res)
 {
     const char *ended = ks_journal_updated(j);
     char buf[KS_UTC_MAX];
-    int k;
+    int r;
 
     if (!ended)
         ended = ks_format_utc(time(NULL), buf);
-    if ((k = dup_or_null(ks_journal_created(j) ? ks_journal_created(j) : ended, &r->started)) < 0 ||
-        (k = dup_or_null(ended, &r->ended)) < 0 ||
-        (k = dup_or_null(ks_journal_get(j, KS_JF_OLD_KERNEL), &r->from.release)) < 0 ||
-        (k = dup_or_null(ks_journal_get(j, KS_JF_OLD_PATH), &r->from.id_path)) < 0 ||
-        (k = dup_or_null(ks_journal_get(j, KS_JF_NEW_KERNEL), &r->to.release)) < 0 ||
-        (k = dup_or_null(ks_journal_get(j, KS_JF_NEW_PATH), &r->to.id_path)) < 0 ||
-        (k = dup_or_null(outcome, &r->outcome)) < 0 ||
-        (k = dup_or_null(ks_journal_get(j, KS_JF_REASON), &r->reason)) < 0 ||
-        (k = dup_or_null(KSWAP_VERSION, &r->version)) < 0)
-        return k;
+    if ((r = dup_or_null(ks_journal_created(j) ? ks_journal_created(j) : ended, &res->started)) <
+            0 ||
+        (r = dup_or_null(ended, &res->ended)) < 0 ||
+        (r = dup_or_null(ks_journal_get(j, KS_JF_OLD_KERNEL), &res->from.release)) < 0 ||
+        (r = dup_or_null(ks_journal_get(j, KS_JF_OLD_PATH), &res->from.id_path)) < 0 ||
+        (r = dup_or_null(ks_journal_get(j, KS_JF_NEW_KERNEL), &res->to.release)) < 0 ||
+        (r = dup_or_null(ks_journal_get(j, KS_JF_NEW_PATH), &res->to.id_path)) < 0 ||
+        (r = dup_or_null(outcome, &res->outcome)) < 0 ||
+        (r = dup_or_null(ks_journal_get(j, KS_JF_REASON), &res->reason)) < 0 ||
+        (r = dup_or_null(KSWAP_VERSION, &res->version)) < 0)
+        return r;
     /* A pinned swap's reason is that of an earlier failed attempt: not this outcome's. */
     if (streq(outcome, "pinned")) {
-        free(r->reason);
-        r->reason = NULL;
+        free(res->reason);
+        res->reason = NULL;
     }
-    return ks_requester(root, &r->by);
+    return ks_requester(root, &res->by);
 }
 
 int ks_history_note(const ks_root *root, const ks_journal *j, char **ret_warning)
 {
     _cleanup_history_ ks_history h = {0};
     _cleanup_free_ char *err = NULL, *text = NULL, *warning = NULL;
-    ks_history_record r = {0}, *last, *grown;
+    ks_history_record res = {0}, *last, *grown;
     const char *outcome, *started;
     size_t drop = 0;
-    int k;
+    int r;
 
     assert(root);
     assert(j);
     outcome = ks_history_outcome_of(j);
     if (!outcome)
         return 0;
-    k = ks_history_load(root, &h, &err);
-    if (k == -EBADMSG || k == -EPROTONOSUPPORT) {
-        k = move_aside(root);
-        if (k < 0) {
+    r = ks_history_load(root, &h, &err);
+    if (r == -EBADMSG || r == -EPROTONOSUPPORT) {
+        r = move_aside(root);
+        if (r < 0) {
             if (ret_warning)
                 *ret_warning = ks_asprintf("the swap history '/%s' is damaged (%s) and cannot "
                                            "be moved aside: %s; this swap is not in it",
-                                           KS_HISTORY_PATH, strempty(err), strerror(-k));
-            return k;
+                                           KS_HISTORY_PATH, strempty(err), strerror(-r));
+            return r;
         }
         warning = ks_asprintf("the swap history '/%s' was damaged (%s); it was moved to '/%s' "
                               "and a new history started",
                               KS_HISTORY_PATH, strempty(err), KS_HISTORY_DAMAGED_PATH);
         ks_history_done(&h);
-    } else if (k < 0) {
+    } else if (r < 0) {
         if (ret_warning)
             *ret_warning = ks_asprintf("cannot read the swap history '/%s': %s; this swap is "
                                        "not in it",
-                                       KS_HISTORY_PATH, strerror(-k));
-        return k;
+                                       KS_HISTORY_PATH, strerror(-r));
+        return r;
     }
 
     started = ks_journal_created(j);
@@ -443,23 +444,23 @@ int ks_history_note(const ks_root *root, const ks_journal *j, char **ret_warning
         if (streq(last->outcome, outcome) &&
             streq_ptr(last->to.release, ks_journal_get(j, KS_JF_NEW_KERNEL)))
             goto out;
-        r.id = last->id;
+        res.id = last->id;
         record_done(last);
         h.n--;
     } else
-        r.id = last ? last->id + 1 : 1;
-    k = fill_record(root, j, outcome, &r);
-    if (k < 0) {
-        record_done(&r);
-        return k;
+        res.id = last ? last->id + 1 : 1;
+    r = fill_record(root, j, outcome, &res);
+    if (r < 0) {
+        record_done(&res);
+        return r;
     }
     grown = realloc(h.v, (h.n + 1) * sizeof(*h.v));
     if (!grown) {
-        record_done(&r);
+        record_done(&res);
         return -ENOMEM;
     }
     h.v = grown;
-    h.v[h.n++] = r;
+    h.v[h.n++] = res;
     /* Bounded: the oldest records go first. */
     if (h.n > KS_HISTORY_MAX_RECORDS) {
         drop = h.n - KS_HISTORY_MAX_RECORDS;
@@ -468,38 +469,38 @@ int ks_history_note(const ks_root *root, const ks_journal *j, char **ret_warning
         memmove(h.v, h.v + drop, (h.n - drop) * sizeof(*h.v));
         h.n -= drop;
     }
-    k = ks_history_format(&h, &text);
-    if (k >= 0)
-        k = ks_mkdir_p(root, "var/lib/kswap", 0755);
-    if (k >= 0)
-        k = ks_write_atomic(root, KS_HISTORY_PATH, text, strlen(text), 0644);
-    if (k < 0) {
+    r = ks_history_format(&h, &text);
+    if (r >= 0)
+        r = ks_mkdir_p(root, "var/lib/kswap", 0755);
+    if (r >= 0)
+        r = ks_write_atomic(root, KS_HISTORY_PATH, text, strlen(text), 0644);
+    if (r < 0) {
         if (ret_warning) {
             free(warning);
             warning = ks_asprintf("cannot write the swap history '/%s': %s; this swap is not "
                                   "in it",
-                                  KS_HISTORY_PATH, strerror(-k));
+                                  KS_HISTORY_PATH, strerror(-r));
             *ret_warning = TAKE_PTR(warning);
         }
-        return k;
+        return r;
     }
-    k = 1;
+    r = 1;
 out:
     if (ret_warning && warning)
         *ret_warning = TAKE_PTR(warning);
-    return k;
+    return r;
 }
 
 int ks_history_note_finding(const ks_root *root, const ks_journal *j, ks_findings *f)
 {
     _cleanup_free_ char *warning = NULL;
-    int k = ks_history_note(root, j, &warning);
+    int r = ks_history_note(root, j, &warning);
 
-    if (k == -ENOMEM)
-        return k;
+    if (r == -ENOMEM)
+        return r;
     if (!warning)
         return 0;
-    if (k < 0)
+    if (r < 0)
         return ks_findings_add(f, "history.unwritable", KS_SEV_WARN,
                                "make /var/lib/kswap writable for root; the swap itself is not "
                                "affected",

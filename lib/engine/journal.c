@@ -354,14 +354,14 @@ int ks_journal_save(ks_journal *j)
 {
     _cleanup_free_ char *text = NULL;
     char *old_updated;
-    int k;
+    int r;
 
     if (!j->root)
         return -EBADF;
     if (!j->created) {
-        k = stamp(j, &j->created);
-        if (k < 0)
-            return k;
+        r = stamp(j, &j->created);
+        if (r < 0)
+            return r;
     }
     old_updated = j->updated;
     j->updated = now_string(j);
@@ -370,12 +370,12 @@ int ks_journal_save(ks_journal *j)
         return -ENOMEM;
     }
     free(old_updated);
-    k = ks_journal_format(j, &text);
-    if (k < 0)
-        return k;
-    k = ks_write_atomic(j->root, KS_JOURNAL_PATH, text, strlen(text), 0644);
-    if (k < 0)
-        return k;
+    r = ks_journal_format(j, &text);
+    if (r < 0)
+        return r;
+    r = ks_write_atomic(j->root, KS_JOURNAL_PATH, text, strlen(text), 0644);
+    if (r < 0)
+        return r;
     /* What is on disk now is what the observer sees; it cannot fail the save. */
     if (j->on_save)
         j->on_save(j, j->on_save_data);
@@ -423,9 +423,9 @@ static int get_str(parser *p, json_object *o, const char *ctx, const char *key, 
 
 static int get_required_str(parser *p, json_object *o, const char *ctx, const char *key, char **dst)
 {
-    int k = get_str(p, o, ctx, key, dst);
-    if (k < 0)
-        return k;
+    int r = get_str(p, o, ctx, key, dst);
+    if (r < 0)
+        return r;
     if (!*dst)
         return perr(p, -EBADMSG, "%s'%s' is missing", ctx, key);
     return 0;
@@ -457,17 +457,17 @@ static int get_bytes(parser *p, json_object *o, const char *ctx, const char *key
                      unsigned char **dst, size_t *dst_len)
 {
     _cleanup_free_ char *s = NULL;
-    int k;
+    int r;
 
     *present = false;
-    k = get_str(p, o, ctx, key, &s);
-    if (k < 0 || !s)
-        return k;
-    k = ks_base64_decode(s, strlen(s), dst, dst_len);
-    if (k == -ENOMEM)
+    r = get_str(p, o, ctx, key, &s);
+    if (r < 0 || !s)
+        return r;
+    r = ks_base64_decode(s, strlen(s), dst, dst_len);
+    if (r == -ENOMEM)
         p->oom = true;
-    if (k < 0)
-        return k == -ENOMEM ? k : perr(p, k, "%s'%s' is not base64", ctx, key);
+    if (r < 0)
+        return r == -ENOMEM ? r : perr(p, r, "%s'%s' is not base64", ctx, key);
     *present = true;
     return 0;
 }
@@ -492,16 +492,16 @@ static int parse_snapshot(parser *p, json_object *o, ks_snapshot *s)
     static const char ctx[] = "snapshot: ";
     json_object *a;
     uint64_t btime = 0;
-    int k;
+    int r;
 
-    if ((k = get_str(p, o, ctx, "taken_at", &s->taken_at)) < 0 ||
-        (k = get_str(p, o, ctx, "kernel", &s->kernel)) < 0 ||
-        (k = get_str(p, o, ctx, "boot_id", &s->boot_id)) < 0 ||
-        (k = get_u64(p, o, ctx, "btime", NULL, &btime)) < 0 ||
-        (k = get_bytes(p, o, ctx, "grubenv", &s->has_grubenv, &s->grubenv, &s->grubenv_len)) < 0 ||
-        (k = get_str(p, o, ctx, "dropin", &s->dropin)) < 0 ||
-        (k = get_container(p, o, ctx, "sysctls", json_type_array, &a)) < 0)
-        return k;
+    if ((r = get_str(p, o, ctx, "taken_at", &s->taken_at)) < 0 ||
+        (r = get_str(p, o, ctx, "kernel", &s->kernel)) < 0 ||
+        (r = get_str(p, o, ctx, "boot_id", &s->boot_id)) < 0 ||
+        (r = get_u64(p, o, ctx, "btime", NULL, &btime)) < 0 ||
+        (r = get_bytes(p, o, ctx, "grubenv", &s->has_grubenv, &s->grubenv, &s->grubenv_len)) < 0 ||
+        (r = get_str(p, o, ctx, "dropin", &s->dropin)) < 0 ||
+        (r = get_container(p, o, ctx, "sysctls", json_type_array, &a)) < 0)
+        return r;
     s->btime = btime;
     if (!a)
         return 0;
@@ -516,16 +516,16 @@ static int parse_snapshot(parser *p, json_object *o, ks_snapshot *s)
         if (!json_object_is_type(x, json_type_object))
             return perr(p, -EBADMSG, "snapshot: sysctls[%zu] is not an object", i);
         s->n_sysctls++;
-        if ((k = get_required_str(p, x, "snapshot: sysctls[]: ", "name", &y->name)) < 0 ||
-            (k = get_str(p, x, "snapshot: sysctls[]: ", "value", &y->value)) < 0)
-            return k;
+        if ((r = get_required_str(p, x, "snapshot: sysctls[]: ", "name", &y->name)) < 0 ||
+            (r = get_str(p, x, "snapshot: sysctls[]: ", "value", &y->value)) < 0)
+            return r;
     }
     return 0;
 }
 
 static int parse_steps(parser *p, ks_journal *j, json_object *a)
 {
-    int k;
+    int r;
 
     if (!a)
         return 0;
@@ -545,13 +545,13 @@ static int parse_steps(parser *p, ks_journal *j, json_object *a)
         if (!json_object_is_type(x, json_type_object))
             return perr(p, -EBADMSG, "steps[%zu] is not an object", i);
         j->n_steps++;
-        if ((k = get_required_str(p, x, ctx, "name", &s->name)) < 0 ||
-            (k = get_required_str(p, x, ctx, "status", &status)) < 0 ||
-            (k = get_str(p, x, ctx, "started", &s->started)) < 0 ||
-            (k = get_str(p, x, ctx, "finished", &s->finished)) < 0 ||
-            (k = get_str(p, x, ctx, "detail", &s->detail)) < 0 ||
-            (k = get_u64(p, x, ctx, "attempts", NULL, &attempts)) < 0)
-            return k;
+        if ((r = get_required_str(p, x, ctx, "name", &s->name)) < 0 ||
+            (r = get_required_str(p, x, ctx, "status", &status)) < 0 ||
+            (r = get_str(p, x, ctx, "started", &s->started)) < 0 ||
+            (r = get_str(p, x, ctx, "finished", &s->finished)) < 0 ||
+            (r = get_str(p, x, ctx, "detail", &s->detail)) < 0 ||
+            (r = get_u64(p, x, ctx, "attempts", NULL, &attempts)) < 0)
+            return r;
         s->status = ks_step_status_from_string(status);
         if (s->status < 0)
             return perr(p, -EBADMSG, "%s'status': unknown value '%s'", ctx, status);
@@ -567,7 +567,7 @@ static int parse_steps(parser *p, ks_journal *j, json_object *a)
 
 static int parse_changes(parser *p, ks_journal *j, json_object *a)
 {
-    int k;
+    int r;
 
     if (!a)
         return 0;
@@ -588,20 +588,20 @@ static int parse_changes(parser *p, ks_journal *j, json_object *a)
         if (!json_object_is_type(x, json_type_object))
             return perr(p, -EBADMSG, "changes[%zu] is not an object", i);
         j->n_changes++;
-        if ((k = get_required_str(p, x, ctx, "kind", &kind)) < 0 ||
-            (k = get_str(p, x, ctx, "at", &c->at)) < 0)
-            return k;
+        if ((r = get_required_str(p, x, ctx, "kind", &kind)) < 0 ||
+            (r = get_str(p, x, ctx, "at", &c->at)) < 0)
+            return r;
         c->kind = ks_change_kind_from_string(kind);
         if (c->kind == KS_CHANGE_PACKAGE) {
-            if ((k = get_required_str(p, x, ctx, "name", &c->name)) < 0 ||
-                (k = get_str(p, x, ctx, "version", &c->version)) < 0)
-                return k;
+            if ((r = get_required_str(p, x, ctx, "name", &c->name)) < 0 ||
+                (r = get_str(p, x, ctx, "version", &c->version)) < 0)
+                return r;
         } else if (c->kind == KS_CHANGE_FILE) {
-            if ((k = get_required_str(p, x, ctx, "path", &c->name)) < 0 ||
-                (k = get_bytes(p, x, ctx, "previous", &has_prev, &c->previous, &c->previous_len)) <
+            if ((r = get_required_str(p, x, ctx, "path", &c->name)) < 0 ||
+                (r = get_bytes(p, x, ctx, "previous", &has_prev, &c->previous, &c->previous_len)) <
                     0 ||
-                (k = get_u64(p, x, ctx, "mode", &has_mode, &mode)) < 0)
-                return k;
+                (r = get_u64(p, x, ctx, "mode", &has_mode, &mode)) < 0)
+                return r;
             if (!json_object_object_get_ex(x, "existed", &v) ||
                 !json_object_is_type(v, json_type_boolean))
                 return perr(p, -EBADMSG, "%s'existed' is missing or not a boolean", ctx);
@@ -630,7 +630,7 @@ static int parse_object(parser *p, ks_journal *j, json_object *o)
     json_object *v = NULL, *a;
     bool has_btime;
     int64_t version;
-    int k;
+    int r;
 
     if (!json_object_is_type(o, json_type_object))
         return perr(p, -EBADMSG, "not a JSON object");
@@ -643,72 +643,72 @@ static int parse_object(parser *p, ks_journal *j, json_object *o)
                     "knows version %d)",
                     version, KS_JOURNAL_VERSION);
 
-    if ((k = get_required_str(p, o, "", "state", &state)) < 0)
-        return k;
+    if ((r = get_required_str(p, o, "", "state", &state)) < 0)
+        return r;
     j->state = ks_state_from_string(state);
     if (j->state < 0)
         return perr(p, -EBADMSG, "'state': unknown value '%s'", state);
-    if ((k = get_str(p, o, "", "outcome", &outcome)) < 0)
-        return k;
+    if ((r = get_str(p, o, "", "outcome", &outcome)) < 0)
+        return r;
     j->outcome = KS_OUTCOME_NONE;
     if (outcome) {
         j->outcome = ks_outcome_from_string(outcome);
         if (j->outcome < 0)
             return perr(p, -EBADMSG, "'outcome': unknown value '%s'", outcome);
     }
-    if ((k = get_str(p, o, "", "outcome_at", &j->outcome_at)) < 0)
-        return k;
+    if ((r = get_str(p, o, "", "outcome_at", &j->outcome_at)) < 0)
+        return r;
     for (int i = 0; i < _KS_JF_MAX; i++)
-        if ((k = get_str(p, o, "", ks_journal_field_table[i], &j->fields[i])) < 0)
-            return k;
-    if ((k = get_str(p, o, "", "armed_boot_id", &j->armed_boot_id)) < 0 ||
-        (k = get_u64(p, o, "", "armed_btime", &has_btime, &j->armed_btime)) < 0 ||
-        (k = get_str(p, o, "", "armed_at", &j->armed_at)) < 0)
-        return k;
+        if ((r = get_str(p, o, "", ks_journal_field_table[i], &j->fields[i])) < 0)
+            return r;
+    if ((r = get_str(p, o, "", "armed_boot_id", &j->armed_boot_id)) < 0 ||
+        (r = get_u64(p, o, "", "armed_btime", &has_btime, &j->armed_btime)) < 0 ||
+        (r = get_str(p, o, "", "armed_at", &j->armed_at)) < 0)
+        return r;
     if (!j->armed_boot_id != !has_btime)
         return perr(p, -EBADMSG, "'armed_boot_id' and 'armed_btime' must be given together");
 
-    if ((k = get_container(p, o, "", "reboot_guard", json_type_object, &v)) < 0)
-        return k;
-    if (v && ((k = get_required_str(p, v, "reboot_guard: ", "trial_boot_id",
+    if ((r = get_container(p, o, "", "reboot_guard", json_type_object, &v)) < 0)
+        return r;
+    if (v && ((r = get_required_str(p, v, "reboot_guard: ", "trial_boot_id",
                                     &j->guard_trial_boot_id)) < 0 ||
-              (k = get_str(p, v, "reboot_guard: ", "boot_id", &j->guard_boot_id)) < 0 ||
-              (k = get_str(p, v, "reboot_guard: ", "at", &j->guard_at)) < 0))
-        return k;
+              (r = get_str(p, v, "reboot_guard: ", "boot_id", &j->guard_boot_id)) < 0 ||
+              (r = get_str(p, v, "reboot_guard: ", "at", &j->guard_at)) < 0))
+        return r;
 
-    if ((k = get_container(p, o, "", "snapshot", json_type_object, &v)) < 0)
-        return k;
+    if ((r = get_container(p, o, "", "snapshot", json_type_object, &v)) < 0)
+        return r;
     if (v) {
         j->has_snapshot = true;
-        k = parse_snapshot(p, v, &j->snapshot);
-        if (k < 0)
-            return k;
+        r = parse_snapshot(p, v, &j->snapshot);
+        if (r < 0)
+            return r;
     }
-    if ((k = get_container(p, o, "", "running", json_type_object, &v)) < 0)
-        return k;
+    if ((r = get_container(p, o, "", "running", json_type_object, &v)) < 0)
+        return r;
     if (v) {
         j->running = calloc(1, sizeof(*j->running));
         if (!j->running)
             return -ENOMEM;
-        k = ks_run_snapshot_from_json(v, j->running);
-        if (k < 0) {
+        r = ks_run_snapshot_from_json(v, j->running);
+        if (r < 0) {
             free(j->running);
             j->running = NULL;
-            return k == -ENOMEM ? k : perr(p, -EBADMSG, "'running' is not a snapshot of what runs");
+            return r == -ENOMEM ? r : perr(p, -EBADMSG, "'running' is not a snapshot of what runs");
         }
     }
-    if ((k = get_container(p, o, "", "steps", json_type_array, &a)) < 0 ||
-        (k = parse_steps(p, j, a)) < 0)
-        return k;
-    if ((k = get_container(p, o, "", "changes", json_type_array, &a)) < 0 ||
-        (k = parse_changes(p, j, a)) < 0)
-        return k;
+    if ((r = get_container(p, o, "", "steps", json_type_array, &a)) < 0 ||
+        (r = parse_steps(p, j, a)) < 0)
+        return r;
+    if ((r = get_container(p, o, "", "changes", json_type_array, &a)) < 0 ||
+        (r = parse_changes(p, j, a)) < 0)
+        return r;
     /* Absent in journals of kswap before the counter: none counted then. */
-    if ((k = get_u64(p, o, "", "reboots_requested", NULL, &j->reboots_requested)) < 0)
-        return k;
-    if ((k = get_str(p, o, "", "created", &j->created)) < 0 ||
-        (k = get_str(p, o, "", "updated", &j->updated)) < 0)
-        return k;
+    if ((r = get_u64(p, o, "", "reboots_requested", NULL, &j->reboots_requested)) < 0)
+        return r;
+    if ((r = get_str(p, o, "", "created", &j->created)) < 0 ||
+        (r = get_str(p, o, "", "updated", &j->updated)) < 0)
+        return r;
     return 0;
 }
 
@@ -718,30 +718,30 @@ int ks_journal_parse(const char *text, size_t len, ks_journal **ret, char **ret_
     json_object *o = NULL;
     char *why = NULL;
     parser p = {0};
-    int k;
+    int r;
 
-    k = ks_json_parse_document(text, len, KS_JOURNAL_MAX_SIZE, &o, &why);
-    if (k == -ENOMEM)
-        return k;
-    if (k < 0) {
-        k = perr(&p, -EBADMSG, "%s", why);
+    r = ks_json_parse_document(text, len, KS_JOURNAL_MAX_SIZE, &o, &why);
+    if (r == -ENOMEM)
+        return r;
+    if (r < 0) {
+        r = perr(&p, -EBADMSG, "%s", why);
         free(why);
         goto fail;
     }
-    k = ks_journal_new(NULL, &j);
-    if (k < 0) {
+    r = ks_journal_new(NULL, &j);
+    if (r < 0) {
         json_object_put(o);
-        return k;
+        return r;
     }
-    k = parse_object(&p, j, o);
+    r = parse_object(&p, j, o);
     json_object_put(o);
-    if (k < 0)
+    if (r < 0)
         goto fail;
     *ret = TAKE_PTR(j);
     return 0;
 
 fail:
-    if (p.oom || k == -ENOMEM) {
+    if (p.oom || r == -ENOMEM) {
         free(p.error);
         return -ENOMEM;
     }
@@ -749,7 +749,7 @@ fail:
         *ret_error = p.error;
     else
         free(p.error);
-    return k;
+    return r;
 }
 
 int ks_journal_load(const ks_root *root, ks_journal **ret, char **ret_error)
@@ -757,21 +757,21 @@ int ks_journal_load(const ks_root *root, ks_journal **ret, char **ret_error)
     _cleanup_free_ char *text = NULL;
     ks_journal *j = NULL;
     size_t len = 0;
-    int k;
+    int r;
 
-    k = ks_root_read_file(root, KS_JOURNAL_PATH, KS_JOURNAL_MAX_SIZE, &text, &len);
-    if (k == -ENOENT)
+    r = ks_root_read_file(root, KS_JOURNAL_PATH, KS_JOURNAL_MAX_SIZE, &text, &len);
+    if (r == -ENOENT)
         return ks_journal_new(root, ret);
-    if (k == -EFBIG) {
+    if (r == -EFBIG) {
         if (ret_error)
             *ret_error = ks_asprintf("larger than %u bytes", KS_JOURNAL_MAX_SIZE);
         return -EBADMSG;
     }
-    if (k < 0)
-        return k;
-    k = ks_journal_parse(text, len, &j, ret_error);
-    if (k < 0)
-        return k;
+    if (r < 0)
+        return r;
+    r = ks_journal_parse(text, len, &j, ret_error);
+    if (r < 0)
+        return r;
     j->root = root;
     *ret = j;
     return 0;
@@ -799,17 +799,17 @@ ks_outcome ks_journal_outcome(const ks_journal *j)
 
 int ks_journal_set_outcome(ks_journal *j, ks_outcome o)
 {
-    int k;
+    int r;
 
     if (o < 0 || o >= _KS_OUTCOME_MAX)
         return -EINVAL;
     if (o == KS_OUTCOME_NONE) {
-        k = set_str(&j->outcome_at, NULL);
+        r = set_str(&j->outcome_at, NULL);
     } else {
-        k = stamp(j, &j->outcome_at);
+        r = stamp(j, &j->outcome_at);
     }
-    if (k < 0)
-        return k;
+    if (r < 0)
+        return r;
     j->outcome = o;
     return 0;
 }
@@ -951,7 +951,7 @@ int ks_journal_step_begin(ks_journal *j, const char *name)
 {
     _cleanup_free_ char *started = NULL;
     ks_journal_step *s;
-    int k;
+    int r;
 
     if (!name || !*name)
         return -EINVAL;
@@ -960,9 +960,9 @@ int ks_journal_step_begin(ks_journal *j, const char *name)
         return -ENOMEM;
     s = step_find(j, name);
     if (!s) {
-        k = step_add(j, name, &s);
-        if (k < 0)
-            return k;
+        r = step_add(j, name, &s);
+        if (r < 0)
+            return r;
     }
     free(s->started);
     s->started = TAKE_PTR(started);
@@ -977,7 +977,7 @@ int ks_journal_step_end(ks_journal *j, const char *name, ks_step_status status, 
 {
     _cleanup_free_ char *finished = NULL, *d = NULL;
     ks_journal_step *s;
-    int k;
+    int r;
 
     if (!name || !*name)
         return -EINVAL;
@@ -991,9 +991,9 @@ int ks_journal_step_end(ks_journal *j, const char *name, ks_step_status status, 
     if (!finished || (detail && !d))
         return -ENOMEM;
     if (!s) {
-        k = step_add(j, name, &s);
-        if (k < 0)
-            return k;
+        r = step_add(j, name, &s);
+        if (r < 0)
+            return r;
         s->started = strdup(finished);
         if (!s->started)
             return -ENOMEM;
@@ -1045,7 +1045,7 @@ int ks_journal_note_file(ks_journal *j, const char *path)
 {
     _cleanup_free_ char *previous = NULL;
     ks_journal_change c = {.kind = KS_CHANGE_FILE};
-    int k;
+    int r;
 
     assert(j);
     if (!path || !*path)
@@ -1056,10 +1056,10 @@ int ks_journal_note_file(ks_journal *j, const char *path)
     if (change_find(j, KS_CHANGE_FILE, path))
         return 0;
     /* The reader of old contents a file-change transaction uses; a symlink is not followed. */
-    k = ks_file_read_old(j->root, path, KS_JOURNAL_MAX_PREVIOUS, true, &c.existed, &previous,
+    r = ks_file_read_old(j->root, path, KS_JOURNAL_MAX_PREVIOUS, true, &c.existed, &previous,
                          &c.previous_len, &c.mode);
-    if (k < 0)
-        return k;
+    if (r < 0)
+        return r;
     c.previous = (unsigned char *)TAKE_PTR(previous);
     c.name = strdup(path);
     c.at = now_string(j);
@@ -1067,26 +1067,26 @@ int ks_journal_note_file(ks_journal *j, const char *path)
         change_done(&c);
         return -ENOMEM;
     }
-    k = change_add(j, &c);
-    if (k < 0) {
+    r = change_add(j, &c);
+    if (r < 0) {
         change_done(&c);
-        return k;
+        return r;
     }
     return ks_journal_save(j);
 }
 
 int ks_journal_note_transaction(ks_journal *j, const ks_transaction *t)
 {
-    int k;
+    int r;
 
     assert(j);
     assert(t);
     for (size_t i = 0; i < t->n; i++) {
-        k = ks_journal_note_file(j, t->v[i].path);
-        if (k >= 0 && t->v[i].new_path)
-            k = ks_journal_note_file(j, t->v[i].new_path);
-        if (k < 0)
-            return k;
+        r = ks_journal_note_file(j, t->v[i].path);
+        if (r >= 0 && t->v[i].new_path)
+            r = ks_journal_note_file(j, t->v[i].new_path);
+        if (r < 0)
+            return r;
     }
     return 0;
 }
@@ -1094,15 +1094,15 @@ int ks_journal_note_transaction(ks_journal *j, const ks_transaction *t)
 int ks_journal_note_package(ks_journal *j, const char *name, const char *version)
 {
     ks_journal_change c = {.kind = KS_CHANGE_PACKAGE}, *old;
-    int k;
+    int r;
 
     if (!name || !*name)
         return -EINVAL;
     old = change_find(j, KS_CHANGE_PACKAGE, name);
     if (old) {
-        k = set_str(&old->version, version);
-        if (k < 0)
-            return k;
+        r = set_str(&old->version, version);
+        if (r < 0)
+            return r;
         return ks_journal_save(j);
     }
     c.name = strdup(name);
@@ -1112,10 +1112,10 @@ int ks_journal_note_package(ks_journal *j, const char *name, const char *version
         change_done(&c);
         return -ENOMEM;
     }
-    k = change_add(j, &c);
-    if (k < 0) {
+    r = change_add(j, &c);
+    if (r < 0) {
         change_done(&c);
-        return k;
+        return r;
     }
     return ks_journal_save(j);
 }
@@ -1156,14 +1156,14 @@ int ks_journal_take_snapshot(ks_journal *j, const char *grubenv_path, const char
                              char *const *sysctls)
 {
     ks_snapshot s;
-    int k;
+    int r;
 
     assert(j);
     if (!j->root)
         return -EBADF;
-    k = ks_snapshot_take(j->root, grubenv_path, dropin_path, sysctls, journal_now(j), &s);
-    if (k < 0)
-        return k;
+    r = ks_snapshot_take(j->root, grubenv_path, dropin_path, sysctls, journal_now(j), &s);
+    if (r < 0)
+        return r;
     ks_snapshot_done(&j->snapshot);
     j->snapshot = s;
     j->has_snapshot = true;

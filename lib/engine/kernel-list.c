@@ -19,20 +19,20 @@ const char *ks_relied_on_to_string(ks_relied_on r)
 int ks_boot_default_kernel(const ks_boot *b, char **ret)
 {
     ks_grub_forecast f = {0};
-    int k;
+    int r;
 
     *ret = NULL;
-    k = ks_boot_forecast(b, &f);
-    if (k < 0)
-        return k;
+    r = ks_boot_forecast(b, &f);
+    if (r < 0)
+        return r;
     for (size_t i = 0; i < f.n; i++)
         if (!f.v[i].one_shot) {
             if (f.v[i].kernel && !(*ret = strdup(f.v[i].kernel)))
-                k = -ENOMEM;
+                r = -ENOMEM;
             break;
         }
     ks_grub_forecast_done(&f);
-    return k;
+    return r;
 }
 
 void ks_kernel_list_done(ks_kernel_list *l)
@@ -61,17 +61,17 @@ int ks_kernel_list_run(const ks_root *root, ks_kernel_list *ret)
     const char *trial = NULL, *old = NULL, *pinned = NULL;
     ks_boot b = {0};
     bool have_boot;
-    int k;
+    int r;
 
     assert(root);
     assert(ret);
-    k = ks_kernels_list(root, &ks);
-    if (k < 0 && k != -ENOENT)
-        return k;
+    r = ks_kernels_list(root, &ks);
+    if (r < 0 && r != -ENOENT)
+        return r;
     (void)ks_running_kernel(root, &l.running);
     have_boot = ks_boot_load(root, &b, &l.grub_error) >= 0;
     if (have_boot && ks_boot_default_kernel(&b, &l.default_kernel) == -ENOMEM) {
-        k = -ENOMEM;
+        r = -ENOMEM;
         goto out;
     }
     if (ks_journal_load(root, &j, &jerr) < 0) {
@@ -89,7 +89,7 @@ int ks_kernel_list_run(const ks_root *root, ks_kernel_list *ret)
     }
     l.v = calloc(ks.n + 1, sizeof(*l.v));
     if (!l.v) {
-        k = -ENOMEM;
+        r = -ENOMEM;
         goto out;
     }
     for (size_t i = 0; i < ks.n; i++) {
@@ -99,7 +99,7 @@ int ks_kernel_list_run(const ks_root *root, ks_kernel_list *ret)
 
         x->release = strdup(rel);
         if (!x->release) {
-            k = -ENOMEM;
+            r = -ENOMEM;
             goto out;
         }
         x->has_modules = ks.v[i].has_modules;
@@ -116,14 +116,14 @@ int ks_kernel_list_run(const ks_root *root, ks_kernel_list *ret)
                        : streq_ptr(old, rel)  ? KS_RELIED_OLD
                                               : KS_RELIED_NONE;
     }
-    k = 0;
+    r = 0;
 out:
     ks_journal_free(j);
     ks_boot_done(&b);
     ks_kernels_done(&ks);
-    if (k < 0) {
+    if (r < 0) {
         ks_kernel_list_done(&l);
-        return k;
+        return r;
     }
     *ret = l;
     return 0;

@@ -38,11 +38,11 @@ int ks_lock_read_holder(const ks_root *root, pid_t *ret)
     _cleanup_free_ char *text = NULL;
     size_t len = 0;
     pid_t pid = 0;
-    int k;
+    int r;
 
-    k = ks_root_read_file(root, KS_LOCK_PATH, 4096, &text, &len);
-    if (k < 0)
-        return k;
+    r = ks_root_read_file(root, KS_LOCK_PATH, 4096, &text, &len);
+    if (r < 0)
+        return r;
     /* Empty or half-written (the holder writes after locking): unknown, not an error. */
     if (ks_lock_parse_pid(text, len, &pid) < 0)
         pid = 0;
@@ -94,20 +94,20 @@ int ks_lock_acquire(const ks_root *root, unsigned timeout_ms, ks_lock **ret, pid
 {
     _cleanup_close_ int fd = -EBADF;
     ks_lock *l;
-    int k;
+    int r;
 
-    k = ks_mkdir_p(root, "var/lib/kswap", 0755);
-    if (k < 0)
-        return k;
+    r = ks_mkdir_p(root, "var/lib/kswap", 0755);
+    if (r < 0)
+        return r;
     fd = ks_root_open_at(root, KS_LOCK_PATH, O_RDWR | O_CREAT | O_NOFOLLOW, 0644);
     if (fd < 0)
         return fd;
-    k = take(root, fd, LOCK_EX, timeout_ms, holder_pid);
-    if (k < 0)
-        return k;
-    k = write_pid(fd);
-    if (k < 0)
-        return k; /* closing fd drops the lock */
+    r = take(root, fd, LOCK_EX, timeout_ms, holder_pid);
+    if (r < 0)
+        return r;
+    r = write_pid(fd);
+    if (r < 0)
+        return r; /* closing fd drops the lock */
     l = malloc(sizeof(*l));
     if (!l)
         return -ENOMEM;
@@ -121,7 +121,7 @@ int ks_lock_acquire_shared(const ks_root *root, unsigned timeout_ms, ks_lock **r
 {
     _cleanup_close_ int fd = -EBADF;
     ks_lock *l;
-    int k;
+    int r;
 
     *ret = NULL;
     fd = ks_root_open_at(root, KS_LOCK_PATH, O_RDONLY | O_NOFOLLOW, 0);
@@ -129,9 +129,9 @@ int ks_lock_acquire_shared(const ks_root *root, unsigned timeout_ms, ks_lock **r
         return 0;
     if (fd < 0)
         return fd;
-    k = take(root, fd, LOCK_SH, timeout_ms, holder_pid);
-    if (k < 0)
-        return k;
+    r = take(root, fd, LOCK_SH, timeout_ms, holder_pid);
+    if (r < 0)
+        return r;
     l = malloc(sizeof(*l));
     if (!l)
         return -ENOMEM;

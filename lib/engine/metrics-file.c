@@ -82,7 +82,7 @@ int ks_metrics_write(const ks_root *root, const char *dir, const ks_journal *j, 
     _cleanup_free_ char *text = NULL;
     _cleanup_close_ int dfd = -EBADF;
     const char *rel = dir;
-    int k;
+    int r;
 
     assert(root);
     assert(dir);
@@ -93,16 +93,16 @@ int ks_metrics_write(const ks_root *root, const char *dir, const ks_journal *j, 
     dfd = ks_root_open_at(root, *rel ? rel : ".", O_RDONLY | O_DIRECTORY, 0);
     if (dfd == -ENOENT)
         return 0;
-    k = dfd < 0 ? dfd : ks_metrics_collect(root, j, &v);
-    if (k >= 0)
-        k = ks_metrics_render(&v.m, &text);
-    if (k >= 0)
-        k = ks_write_atomic_at(dfd, KS_METRICS_FILE, text, strlen(text), 0644);
-    if (k < 0) {
+    r = dfd < 0 ? dfd : ks_metrics_collect(root, j, &v);
+    if (r >= 0)
+        r = ks_metrics_render(&v.m, &text);
+    if (r >= 0)
+        r = ks_write_atomic_at(dfd, KS_METRICS_FILE, text, strlen(text), 0644);
+    if (r < 0) {
         if (ret_error)
             *ret_error = ks_asprintf("cannot write '%s/%s': %s", streq(dir, "/") ? "" : dir,
-                                     KS_METRICS_FILE, ks_strerror(k));
-        return k;
+                                     KS_METRICS_FILE, ks_strerror(r));
+        return r;
     }
     return 1;
 }

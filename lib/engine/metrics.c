@@ -82,52 +82,52 @@ int ks_metrics_render(const ks_metrics *m, char **ret)
     _cleanup_free_ char *buf = NULL;
     size_t size = 0;
     FILE *f;
-    int k = 0;
+    int r = 0;
 
     assert(m);
     assert(ret);
     f = open_memstream(&buf, &size);
     if (!f)
         return -ENOMEM;
-    k = header(f, "kswap_info", "gauge",
+    r = header(f, "kswap_info", "gauge",
                "kswap's state journal: state, trial outcome and the kernels involved (always 1).");
-    if (k >= 0)
+    if (r >= 0)
         fputs("kswap_info{", f);
-    for (size_t i = 0; k >= 0 && i < ARRAY_SIZE(label_names); i++) {
+    for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(label_names); i++) {
         _cleanup_free_ char *v = ks_metrics_escape_label(values[i]);
         if (!v)
-            k = -ENOMEM;
+            r = -ENOMEM;
         else if (fprintf(f, "%s%s=\"%s\"", i ? "," : "", label_names[i], v) < 0)
-            k = -EIO;
+            r = -EIO;
     }
-    if (k >= 0)
+    if (r >= 0)
         fputs("} 1\n", f);
-    if (k >= 0 && m->has_last_change) {
-        k = header(f, "kswap_last_change_timestamp_seconds", "gauge",
+    if (r >= 0 && m->has_last_change) {
+        r = header(f, "kswap_last_change_timestamp_seconds", "gauge",
                    "When the state journal last changed (a step, a state or a verdict), in seconds "
                    "since the epoch.");
-        if (k >= 0 &&
+        if (r >= 0 &&
             fprintf(f, "kswap_last_change_timestamp_seconds %" PRId64 "\n", m->last_change) < 0)
-            k = -EIO;
+            r = -EIO;
     }
-    if (k >= 0 && m->has_trial_duration) {
-        k = header(f, "kswap_trial_duration_seconds", "gauge",
+    if (r >= 0 && m->has_trial_duration) {
+        r = header(f, "kswap_trial_duration_seconds", "gauge",
                    "Seconds from arming the last judged trial to its verdict.");
-        if (k >= 0 &&
+        if (r >= 0 &&
             fprintf(f, "kswap_trial_duration_seconds %" PRId64 "\n", m->trial_duration) < 0)
-            k = -EIO;
+            r = -EIO;
     }
-    if (k >= 0) {
-        k = header(f, "kswap_reboots_requested_total", "counter",
+    if (r >= 0) {
+        r = header(f, "kswap_reboots_requested_total", "counter",
                    "Reboots kswap asked for over the life of its state journal.");
-        if (k >= 0 &&
+        if (r >= 0 &&
             fprintf(f, "kswap_reboots_requested_total %" PRIu64 "\n", m->reboots_requested) < 0)
-            k = -EIO;
+            r = -EIO;
     }
-    if (fclose(f) != 0 && k >= 0)
-        k = -ENOMEM;
-    if (k < 0)
-        return k == -EIO ? -ENOMEM : k;
+    if (fclose(f) != 0 && r >= 0)
+        r = -ENOMEM;
+    if (r < 0)
+        return r == -EIO ? -ENOMEM : r;
     *ret = TAKE_PTR(buf);
     return 0;
 }

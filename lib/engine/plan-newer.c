@@ -25,7 +25,7 @@ int ks_plan_newer_xanmod(const ks_root *root, const ks_plan_opts *opts, ks_plan 
     _cleanup_journal_ ks_journal *j = NULL;
     const char *pinned, *newer = NULL;
     ks_boot b = {0};
-    int k;
+    int r;
 
     assert(root);
     assert(p);
@@ -47,10 +47,10 @@ int ks_plan_newer_xanmod(const ks_root *root, const ks_plan_opts *opts, ks_plan 
         return 0;
     if (ks_boot_load(root, &b, NULL) < 0)
         return 0;
-    k = ks_boot_default_kernel(&b, &def);
+    r = ks_boot_default_kernel(&b, &def);
     ks_boot_done(&b);
-    if (k == -ENOMEM)
-        return k;
+    if (r == -ENOMEM)
+        return r;
     if (streq_ptr(def, newer))
         return 0;
     if (!opts->kernel && !opts->deb) {

@@ -116,12 +116,12 @@ static int add(ks_plan *p, const char *id, ks_severity sev, const char *remedy, 
                ...)
 {
     va_list ap;
-    int k;
+    int r;
 
     va_start(ap, fmt);
-    k = ks_findings_addv(&p->findings, id, sev, remedy, fmt, ap);
+    r = ks_findings_addv(&p->findings, id, sev, remedy, fmt, ap);
     va_end(ap);
-    return k;
+    return r;
 }
 
 static int fail(ks_plan *p, const char *file, int err)
@@ -143,7 +143,7 @@ static int resolve_repository(const ks_config *config, const char *os_suite, ks_
     const char *suite = config ? ks_config_get_string(config, "repository", "suite", NULL) : NULL;
     bool components_given =
         config && ks_config_get_values(config, "repository", "components") != NULL;
-    int k;
+    int r;
 
     p->repo_configured = uri || suite;
     p->repo_uri = strdup(uri ? uri : KS_REPOSITORY_DEFAULT_URI);
@@ -158,13 +158,13 @@ static int resolve_repository(const ks_config *config, const char *os_suite, ks_
                          "takes no components for it",
                          p->xanmod_suite)
                    : 0;
-    k = config ? ks_config_get_strv(config, "repository", "components", "main", &p->repo_components)
+    r = config ? ks_config_get_strv(config, "repository", "components", "main", &p->repo_components)
                : ks_strv_split("main", " ", &p->repo_components);
-    if (k >= 0 && !p->repo_components[0])
+    if (r >= 0 && !p->repo_components[0])
         return add(p, "config.invalid", KS_SEV_BLOCK,
                    "name at least one component in [repository] components (XanMod's is main)",
                    "[repository] components is empty");
-    return k;
+    return r;
 }
 
 static int check_os(const ks_root *root, const ks_plan_opts *opts, ks_plan *p)
@@ -172,15 +172,15 @@ static int check_os(const ks_root *root, const ks_plan_opts *opts, ks_plan *p)
     ks_os_release os = {0};
     const char *file = NULL, *suite;
     bool supported;
-    int k;
+    int r;
 
-    k = ks_os_release_load(root, &os, &file);
-    if (k < 0)
+    r = ks_os_release_load(root, &os, &file);
+    if (r < 0)
         return fail(p,
                     file                                     ? file
                     : ks_root_exists(root, "etc/os-release") ? "etc/os-release"
                                                              : "usr/lib/os-release",
-                    k);
+                    r);
     p->os_release_file = strdup(file);
     make_abs(&p->os_release_file);
     p->os_id = dup_or_null(os.id);
@@ -190,9 +190,9 @@ static int check_os(const ks_root *root, const ks_plan_opts *opts, ks_plan *p)
     ks_os_release_done(&os);
 
     suite = ks_xanmod_suite(p->os_id, p->os_version_id, p->os_codename, &supported);
-    k = resolve_repository(opts->config, suite, p);
-    if (k < 0)
-        return k;
+    r = resolve_repository(opts->config, suite, p);
+    if (r < 0)
+        return r;
     suite = p->xanmod_suite;
     if (!supported)
         return add(p, "os.unsupported", KS_SEV_BLOCK,
@@ -213,9 +213,9 @@ static int check_os(const ks_root *root, const ks_plan_opts *opts, ks_plan *p)
 
 static int check_virt(const ks_root *root, ks_plan *p)
 {
-    int k = ks_virt_detect(root, &p->virt, &p->virt_evidence);
-    if (k < 0)
-        return fail(p, "virtualization", k);
+    int r = ks_virt_detect(root, &p->virt, &p->virt_evidence);
+    if (r < 0)
+        return fail(p, "virtualization", r);
     if (ks_virt_is_container(p->virt))
         return add(p, "virt.container", KS_SEV_BLOCK,
                    "run kswap on the host or VM that owns the kernel, not inside the container",
@@ -236,16 +236,16 @@ static int check_cpu(const ks_root *root, ks_plan *p)
     _cleanup_free_ char *text = NULL;
     ks_cpuinfo ci = {0};
     size_t len;
-    int k, live = -1;
+    int r, live = -1;
 
-    k = ks_root_read_file(root, "proc/cpuinfo", 16 * MIB, &text, &len);
-    if (k >= 0)
-        k = ks_cpuinfo_parse(text, len, &ci);
+    r = ks_root_read_file(root, "proc/cpuinfo", 16 * MIB, &text, &len);
+    if (r >= 0)
+        r = ks_cpuinfo_parse(text, len, &ci);
     if (ks_root_is_host(root))
         live = ks_cpu_level_live();
-    if (k < 0 && live < 0)
-        return fail(p, "proc/cpuinfo", k);
-    if (k >= 0) {
+    if (r < 0 && live < 0)
+        return fail(p, "proc/cpuinfo", r);
+    if (r >= 0) {
         p->x86_64_level_cpuinfo = ci.level;
         p->n_processors = ci.n_processors;
         p->cpu_model = dup_or_null(ci.model_name);
@@ -272,14 +272,14 @@ static bool has_xanmod(const char *release)
 
 static int check_kernels(const ks_root *root, const ks_plan_opts *opts, ks_plan *p)
 {
-    int k;
+    int r;
 
-    k = ks_running_kernel(root, &p->running_kernel);
-    if (k < 0)
-        return fail(p, "proc/sys/kernel/osrelease", k);
-    k = ks_kernels_list(root, &p->kernels);
-    if (k < 0 && k != -ENOENT)
-        return fail(p, "boot", k);
+    r = ks_running_kernel(root, &p->running_kernel);
+    if (r < 0)
+        return fail(p, "proc/sys/kernel/osrelease", r);
+    r = ks_kernels_list(root, &p->kernels);
+    if (r < 0 && r != -ENOENT)
+        return fail(p, "boot", r);
 
     if (opts->kernel) {
         p->target_release = strdup(opts->kernel);
@@ -306,7 +306,7 @@ static int check_target_modules(const ks_root *root, const ks_plan_opts *opts, k
 {
     _cleanup_free_ char *err = NULL;
     ks_verify_opts vo = {.error = &err};
-    int k;
+    int r;
 
     if (opts->deb)
         vo.deb_path = opts->deb;
@@ -314,18 +314,18 @@ static int check_target_modules(const ks_root *root, const ks_plan_opts *opts, k
         vo.release = p->target_release;
     else
         return 0;
-    k = ks_verify_run(root, opts->config, &vo, &p->verify);
-    if (k < 0) {
+    r = ks_verify_run(root, opts->config, &vo, &p->verify);
+    if (r < 0) {
         _cleanup_free_ char *dir = ks_asprintf("lib/modules/%s", strempty(vo.release));
         free(p->error_detail);
         p->error_detail = TAKE_PTR(err);
-        k = fail(p, dir ? dir : "lib/modules", k);
+        r = fail(p, dir ? dir : "lib/modules", r);
         if (opts->deb) {
             /* a path on the running machine, as given, not one inside the root */
             free(p->error_file);
             p->error_file = strdup(opts->deb);
         }
-        return k;
+        return r;
     }
     p->verified = true;
     if (opts->deb && p->verify.release) {
@@ -333,11 +333,11 @@ static int check_target_modules(const ks_root *root, const ks_plan_opts *opts, k
         p->target_release = strdup(p->verify.release);
         p->target_installed = ks_kernels_find(&p->kernels, p->verify.release) != NULL;
     }
-    for (size_t i = 0; i < p->verify.findings.n && k >= 0; i++) {
+    for (size_t i = 0; i < p->verify.findings.n && r >= 0; i++) {
         const ks_finding *f = &p->verify.findings.v[i];
-        k = ks_findings_add(&p->findings, f->id, f->severity, f->remedy, "%s", f->message);
+        r = ks_findings_add(&p->findings, f->id, f->severity, f->remedy, "%s", f->message);
     }
-    return k;
+    return r;
 }
 
 /*
@@ -352,30 +352,30 @@ static int read_grub_cfg(const ks_root *root, ks_plan *p, ks_grub_cfg **ret)
     ks_grub_error err = {0};
     ks_grub_timeouts t;
     size_t len;
-    int k;
+    int r;
 
-    k = ks_root_read_file(root, KS_GRUB_CFG_PATH, 64 * MIB, &text, &len);
-    if (k == -ENOENT)
+    r = ks_root_read_file(root, KS_GRUB_CFG_PATH, 64 * MIB, &text, &len);
+    if (r == -ENOENT)
         return 0;
-    if (k < 0) /* Too large, a FIFO, unreadable: an error about the file, not "no grub.cfg". */
-        return fail(p, KS_GRUB_CFG_PATH, k);
+    if (r < 0) /* Too large, a FIFO, unreadable: an error about the file, not "no grub.cfg". */
+        return fail(p, KS_GRUB_CFG_PATH, r);
     p->grub_cfg_found = true;
-    k = ks_grub_cfg_parse(text, len, ret, &err);
-    if (k == -EBADMSG)
+    r = ks_grub_cfg_parse(text, len, ret, &err);
+    if (r == -EBADMSG)
         return add(p, "grub.cfg-invalid", KS_SEV_BLOCK,
                    "run update-grub and look at the scripts in /etc/grub.d it names",
                    "/%s: GRUB's parser stops at line %u, column %u: %s", KS_GRUB_CFG_PATH, err.line,
                    err.column, err.message);
-    if (k < 0)
-        return fail(p, KS_GRUB_CFG_PATH, k);
-    k = ks_grub_timeouts_run(*ret, &t);
-    if (k == -ELOOP)
+    if (r < 0)
+        return fail(p, KS_GRUB_CFG_PATH, r);
+    r = ks_grub_timeouts_run(*ret, &t);
+    if (r == -ELOOP)
         return add(p, "grub.cfg-invalid", KS_SEV_BLOCK,
                    "run update-grub and look at the scripts in /etc/grub.d it names",
                    "/%s runs more than kswap's GRUB model follows (a loop that does not end?)",
                    KS_GRUB_CFG_PATH);
-    if (k < 0)
-        return fail(p, KS_GRUB_CFG_PATH, k);
+    if (r < 0)
+        return fail(p, KS_GRUB_CFG_PATH, r);
     p->recordfail_timeout = t.after_failure;
     p->efi_recordfail_timeout = t.efi;
     return 0;
@@ -386,47 +386,47 @@ static int check_boot(const ks_root *root, ks_plan *p)
     _cleanup_grubenv_ ks_grubenv *env = NULL;
     _cleanup_grub_cfg_ ks_grub_cfg *cfg = NULL;
     int env_k;
-    int k;
+    int r;
 
-    k = ks_bootfs_probe(root, &p->bootfs);
-    if (k < 0)
-        return fail(p, "proc/self/mountinfo", k);
+    r = ks_bootfs_probe(root, &p->bootfs);
+    if (r < 0)
+        return fail(p, "proc/self/mountinfo", r);
     p->bootfs_known = true;
     p->recordfail_timeout = INT_MIN;
 
-    k = read_grub_cfg(root, p, &cfg);
-    if (k < 0)
-        return k;
+    r = read_grub_cfg(root, p, &cfg);
+    if (r < 0)
+        return r;
 
     if (!p->grub_cfg_found)
-        k = add(p, "grub.env-unwritable", KS_SEV_BLOCK,
+        r = add(p, "grub.env-unwritable", KS_SEV_BLOCK,
                 "kswap needs GRUB: install grub-pc (BIOS) or grub-efi-amd64 and run update-grub",
                 "no /boot/grub/grub.cfg: without GRUB there is no one-shot boot");
     else if (!p->bootfs.env_writable)
-        k = add(p, "grub.env-unwritable", KS_SEV_BLOCK,
+        r = add(p, "grub.env-unwritable", KS_SEV_BLOCK,
                 "put /boot on a plain ext4, xfs or vfat partition; until then kswap cannot arm a "
                 "one-shot safely",
                 "%s", strempty(p->bootfs.unwritable_reason));
     else if (cfg && cfg->lacks_write_support)
-        k = add(p, "grub.env-unwritable", KS_SEV_BLOCK,
+        r = add(p, "grub.env-unwritable", KS_SEV_BLOCK,
                 "put /boot on a plain ext4, xfs or vfat partition and run update-grub",
                 "/boot/grub/grub.cfg says GRUB lacks write support for %s: next_entry would never "
                 "be cleared",
                 cfg->lacks_write_support);
     else if ((env_k = ks_grubenv_load(root, "boot/grub/grubenv", &env)) < 0 && env_k != -ENOENT)
         /* apply refuses the same block (lib/engine/bootctl.c ks_boot_load): say so now. */
-        k = add(p, "grub.env-unwritable", KS_SEV_BLOCK,
+        r = add(p, "grub.env-unwritable", KS_SEV_BLOCK,
                 "recreate it with grub-editenv /boot/grub/grubenv create",
                 "/boot/grub/grubenv is not a usable GRUB environment block: %s",
                 ks_grubenv_strerror(env_k));
     else {
         p->env_writable = true;
-        k = add(p, "grub.env-unwritable", KS_SEV_OK, NULL,
+        r = add(p, "grub.env-unwritable", KS_SEV_OK, NULL,
                 "GRUB can write its environment block (%s on %s)", strempty(p->bootfs.fs_type),
                 strempty(p->bootfs.source));
     }
-    if (k < 0)
-        return k;
+    if (r < 0)
+        return r;
 
     p->boot_needed_bytes = p->target_installed ? 0 : ks_boot_space_needed(&p->kernels);
     if (p->bootfs.free_bytes < p->boot_needed_bytes)
@@ -442,9 +442,9 @@ static int check_boot(const ks_root *root, ks_plan *p)
 
 static int check_secureboot(const ks_root *root, ks_plan *p)
 {
-    int k = ks_secureboot_read(root, &p->secureboot);
-    if (k < 0)
-        return fail(p, "sys/firmware/efi/efivars", k);
+    int r = ks_secureboot_read(root, &p->secureboot);
+    if (r < 0)
+        return fail(p, "sys/firmware/efi/efivars", r);
     if (p->secureboot.enabled && !p->secureboot.shim_validation_off)
         return add(p, "secureboot.enabled", KS_SEV_BLOCK,
                    "disable Secure Boot in the firmware (or shim validation with mokutil "
@@ -481,60 +481,60 @@ static int check_grub_settings(const ks_root *root, ks_plan *p)
     _cleanup_strv_free_ char **words = NULL, **cwords = NULL;
     ks_grub_defaults d = {0};
     const char *v, *rf;
-    int k;
+    int r;
 
-    k = ks_grub_defaults_load(root, &d);
-    if (k < 0 && k != -ENOENT)
-        return fail(p, "etc/default/grub", k);
+    r = ks_grub_defaults_load(root, &d);
+    if (r < 0 && r != -ENOENT)
+        return fail(p, "etc/default/grub", r);
 
     v = ks_grub_defaults_get(&d, "GRUB_DEFAULT");
     p->grub_default = strdup(v ? v : "0");
     p->grub_default_file = dup_or_null(ks_grub_defaults_file(&d, "GRUB_DEFAULT"));
     make_abs(&p->grub_default_file);
     if (!streq(p->grub_default, "saved"))
-        k = add(p, "grub.default-not-saved", KS_SEV_WARN,
+        r = add(p, "grub.default-not-saved", KS_SEV_WARN,
                 "kswap apply sets GRUB_DEFAULT=saved in etc/default/grub.d/90-kswap.cfg and pins "
                 "the running kernel before installing anything",
                 "GRUB_DEFAULT is '%s'%s%s: installing a kernel would make it the default at once",
                 p->grub_default, p->grub_default_file ? " in " : " (unset)",
                 strempty(p->grub_default_file));
     else
-        k = add(p, "grub.default-not-saved", KS_SEV_OK, NULL, "GRUB_DEFAULT=saved (%s)",
+        r = add(p, "grub.default-not-saved", KS_SEV_OK, NULL, "GRUB_DEFAULT=saved (%s)",
                 strempty(p->grub_default_file));
-    if (k < 0)
+    if (r < 0)
         goto out;
 
     rf = ks_grub_defaults_get(&d, "GRUB_RECORDFAIL_TIMEOUT");
     rf_file = dup_or_null(ks_grub_defaults_file(&d, "GRUB_RECORDFAIL_TIMEOUT"));
     make_abs(&rf_file);
     if (p->recordfail_timeout != INT_MIN && p->recordfail_timeout < 0)
-        k = add(p, "grub.recordfail-wait", KS_SEV_BLOCK,
+        r = add(p, "grub.recordfail-wait", KS_SEV_BLOCK,
                 "set GRUB_RECORDFAIL_TIMEOUT=30 (or 0) in /etc/default/grub.d and run update-grub",
                 "/boot/grub/grub.cfg waits at the menu forever after a failed boot (recordfail "
                 "timeout %d): a headless node would never come back",
                 p->recordfail_timeout);
     else if (p->secureboot.efi && p->efi_recordfail_timeout != INT_MIN &&
              p->efi_recordfail_timeout < 0)
-        k = add(p, "grub.recordfail-wait", KS_SEV_BLOCK,
+        r = add(p, "grub.recordfail-wait", KS_SEV_BLOCK,
                 "set GRUB_RECORDFAIL_TIMEOUT=30 (or 0) in /etc/default/grub.d and run update-grub",
                 "/boot/grub/grub.cfg waits at the menu forever on every EFI boot (GRUB cannot save "
                 "recordfail here, timeout %d)",
                 p->efi_recordfail_timeout);
     else if (rf && streq(rf, "-1"))
-        k = add(p, "grub.recordfail-wait", KS_SEV_BLOCK,
+        r = add(p, "grub.recordfail-wait", KS_SEV_BLOCK,
                 "set GRUB_RECORDFAIL_TIMEOUT=30 (or 0) and run update-grub",
                 "GRUB_RECORDFAIL_TIMEOUT=-1 in %s: after the next update-grub a failed boot "
                 "waits at the menu forever",
                 strempty(rf_file));
     else
-        k = add(p, "grub.recordfail-wait", KS_SEV_OK, NULL,
+        r = add(p, "grub.recordfail-wait", KS_SEV_OK, NULL,
                 "after a failed boot GRUB does not wait forever");
-    if (k < 0)
+    if (r < 0)
         goto out;
 
     /* What runs counts first; the configuration is what the trial boot will get. */
-    k = ks_root_read_line(root, "proc/cmdline", &cmdline);
-    if (k >= 0 && ks_strv_split(cmdline, " \t", &words) >= 0 && panic_reboots(last_panic(words))) {
+    r = ks_root_read_line(root, "proc/cmdline", &cmdline);
+    if (r >= 0 && ks_strv_split(cmdline, " \t", &words) >= 0 && panic_reboots(last_panic(words))) {
         p->panic_value = strdup(last_panic(words));
         p->panic_source = strdup("proc/cmdline");
     } else {
@@ -548,35 +548,35 @@ static int check_grub_settings(const ks_root *root, ks_plan *p)
         }
     }
     if (p->panic_value)
-        k = add(p, "kernel.no-panic-reboot", KS_SEV_OK, NULL,
+        r = add(p, "kernel.no-panic-reboot", KS_SEV_OK, NULL,
                 "panic=%s (%s): a trial kernel that panics reboots by itself", p->panic_value,
                 p->panic_source);
     else
-        k = add(p, "kernel.no-panic-reboot", KS_SEV_WARN,
+        r = add(p, "kernel.no-panic-reboot", KS_SEV_WARN,
                 "kswap apply adds panic=10 to GRUB_CMDLINE_LINUX_DEFAULT in its drop-in",
                 "no panic=N on the kernel command line: a trial kernel that panics would hang "
                 "until someone resets the machine");
 out:
     ks_grub_defaults_done(&d);
-    return k;
+    return r;
 }
 
 static int check_bbr(const ks_root *root, ks_plan *p)
 {
     _cleanup_free_ char *detail = NULL;
     bool cc_off, qdisc_off;
-    int k;
+    int r;
 
     (void)ks_sysctl_live(root, "net.ipv4.tcp_congestion_control", &p->cc_live);
     (void)ks_sysctl_live(root, "net.core.default_qdisc", &p->qdisc_live);
-    k = ks_sysctl_configured(root, "net.ipv4.tcp_congestion_control", &p->cc_config,
+    r = ks_sysctl_configured(root, "net.ipv4.tcp_congestion_control", &p->cc_config,
                              &p->cc_config_file);
-    if (k < 0 && k != -ENOENT)
-        return fail(p, "etc/sysctl.d", k);
-    k = ks_sysctl_configured(root, "net.core.default_qdisc", &p->qdisc_config,
+    if (r < 0 && r != -ENOENT)
+        return fail(p, "etc/sysctl.d", r);
+    r = ks_sysctl_configured(root, "net.core.default_qdisc", &p->qdisc_config,
                              &p->qdisc_config_file);
-    if (k < 0 && k != -ENOENT)
-        return fail(p, "etc/sysctl.d", k);
+    if (r < 0 && r != -ENOENT)
+        return fail(p, "etc/sysctl.d", r);
     make_abs(&p->cc_config_file);
     make_abs(&p->qdisc_config_file);
 
@@ -588,26 +588,26 @@ static int check_bbr(const ks_root *root, ks_plan *p)
             "%s asks for %s%s%s, but the live values are %s and %s", strempty(p->cc_config_file),
             p->cc_config, p->qdisc_config ? " with default_qdisc " : "", strempty(p->qdisc_config),
             p->cc_live ? p->cc_live : "(unknown)", p->qdisc_live ? p->qdisc_live : "(unknown)");
-        k = add(p, "bbr.not-active", KS_SEV_WARN,
+        r = add(p, "bbr.not-active", KS_SEV_WARN,
                 "modprobe tcp_bbr && sysctl --system; list tcp_bbr in /etc/modules-load.d so it "
                 "is loaded before systemd-sysctl runs",
                 "BBR is configured but not active: %s", strempty(detail));
     } else if (streq_ptr(p->cc_config, "bbr"))
-        k = add(p, "bbr.not-active", KS_SEV_OK, NULL, "bbr is configured and live (qdisc %s)",
+        r = add(p, "bbr.not-active", KS_SEV_OK, NULL, "bbr is configured and live (qdisc %s)",
                 p->qdisc_live ? p->qdisc_live : "unknown");
     else
-        k = add(p, "bbr.not-active", KS_SEV_OK, NULL,
+        r = add(p, "bbr.not-active", KS_SEV_OK, NULL,
                 "BBR is not configured in the sysctl files (live: %s)",
                 p->cc_live ? p->cc_live : "unknown");
-    if (k < 0)
-        return k;
+    if (r < 0)
+        return r;
 
     if (p->running_kernel)
         (void)ks_kernel_module_kind(root, p->running_kernel, "tcp_bbr", &p->bbr_builtin,
                                     &p->bbr_module);
-    k = ks_modules_load_lists(root, "tcp_bbr", &p->bbr_listed, &p->bbr_listed_file);
-    if (k < 0 && k != -ENOENT)
-        return fail(p, "etc/modules-load.d", k);
+    r = ks_modules_load_lists(root, "tcp_bbr", &p->bbr_listed, &p->bbr_listed_file);
+    if (r < 0 && r != -ENOENT)
+        return fail(p, "etc/modules-load.d", r);
     make_abs(&p->bbr_listed_file);
     if (p->bbr_module && !p->bbr_listed)
         return add(p, "bbr.modules-load", KS_SEV_WARN,
@@ -634,19 +634,19 @@ static int check_watchdog(const ks_root *root, ks_plan *p)
 {
     _cleanup_strv_free_ char **wd = NULL, **pci = NULL;
     _cleanup_free_ char *identity = NULL, *where = NULL;
-    int k;
+    int r;
 
     if (ks_root_list_dir(root, "sys/class/watchdog", &wd) >= 0 && wd && wd[0]) {
         _cleanup_free_ char *path = ks_asprintf("sys/class/watchdog/%s/identity", wd[0]);
         if (path)
             (void)ks_root_read_line(root, path, &identity);
-        k = add(p, "host.watchdog", KS_SEV_OK, NULL,
+        r = add(p, "host.watchdog", KS_SEV_OK, NULL,
                 "%s (%s) can reset this machine when a kernel hangs without panicking: the trial "
                 "boot arms it (systemd.watchdog_sec=%d), the verdict gives it back to the node's "
                 "own setting",
                 wd[0], identity ? identity : "unknown", KS_TRIAL_WATCHDOG_SEC);
     } else
-        k = add(p, "host.watchdog", KS_SEV_WARN,
+        r = add(p, "host.watchdog", KS_SEV_WARN,
                 "attach a watchdog device (KVM: -device i6300esb -action watchdog=reset) or "
                 "keep a console at hand for the first trial",
                 "no watchdog device (/sys/class/watchdog is empty): the trial boot loads softdog "
@@ -654,8 +654,8 @@ static int check_watchdog(const ks_root *root, ks_plan *p)
                 "runs timers, but a lockup of every CPU stays hung (nmi_watchdog=panic catches a "
                 "stuck CPU only where the kernel has a hard lockup detector), and the boot "
                 "deadline needs a running kernel and systemd");
-    if (k < 0)
-        return k;
+    if (r < 0)
+        return r;
 
     if (ks_root_exists(root, "sys/bus/acpi/devices/QEMU0001:00"))
         where = strdup("ACPI QEMU0001");
@@ -688,33 +688,33 @@ int ks_plan_run(const ks_root *root, const ks_plan_opts *opts, ks_plan *ret)
         .recordfail_timeout = INT_MIN,
         .efi_recordfail_timeout = INT_MIN,
     };
-    int k;
+    int r;
 
     /* Order matters only for output: host first, then boot, then run-time BBR. */
-    k = check_os(root, opts, &p);
-    if (k >= 0)
-        k = check_virt(root, &p);
-    if (k >= 0)
-        k = check_cpu(root, &p);
-    if (k >= 0)
-        k = check_watchdog(root, &p);
-    if (k >= 0)
-        k = check_kernels(root, opts, &p);
+    r = check_os(root, opts, &p);
+    if (r >= 0)
+        r = check_virt(root, &p);
+    if (r >= 0)
+        r = check_cpu(root, &p);
+    if (r >= 0)
+        r = check_watchdog(root, &p);
+    if (r >= 0)
+        r = check_kernels(root, opts, &p);
     /* Day two: a newer kernel of the pinned flavour is the target (lib/engine/plan-newer.h). */
-    if (k >= 0)
-        k = ks_plan_newer_xanmod(root, opts, &p);
-    if (k >= 0)
-        k = check_target_modules(root, opts, &p);
-    if (k >= 0)
-        k = check_secureboot(root, &p);
-    if (k >= 0)
-        k = check_boot(root, &p);
-    if (k >= 0)
-        k = check_grub_settings(root, &p);
-    if (k >= 0)
-        k = check_bbr(root, &p);
+    if (r >= 0)
+        r = ks_plan_newer_xanmod(root, opts, &p);
+    if (r >= 0)
+        r = check_target_modules(root, opts, &p);
+    if (r >= 0)
+        r = check_secureboot(root, &p);
+    if (r >= 0)
+        r = check_boot(root, &p);
+    if (r >= 0)
+        r = check_grub_settings(root, &p);
+    if (r >= 0)
+        r = check_bbr(root, &p);
     *ret = p;
-    return k < 0 ? k : 0;
+    return r < 0 ? r : 0;
 }
 
 void ks_plan_done(ks_plan *p)

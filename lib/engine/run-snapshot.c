@@ -56,19 +56,19 @@ int ks_record_running(const ks_root *root, const ks_config *cfg, const char *ker
     _cleanup_free_ char *abs = NULL;
     ks_run_snapshot *s = calloc(1, sizeof(*s));
     ks_check_ctx ctx;
-    int k, n;
+    int r, n;
 
     if (!s)
         return -ENOMEM;
-    k = ks_check_ctx_for_root(root, cfg, kernel, &ctx, &abs);
-    if (k >= 0)
-        k = ks_run_snapshot_take(&ctx, s);
-    if (k >= 0 && modules_before)
-        k = drop_new_modules(s, modules_before);
-    if (k < 0) {
+    r = ks_check_ctx_for_root(root, cfg, kernel, &ctx, &abs);
+    if (r >= 0)
+        r = ks_run_snapshot_take(&ctx, s);
+    if (r >= 0 && modules_before)
+        r = drop_new_modules(s, modules_before);
+    if (r < 0) {
         ks_run_snapshot_done(s);
         free(s);
-        return k;
+        return r;
     }
     n = (int)ks_strv_length(s->items);
     if (ret_summary) {

@@ -106,15 +106,15 @@ void ks_vprogressf(ks_progress_fn fn, void *userdata, const char *step, const ch
 /* The running release; on failure the result says which file could not be read. */
 static int running_kernel(const ks_root *root, ks_swap_result *ret, char **running)
 {
-    int k = ks_running_kernel(root, running);
+    int r = ks_running_kernel(root, running);
 
-    if (k < 0) {
+    if (r < 0) {
         ret->status = KS_SWAP_FAILED;
         ret->error = ks_asprintf("cannot read the running kernel from "
                                  "'/proc/sys/kernel/osrelease': %s",
-                                 strerror(-k));
+                                 strerror(-r));
     }
-    return k;
+    return r;
 }
 
 static void ks_vprogressf_live(run *x, const char *step, const char *fmt, ...) _printf_(3, 4);
@@ -177,11 +177,11 @@ static int check_program(run *x, const char *name, char **ret_path)
 {
     static const char *const system_dirs[] = {"/usr/", "/bin/", "/sbin/"};
     _cleanup_free_ char *path = NULL;
-    int k;
+    int r;
 
-    k = ks_find_program(name, &path);
-    if (k < 0)
-        return k;
+    r = ks_find_program(name, &path);
+    if (r < 0)
+        return r;
     if (x->root_abs)
         for (size_t i = 0; i < ARRAY_SIZE(system_dirs); i++)
             if (ks_startswith(path, system_dirs[i]))
@@ -298,16 +298,16 @@ static int run_program(run *x, const char *step, char **argv, unsigned tmo_ms, b
     char *env[8];
     size_t n = 0;
     ks_spawn_result res = {0};
-    int k;
+    int r;
 
-    k = check_program(x, argv[0], &path);
-    if (k == -EPERM)
-        return fail_step(x, step, k,
+    r = check_program(x, argv[0], &path);
+    if (r == -EPERM)
+        return fail_step(x, step, r,
                          "refusing to run this machine's '%s' for the root '%s': put a program "
                          "that works on that root first on PATH",
                          argv[0], x->root_abs);
-    if (k < 0)
-        return fail_step(x, step, k, "cannot find '%s' on PATH", argv[0]);
+    if (r < 0)
+        return fail_step(x, step, r, "cannot find '%s' on PATH", argv[0]);
     if (x->root_abs) {
         root_env = ks_asprintf("KSWAP_ROOT=%s", x->root_abs);
         env[n++] = root_env;
@@ -336,18 +336,18 @@ static int run_program(run *x, const char *step, char **argv, unsigned tmo_ms, b
         for (size_t i = 1; i < m; i++)
             full[i + 2] = argv[i];
         trace_argv(x, full);
-        k = ks_spawn(full,
+        r = ks_spawn(full,
                      KS_SPAWN_OPTS(.timeout_ms = tmo_ms, .env = env, .status_fd = APT_STATUS_FD,
                                    .on_status = apt_status_bytes, .status_userdata = &w),
                      &res);
-        if (k >= 0)
+        if (r >= 0)
             apt_summary(&w);
     } else {
         trace_argv(x, argv);
-        k = ks_spawn(argv, KS_SPAWN_OPTS(.timeout_ms = tmo_ms, .env = env), &res);
+        r = ks_spawn(argv, KS_SPAWN_OPTS(.timeout_ms = tmo_ms, .env = env), &res);
     }
-    if (k < 0)
-        return fail_step(x, step, k, "cannot run '%s': %s", path, strerror(-k));
+    if (r < 0)
+        return fail_step(x, step, r, "cannot run '%s': %s", path, strerror(-r));
     if (ks_spawn_succeeded(&res)) {
         ks_spawn_result_done(&res);
         return 0;
@@ -358,13 +358,13 @@ static int run_program(run *x, const char *step, char **argv, unsigned tmo_ms, b
         last = ks_spawn_last_line(&res);
     free(x->r->output);
     x->r->output = TAKE_PTR(res.output);
-    k = fail_step(x, step, -EIO, "'%s' %s: %s", path,
+    r = fail_step(x, step, -EIO, "'%s' %s: %s", path,
                   res.timed_out     ? "did not finish in time and was stopped"
                   : res.term_signal ? "was killed by a signal"
                                     : "failed",
                   last && *last ? last : "(no output)");
     ks_spawn_result_done(&res);
-    return k;
+    return r;
 }
 
 /*
@@ -375,9 +375,9 @@ static int wait_for_dpkg(run *x, const char *step)
 {
     _cleanup_(ks_dpkg_lock_holder_done) ks_dpkg_lock_holder h = {0};
     unsigned tmo = timeout_ms(x, "apt_timeout", 1800);
-    int k = ks_dpkg_lock_wait(x->root, tmo, x->c->progress, x->c->userdata, &h);
+    int r = ks_dpkg_lock_wait(x->root, tmo, x->c->progress, x->c->userdata, &h);
 
-    if (k == -ETIMEDOUT) {
+    if (r == -ETIMEDOUT) {
         _cleanup_free_ char *who = ks_dpkg_lock_holder_describe(&h),
                             *todo = ks_dpkg_lock_remedy(&h);
         return fail_step(x, step, -EBUSY,
@@ -385,8 +385,8 @@ static int wait_for_dpkg(run *x, const char *step)
                          "kswap again",
                          h.lock, strempty(who), tmo / 1000, strempty(todo));
     }
-    if (k < 0)
-        return fail_step(x, step, k, "cannot check dpkg's lock: %s", strerror(-k));
+    if (r < 0)
+        return fail_step(x, step, r, "cannot check dpkg's lock: %s", strerror(-r));
     return 0;
 }
 
@@ -401,57 +401,57 @@ static int done(run *x, const char *step, const char *detail)
     return ks_journal_step_end(x->j, step, KS_STEP_DONE, detail);
 }
 
-static int journal_error(run *x, int k)
+static int journal_error(run *x, int r)
 {
     free(x->r->error);
     x->r->error =
-        ks_asprintf("cannot write the state journal '/%s': %s", KS_JOURNAL_PATH, strerror(-k));
+        ks_asprintf("cannot write the state journal '/%s': %s", KS_JOURNAL_PATH, strerror(-r));
     x->r->status = KS_SWAP_FAILED;
-    return k;
+    return r;
 }
 
 static int lock_or_busy(run *x, ks_lock **ret)
 {
     pid_t holder = 0;
-    int k = ks_lock_acquire(x->root,
+    int r = ks_lock_acquire(x->root,
                             x->c->lock_timeout_ms
                                 ? x->c->lock_timeout_ms
                                 : timeout_ms(x, "lock_timeout", KS_LOCK_TIMEOUT_MS_DEFAULT / 1000),
                             ret, &holder);
-    if (k == -EBUSY) {
+    if (r == -EBUSY) {
         x->r->status = KS_SWAP_BUSY;
         x->r->lock_holder = holder;
         x->r->error = holder > 0 ? ks_asprintf("another kswap (pid %d) is changing this system; "
                                                "wait for it or check 'kswap status'",
                                                (int)holder)
                                  : strdup("another kswap is changing this system; wait for it");
-        return k;
+        return r;
     }
-    if (k < 0) {
+    if (r < 0) {
         x->r->status = KS_SWAP_FAILED;
-        x->r->error = ks_asprintf("cannot take the lock '/var/lib/kswap/lock': %s", strerror(-k));
+        x->r->error = ks_asprintf("cannot take the lock '/var/lib/kswap/lock': %s", strerror(-r));
     }
-    x->locked = k >= 0;
-    return k;
+    x->locked = r >= 0;
+    return r;
 }
 
 static int load_journal(run *x)
 {
     _cleanup_free_ char *err = NULL;
-    int k;
+    int r;
 
     trace(x, "read", "/%s (saved again at every step)", KS_JOURNAL_PATH);
-    k = ks_journal_load(x->root, &x->j, &err);
+    r = ks_journal_load(x->root, &x->j, &err);
     /* node_exporter's kswap.prom follows every save from here on (lib/engine/metrics-file.h). */
-    if (k >= 0)
-        k = ks_metrics_attach(x->j, x->root, x->c->config);
-    if (k < 0) {
+    if (r >= 0)
+        r = ks_metrics_attach(x->j, x->root, x->c->config);
+    if (r < 0) {
         x->r->status = KS_SWAP_FAILED;
         x->r->error = ks_asprintf("cannot use the state journal '/%s': %s; move it away only "
                                   "after reading it",
-                                  KS_JOURNAL_PATH, err ? err : strerror(-k));
+                                  KS_JOURNAL_PATH, err ? err : strerror(-r));
     }
-    return k;
+    return r;
 }
 
 static int init_run(run *x, const ks_root *root, const ks_swap_common *c, ks_swap_result *r)
@@ -470,15 +470,15 @@ static int init_run(run *x, const ks_root *root, const ks_swap_common *c, ks_swa
 }
 
 /* The start every command that changes something shares: the lock, then the journal. */
-static int start_locked(run *x, const ks_root *root, const ks_swap_common *c, ks_swap_result *r,
+static int start_locked(run *x, const ks_root *root, const ks_swap_common *c, ks_swap_result *res,
                         ks_lock **lock)
 {
-    int k = init_run(x, root, c, r);
-    if (k >= 0)
-        k = lock_or_busy(x, lock);
-    if (k >= 0)
-        k = load_journal(x);
-    return k;
+    int r = init_run(x, root, c, res);
+    if (r >= 0)
+        r = lock_or_busy(x, lock);
+    if (r >= 0)
+        r = load_journal(x);
+    return r;
 }
 
 /*
@@ -486,24 +486,24 @@ static int start_locked(run *x, const ks_root *root, const ks_swap_common *c, ks
  * the call could not evaluate or act (KS_SWAP_FAILED), 0 for every verdict in the result. An
  * error without a status of its own (out of memory on the way) is a failure, never "done".
  */
-static int end_run(run *x, int k)
+static int end_run(run *x, int r)
 {
     /* Metrics that could not be written are a warning, never a reason to fail. */
-    if (x->j && ks_metrics_add_finding(x->j, &x->r->findings) < 0 && k >= 0)
-        k = -ENOMEM;
+    if (x->j && ks_metrics_add_finding(x->j, &x->r->findings) < 0 && r >= 0)
+        r = -ENOMEM;
     /* A swap that ended goes into the history; a damaged history is a warning. */
-    if (x->j && x->locked && ks_history_note_finding(x->root, x->j, &x->r->findings) < 0 && k >= 0)
-        k = -ENOMEM;
+    if (x->j && x->locked && ks_history_note_finding(x->root, x->j, &x->r->findings) < 0 && r >= 0)
+        r = -ENOMEM;
     x->r->journal = TAKE_PTR(x->j);
     free(x->root_abs);
     x->root_abs = NULL;
     x->modules_before = ks_strv_free(x->modules_before);
     free(x->dropin_purged);
     x->dropin_purged = NULL;
-    if (k < 0 && (x->r->status == KS_SWAP_DONE || x->r->status == KS_SWAP_ALREADY))
+    if (r < 0 && (x->r->status == KS_SWAP_DONE || x->r->status == KS_SWAP_ALREADY))
         x->r->status = KS_SWAP_FAILED;
     if (x->r->status == KS_SWAP_FAILED)
-        return k < 0 ? k : -EIO;
+        return r < 0 ? r : -EIO;
     return 0;
 }
 
@@ -511,18 +511,18 @@ static int end_run(run *x, int k)
 static int releases_now(const ks_root *root, char ***ret)
 {
     ks_kernels ks = {0};
-    int k = ks_kernels_list(root, &ks);
-    if (k < 0 && k != -ENOENT)
-        return k;
+    int r = ks_kernels_list(root, &ks);
+    if (r < 0 && r != -ENOENT)
+        return r;
     *ret = calloc(1, sizeof(char *));
     if (!*ret) {
         ks_kernels_done(&ks);
         return -ENOMEM;
     }
-    for (size_t i = 0; i < ks.n && k >= 0; i++)
-        k = ks_strv_extend(ret, ks.v[i].release);
+    for (size_t i = 0; i < ks.n && r >= 0; i++)
+        r = ks_strv_extend(ret, ks.v[i].release);
     ks_kernels_done(&ks);
-    return k < 0 ? k : 0;
+    return r < 0 ? r : 0;
 }
 
 /* ---- apply ---- */
@@ -531,17 +531,17 @@ static int step_plan(run *x, const ks_apply_opts *o, ks_plan *plan)
 {
     ks_plan_opts po = {
         .kernel = o->kernel, .deb = o->deb, .branch = o->branch, .config = o->common.config};
-    int k;
+    int r;
 
     progress(x, "plan", "checking the host");
-    k = ks_plan_run(x->root, &po, plan);
-    if (k < 0) {
+    r = ks_plan_run(x->root, &po, plan);
+    if (r < 0) {
         x->r->status = KS_SWAP_FAILED;
         x->r->error = plan->error_detail
                           ? ks_asprintf("cannot assess the host: %s", plan->error_detail)
                           : ks_asprintf("cannot assess the host: cannot read '%s': %s",
-                                        strempty(plan->error_file), strerror(-k));
-        return k;
+                                        strempty(plan->error_file), strerror(-r));
+        return r;
     }
     /* Passed checks stay in the plan; the result carries what an operator must read. */
     for (size_t i = 0; i < plan->findings.n; i++) {
@@ -551,9 +551,9 @@ static int step_plan(run *x, const ks_apply_opts *o, ks_plan *plan)
         /* apply itself fixes these two before anything is installed */
         if (streq(f->id, "grub.default-not-saved") || streq(f->id, "kernel.no-panic-reboot"))
             continue;
-        k = ks_findings_add(&x->r->findings, f->id, f->severity, f->remedy, "%s", f->message);
-        if (k < 0)
-            return k;
+        r = ks_findings_add(&x->r->findings, f->id, f->severity, f->remedy, "%s", f->message);
+        if (r < 0)
+            return r;
     }
     if (ks_findings_worst(&x->r->findings) == KS_SEV_BLOCK) {
         x->r->status = KS_SWAP_REFUSED;
@@ -571,42 +571,42 @@ static int step_checklist(run *x, const ks_apply_opts *o)
 {
     ks_check_now_result cr = {0};
     size_t failed = 0;
-    int k;
+    int r;
 
     progress(x, "check", "running accept's checklist on the running kernel");
-    k = ks_check_before_apply(x->root, o->common.config, &cr);
-    if (k < 0) {
+    r = ks_check_before_apply(x->root, o->common.config, &cr);
+    if (r < 0) {
         x->r->status = KS_SWAP_FAILED;
         x->r->error = ks_asprintf("cannot run accept's checklist: %s; nothing was changed",
-                                  cr.error ? cr.error : strerror(-k));
+                                  cr.error ? cr.error : strerror(-r));
         ks_check_now_result_done(&cr);
-        return k;
+        return r;
     }
-    for (size_t i = 0; i < cr.checks.n && k >= 0; i++) {
+    for (size_t i = 0; i < cr.checks.n && r >= 0; i++) {
         const ks_check *c = &cr.checks.v[i];
         if (!c->required || c->status == KS_CHECK_PASS)
             continue;
         failed++;
-        k = ks_findings_add(&x->r->findings, "accept.fails-now", KS_SEV_BLOCK,
+        r = ks_findings_add(&x->r->findings, "accept.fails-now", KS_SEV_BLOCK,
                             "fix it on this kernel first ('kswap check' shows the checklist), "
                             "or leave it out of the checklist ([accept] ignore)",
                             "%s fails on the running kernel %s: %s", c->id, strempty(cr.kernel),
                             strempty(c->detail));
     }
-    if (k >= 0 && !cr.passed) {
+    if (r >= 0 && !cr.passed) {
         x->r->status = KS_SWAP_REFUSED;
         x->r->error = ks_asprintf(
             "accept's checklist fails on the running kernel (%zu required check%s): a new kernel "
             "cannot be expected to pass what this one fails; nothing was changed",
             failed, failed == 1 ? "" : "s");
-        k = -EPERM;
-    } else if (k >= 0)
+        r = -EPERM;
+    } else if (r >= 0)
         progress(x, "check", "%zu checks pass on %s", cr.checks.n, strempty(cr.kernel));
-    for (char **i = cr.items; k >= 0 && i && *i; i++)
+    for (char **i = cr.items; r >= 0 && i && *i; i++)
         if (ks_startswith(*i, "module:"))
-            k = ks_strv_extend(&x->modules_before, *i);
+            r = ks_strv_extend(&x->modules_before, *i);
     ks_check_now_result_done(&cr);
-    return k;
+    return r;
 }
 
 /*
@@ -617,21 +617,21 @@ static int update_grub_and_load(run *x, const char *step, ks_boot *b)
 {
     _cleanup_free_ char *err = NULL;
     char *argv[] = {(char *)"update-grub", NULL};
-    int k;
+    int r;
 
-    k = run_program(x, step, argv, timeout_ms(x, "update_grub_timeout", 300), false);
-    if (k < 0)
-        return k;
+    r = run_program(x, step, argv, timeout_ms(x, "update_grub_timeout", 300), false);
+    if (r < 0)
+        return r;
     trace(x, "read", "/%s, /%s", KS_GRUB_CFG_PATH, KS_GRUBENV_PATH);
-    k = ks_boot_load(x->root, b, &err);
-    if (k < 0)
-        return fail_step(x, step, k, "%s", strempty(err));
-    k = ks_journal_note_file(x->j, KS_GRUBENV_PATH);
-    if (k < 0) {
+    r = ks_boot_load(x->root, b, &err);
+    if (r < 0)
+        return fail_step(x, step, r, "%s", strempty(err));
+    r = ks_journal_note_file(x->j, KS_GRUBENV_PATH);
+    if (r < 0) {
         ks_boot_done(b);
         /* Mostly the grubenv itself (a FIFO, too large): say so, not "the journal". */
-        return fail_step(x, step, k, "cannot record '/%s' before changing it: %s", KS_GRUBENV_PATH,
-                         ks_strerror(k));
+        return fail_step(x, step, r, "cannot record '/%s' before changing it: %s", KS_GRUBENV_PATH,
+                         ks_strerror(r));
     }
     return 0;
 }
@@ -640,11 +640,11 @@ static int step_prepare(run *x, const ks_plan *plan, const char *old)
 {
     _cleanup_free_ char *text = NULL, *detail = NULL;
     ks_boot b = {0};
-    int k;
+    int r;
 
-    k = begin(x, "prepare", "making the running kernel GRUB's default before installing anything");
-    if (k < 0)
-        return journal_error(x, k);
+    r = begin(x, "prepare", "making the running kernel GRUB's default before installing anything");
+    if (r < 0)
+        return journal_error(x, r);
     {
         /* [apply] add_panic = no leaves the command line alone (a watchdog may do the job). */
         bool add_panic = true;
@@ -654,20 +654,20 @@ static int step_prepare(run *x, const ks_plan *plan, const char *old)
     }
     if (!text)
         return -ENOMEM;
-    k = ks_journal_note_file(x->j, KS_GRUB_DROPIN_PATH);
-    if (k < 0)
-        return journal_error(x, k);
+    r = ks_journal_note_file(x->j, KS_GRUB_DROPIN_PATH);
+    if (r < 0)
+        return journal_error(x, r);
     trace(x, "write", "/%s", KS_GRUB_DROPIN_PATH);
-    k = ks_write_atomic(x->root, KS_GRUB_DROPIN_PATH, text, strlen(text), 0644);
-    if (k < 0)
-        return fail_step(x, "prepare", k, "cannot write '/%s': %s", KS_GRUB_DROPIN_PATH,
-                         strerror(-k));
-    k = update_grub_and_load(x, "prepare", &b);
-    if (k < 0)
-        return k;
+    r = ks_write_atomic(x->root, KS_GRUB_DROPIN_PATH, text, strlen(text), 0644);
+    if (r < 0)
+        return fail_step(x, "prepare", r, "cannot write '/%s': %s", KS_GRUB_DROPIN_PATH,
+                         strerror(-r));
+    r = update_grub_and_load(x, "prepare", &b);
+    if (r < 0)
+        return r;
     trace(x, "write", "/%s: saved_entry = %s's entry", KS_GRUBENV_PATH, old);
-    k = ks_boot_set_default(x->root, &b, old, &detail);
-    if (k >= 0) {
+    r = ks_boot_set_default(x->root, &b, old, &detail);
+    if (r >= 0) {
         ks_grub_entry_path p = {0};
         if (ks_boot_entry_path(&b, old, &p) >= 0) {
             (void)ks_journal_set(x->j, KS_JF_OLD_PATH, p.id_path);
@@ -676,12 +676,12 @@ static int step_prepare(run *x, const ks_plan *plan, const char *old)
         }
     }
     ks_boot_done(&b);
-    if (k < 0)
-        return fail_step(x, "prepare", k, "cannot make %s the default: %s", old, strempty(detail));
-    k = ks_journal_set_state(x->j, KS_STATE_PREPARED);
-    if (k >= 0)
-        k = done(x, "prepare", "every boot starts the running kernel");
-    return k < 0 ? journal_error(x, k) : 0;
+    if (r < 0)
+        return fail_step(x, "prepare", r, "cannot make %s the default: %s", old, strempty(detail));
+    r = ks_journal_set_state(x->j, KS_STATE_PREPARED);
+    if (r >= 0)
+        r = done(x, "prepare", "every boot starts the running kernel");
+    return r < 0 ? journal_error(x, r) : 0;
 }
 
 static const char *key_path(const ks_apply_opts *o)
@@ -708,19 +708,19 @@ static int probe_repository(run *x, const ks_apt_takeover *source, const char *p
                     NULL};
     ks_repo_probe_result pr = {0};
     bool refused;
-    int k;
+    int r;
 
     if (!package)
         return fail_step(x, "repository", -ENOENT,
                          "no XanMod package fits this CPU (see 'kswap plan'); nothing to install");
-    k = check_program(x, "apt-get", &path);
-    if (k == -EPERM)
-        return fail_step(x, "repository", k,
+    r = check_program(x, "apt-get", &path);
+    if (r == -EPERM)
+        return fail_step(x, "repository", r,
                          "refusing to run this machine's 'apt-get' for the root '%s': put a "
                          "program that works on that root first on PATH",
                          x->root_abs);
-    if (k < 0)
-        return fail_step(x, "repository", k, "cannot find 'apt-get' on PATH");
+    if (r < 0)
+        return fail_step(x, "repository", r, "cannot find 'apt-get' on PATH");
     if (x->root_abs) {
         root_env = ks_asprintf("KSWAP_ROOT=%s", x->root_abs);
         if (!root_env)
@@ -731,14 +731,14 @@ static int probe_repository(run *x, const ks_apt_takeover *source, const char *p
              source->uri, source->suite);
     trace(x, "run", "%s update (its sources, lists and cache in a private folder under $TMPDIR)",
           path);
-    k = ks_repo_probe(&(ks_repo_probe_opts){.apt_get = path,
+    r = ks_repo_probe(&(ks_repo_probe_opts){.apt_get = path,
                                             .env = env,
                                             .timeout_ms = timeout_ms(x, "apt_timeout", 1800),
                                             .progress_fd = x->c->progress_fd,
                                             .source = source,
                                             .package = package},
                       &pr);
-    if (k >= 0 && pr.verdict == KS_REPO_OK) {
+    if (r >= 0 && pr.verdict == KS_REPO_OK) {
         progress(x, "repository", "%s %s carries %s %s (%zu packages)", source->uri, source->suite,
                  package, strempty(pr.version), pr.n_packages);
         ks_repo_probe_result_done(&pr);
@@ -746,13 +746,13 @@ static int probe_repository(run *x, const ks_apt_takeover *source, const char *p
     }
     free(x->r->output);
     x->r->output = TAKE_PTR(pr.apt_output);
-    refused = k >= 0;
-    k = fail_step(x, "repository",
-                  k < 0                              ? k
+    refused = r >= 0;
+    r = fail_step(x, "repository",
+                  r < 0                              ? r
                   : pr.verdict == KS_REPO_NO_PACKAGE ? -ENOENT
                                                      : -EBADMSG,
                   "%s%s; nothing was changed",
-                  k < 0                               ? ""
+                  r < 0                               ? ""
                   : pr.verdict == KS_REPO_UNTRUSTED   ? "apt refuses the repository's signature: "
                   : pr.verdict == KS_REPO_UNREACHABLE ? "apt cannot fetch the repository: "
                   : pr.verdict == KS_REPO_NO_INDEX
@@ -763,7 +763,7 @@ static int probe_repository(run *x, const ks_apt_takeover *source, const char *p
     if (refused)
         x->r->status = KS_SWAP_REFUSED;
     ks_repo_probe_result_done(&pr);
-    return k;
+    return r;
 }
 
 /*
@@ -777,7 +777,7 @@ static int plan_repository(run *x, const ks_apply_opts *o, const ks_plan *plan,
     const char *fpr = o->pinned_fpr;
     ks_key_info info = {0};
     size_t len = 0;
-    int k;
+    int r;
 
     if (!plan->xanmod_suite)
         return fail_step(x, "repository", -ENOENT,
@@ -785,12 +785,12 @@ static int plan_repository(run *x, const ks_apply_opts *o, const ks_plan *plan,
                          "mirror's suite in kswap.conf [repository] suite");
     if (!fpr && o->common.config)
         fpr = ks_config_get_string(o->common.config, "repository", "fingerprint", NULL);
-    k = ks_keyring_export_binary(key_path(o), fpr, time(NULL), &info, &keyring, &len);
-    if (k < 0) {
-        k = fail_step(x, "repository", k, "the repository key '%s' is refused: %s", key_path(o),
-                      info.reason ? info.reason : strerror(-k));
+    r = ks_keyring_export_binary(key_path(o), fpr, time(NULL), &info, &keyring, &len);
+    if (r < 0) {
+        r = fail_step(x, "repository", r, "the repository key '%s' is refused: %s", key_path(o),
+                      info.reason ? info.reason : strerror(-r));
         ks_key_info_done(&info);
-        return k;
+        return r;
     }
     if (info.expires_soon)
         (void)ks_findings_add(&x->r->findings, "repo.key-expires", KS_SEV_WARN,
@@ -808,38 +808,38 @@ static int plan_repository(run *x, const ks_apply_opts *o, const ks_plan *plan,
                                         .components = plan->repo_components,
                                         .keyring = keyring,
                                         .keyring_len = len};
-        k = probe_repository(x, &source, o->package ? o->package : plan->target_package);
-        if (k < 0)
-            return k;
-        k = ks_aptsource_plan(x->root, &source, changes);
+        r = probe_repository(x, &source, o->package ? o->package : plan->target_package);
+        if (r < 0)
+            return r;
+        r = ks_aptsource_plan(x->root, &source, changes);
     }
-    if (k < 0)
-        return fail_step(x, "repository", k, "cannot plan the apt source: %s", strerror(-k));
+    if (r < 0)
+        return fail_step(x, "repository", r, "cannot plan the apt source: %s", strerror(-r));
     return 0;
 }
 
 static int step_repository(run *x, const ks_apply_opts *o, const ks_plan *plan)
 {
     _cleanup_transaction_ ks_transaction changes = {0};
-    int k;
+    int r;
 
-    k = begin(x, "repository", "checking the XanMod key and the apt source");
-    if (k < 0)
-        return journal_error(x, k);
-    k = plan_repository(x, o, plan, &changes);
-    if (k < 0)
-        return k;
+    r = begin(x, "repository", "checking the XanMod key and the apt source");
+    if (r < 0)
+        return journal_error(x, r);
+    r = plan_repository(x, o, plan, &changes);
+    if (r < 0)
+        return r;
     /* The journal holds every file's previous bytes before any of them changes. */
-    k = ks_journal_note_transaction(x->j, &changes);
-    if (k < 0)
-        return journal_error(x, k);
+    r = ks_journal_note_transaction(x->j, &changes);
+    if (r < 0)
+        return journal_error(x, r);
     for (size_t i = 0; i < changes.n; i++)
         trace(x, ks_file_change_kind_to_string(changes.v[i].kind), "/%s", changes.v[i].path);
-    k = ks_transaction_apply(x->root, &changes);
-    if (k < 0)
-        return fail_step(x, "repository", k, "cannot write the apt source: %s", strerror(-k));
-    k = done(x, "repository", "etc/apt/sources.list.d/xanmod.sources");
-    return k < 0 ? journal_error(x, k) : 0;
+    r = ks_transaction_apply(x->root, &changes);
+    if (r < 0)
+        return fail_step(x, "repository", r, "cannot write the apt source: %s", strerror(-r));
+    r = done(x, "repository", "etc/apt/sources.list.d/xanmod.sources");
+    return r < 0 ? journal_error(x, r) : 0;
 }
 
 /*
@@ -890,22 +890,22 @@ static int step_install(run *x, const ks_apply_opts *o, const ks_plan *plan, cha
     _cleanup_strv_free_ char **before = NULL, **after = NULL;
     _cleanup_free_ char *deb_abs = NULL, *release = NULL;
     const char *pkg;
-    int k;
+    int r;
 
-    k = begin(x, "install", "installing the new kernel");
-    if (k < 0)
-        return journal_error(x, k);
+    r = begin(x, "install", "installing the new kernel");
+    if (r < 0)
+        return journal_error(x, r);
 
     if (o->kernel && ks_kernels_find(&plan->kernels, o->kernel)) {
         /* Installed already: nothing for apt, but the journal must name the trial kernel
          * (accept judges against it), as after an install. */
-        k = ks_journal_set(x->j, KS_JF_NEW_KERNEL, o->kernel);
-        if (k >= 0)
-            k = ks_journal_set_state(x->j, KS_STATE_INSTALLED);
-        if (k >= 0)
-            k = ks_journal_step_end(x->j, "install", KS_STEP_SKIPPED, "installed already");
-        if (k < 0)
-            return journal_error(x, k);
+        r = ks_journal_set(x->j, KS_JF_NEW_KERNEL, o->kernel);
+        if (r >= 0)
+            r = ks_journal_set_state(x->j, KS_STATE_INSTALLED);
+        if (r >= 0)
+            r = ks_journal_step_end(x->j, "install", KS_STEP_SKIPPED, "installed already");
+        if (r < 0)
+            return journal_error(x, r);
         *ret_release = strdup(o->kernel);
         return *ret_release ? 0 : -ENOMEM;
     }
@@ -915,9 +915,9 @@ static int step_install(run *x, const ks_apply_opts *o, const ks_plan *plan, cha
                          "--package NAME",
                          o->kernel, o->kernel);
 
-    k = releases_now(x->root, &before);
-    if (k < 0)
-        return fail_step(x, "install", k, "cannot list the kernels in /boot: %s", strerror(-k));
+    r = releases_now(x->root, &before);
+    if (r < 0)
+        return fail_step(x, "install", r, "cannot list the kernels in /boot: %s", strerror(-r));
 
     if (o->deb) {
         deb_abs = realpath(o->deb, NULL);
@@ -928,9 +928,9 @@ static int step_install(run *x, const ks_apply_opts *o, const ks_plan *plan, cha
         char *update[] = {APT_UPDATE_ARGV, NULL};
         pkg = o->package ? o->package : plan->target_package;
         progress(x, "install", "apt-get update (%s %s only)", plan->repo_uri, plan->xanmod_suite);
-        k = run_program(x, "install", update, timeout_ms(x, "apt_timeout", 1800), true);
-        if (k < 0)
-            return k;
+        r = run_program(x, "install", update, timeout_ms(x, "apt_timeout", 1800), true);
+        if (r < 0)
+            return r;
     }
     {
         /* Recorded before apt runs, so that an interrupted install can still be purged. A
@@ -938,25 +938,25 @@ static int step_install(run *x, const ks_apply_opts *o, const ks_plan *plan, cha
         _cleanup_free_ char *image = o->deb && plan->target_release
                                          ? ks_asprintf("linux-image-%s", plan->target_release)
                                          : NULL;
-        k = ks_journal_note_package(x->j, image ? image : pkg, NULL);
-        if (k < 0)
-            return journal_error(x, k);
+        r = ks_journal_note_package(x->j, image ? image : pkg, NULL);
+        if (r < 0)
+            return journal_error(x, r);
     }
     {
         char *install[] = {APT_INSTALL_ARGV, (char *)pkg, NULL};
-        k = wait_for_dpkg(x, "install");
-        if (k < 0)
-            return k;
+        r = wait_for_dpkg(x, "install");
+        if (r < 0)
+            return r;
         progress(x, "install", "apt-get install %s", pkg);
-        k = run_program(x, "install", install, timeout_ms(x, "apt_timeout", 1800), true);
-        if (k < 0)
-            return install_failed(x, k);
+        r = run_program(x, "install", install, timeout_ms(x, "apt_timeout", 1800), true);
+        if (r < 0)
+            return install_failed(x, r);
     }
 
     /* The release comes from what the package put on disk, never from apt's words. */
-    k = releases_now(x->root, &after);
-    if (k < 0)
-        return fail_step(x, "install", k, "cannot list the kernels in /boot: %s", strerror(-k));
+    r = releases_now(x->root, &after);
+    if (r < 0)
+        return fail_step(x, "install", r, "cannot list the kernels in /boot: %s", strerror(-r));
     for (char **a = after; *a; a++)
         if (!ks_strv_contains(before, *a) && (!release || strstr(*a, "xanmod"))) {
             free(release);
@@ -975,13 +975,13 @@ static int step_install(run *x, const ks_apply_opts *o, const ks_plan *plan, cha
         if (image && ks_dpkg_is_installed(x->root, image, &installed) >= 0 && installed)
             (void)ks_journal_note_package(x->j, image, NULL);
     }
-    k = ks_journal_set(x->j, KS_JF_NEW_KERNEL, release);
-    if (k >= 0)
-        k = ks_journal_set_state(x->j, KS_STATE_INSTALLED);
-    if (k >= 0)
-        k = done(x, "install", release);
-    if (k < 0)
-        return journal_error(x, k);
+    r = ks_journal_set(x->j, KS_JF_NEW_KERNEL, release);
+    if (r >= 0)
+        r = ks_journal_set_state(x->j, KS_STATE_INSTALLED);
+    if (r >= 0)
+        r = done(x, "install", release);
+    if (r < 0)
+        return journal_error(x, r);
     *ret_release = TAKE_PTR(release);
     return 0;
 }
@@ -990,34 +990,34 @@ static int step_verify(run *x, const char *release)
 {
     _cleanup_free_ char *err = NULL;
     ks_verify_result v = {0};
-    int k;
+    int r;
 
-    k = begin(x, "verify", "proving the new kernel's module set with libkmod");
-    if (k < 0)
-        return journal_error(x, k);
-    k = ks_verify_run(x->root, x->c->config, &(ks_verify_opts){.release = release, .error = &err},
+    r = begin(x, "verify", "proving the new kernel's module set with libkmod");
+    if (r < 0)
+        return journal_error(x, r);
+    r = ks_verify_run(x->root, x->c->config, &(ks_verify_opts){.release = release, .error = &err},
                       &v);
-    if (k < 0)
-        return fail_step(x, "verify", k, "cannot verify %s: %s", release, err ? err : strerror(-k));
-    for (size_t i = 0; i < v.findings.n && k >= 0; i++)
+    if (r < 0)
+        return fail_step(x, "verify", r, "cannot verify %s: %s", release, err ? err : strerror(-r));
+    for (size_t i = 0; i < v.findings.n && r >= 0; i++)
         if (v.findings.v[i].severity != KS_SEV_OK)
-            k = ks_findings_add(&x->r->findings, v.findings.v[i].id, v.findings.v[i].severity,
+            r = ks_findings_add(&x->r->findings, v.findings.v[i].id, v.findings.v[i].severity,
                                 v.findings.v[i].remedy, "%s", v.findings.v[i].message);
-    if (k >= 0 && ks_findings_worst(&v.findings) == KS_SEV_BLOCK) {
+    if (r >= 0 && ks_findings_worst(&v.findings) == KS_SEV_BLOCK) {
         ks_verify_result_done(&v);
-        k = fail_step(x, "verify", -EPERM,
+        r = fail_step(x, "verify", -EPERM,
                       "%s does not have what this node needs (see the findings); nothing is "
                       "armed, 'kswap rollback --purge' removes it",
                       release);
         x->r->status = KS_SWAP_REFUSED;
-        return k;
+        return r;
     }
     ks_verify_result_done(&v);
-    if (k >= 0)
-        k = ks_journal_set_state(x->j, KS_STATE_VERIFIED);
-    if (k >= 0)
-        k = done(x, "verify", "module set, BBR and initramfs checked");
-    return k < 0 ? journal_error(x, k) : 0;
+    if (r >= 0)
+        r = ks_journal_set_state(x->j, KS_STATE_VERIFIED);
+    if (r >= 0)
+        r = done(x, "verify", "module set, BBR and initramfs checked");
+    return r < 0 ? journal_error(x, r) : 0;
 }
 
 /* [accept] deadline, seconds from the kernel's start; -ERANGE outside its limits. */
@@ -1043,10 +1043,10 @@ static int write_trial_entries(run *x, ks_boot *b, const char *old, const char *
 {
     _cleanup_free_ char *args = NULL, *text = NULL, *detail = NULL, *id = NULL;
     ks_trial_watchdog wd;
-    int deadline = 0, k;
+    int deadline = 0, r;
 
-    k = trial_deadline(x, &deadline);
-    if (k < 0)
+    r = trial_deadline(x, &deadline);
+    if (r < 0)
         return fail_step(x, "arm", -EINVAL,
                          "[accept] deadline must be a number of seconds from %d to %d",
                          KS_TRIAL_DEADLINE_MIN_S, KS_TRIAL_DEADLINE_MAX_S);
@@ -1059,9 +1059,9 @@ static int write_trial_entries(run *x, ks_boot *b, const char *old, const char *
             id[n++] = boot_id[i];
     if (!id[0])
         strcpy(id, "0");
-    k = ks_trial_watchdog_pick(x->root, new, &wd);
-    if (k < 0)
-        return k;
+    r = ks_trial_watchdog_pick(x->root, new, &wd);
+    if (r < 0)
+        return r;
     args = ks_trial_args(id, deadline, &wd);
     if (!args)
         return -ENOMEM;
@@ -1076,17 +1076,17 @@ static int write_trial_entries(run *x, ks_boot *b, const char *old, const char *
     else
         progress(x, "arm", "no watchdog device and %s has no softdog: the trial boot arms none",
                  new);
-    k = ks_trial_grubd_text(b->cfg, new, old, args, &text, &detail);
-    if (k < 0)
-        return fail_step(x, "arm", k, "cannot write the trial's GRUB entries: %s",
-                         detail ? detail : strerror(-k));
-    k = ks_journal_note_file(x->j, KS_TRIAL_GRUBD_PATH);
-    if (k < 0)
-        return journal_error(x, k);
+    r = ks_trial_grubd_text(b->cfg, new, old, args, &text, &detail);
+    if (r < 0)
+        return fail_step(x, "arm", r, "cannot write the trial's GRUB entries: %s",
+                         detail ? detail : strerror(-r));
+    r = ks_journal_note_file(x->j, KS_TRIAL_GRUBD_PATH);
+    if (r < 0)
+        return journal_error(x, r);
     trace(x, "write", "/%s", KS_TRIAL_GRUBD_PATH);
-    k = ks_trial_grubd_write(x->root, text);
-    if (k < 0)
-        return fail_step(x, "arm", k, "cannot write '/%s': %s", KS_TRIAL_GRUBD_PATH, strerror(-k));
+    r = ks_trial_grubd_write(x->root, text);
+    if (r < 0)
+        return fail_step(x, "arm", r, "cannot write '/%s': %s", KS_TRIAL_GRUBD_PATH, strerror(-r));
     ks_boot_done(b);
     return update_grub_and_load(x, "arm", b);
 }
@@ -1098,22 +1098,22 @@ static int write_trial_entries(run *x, ks_boot *b, const char *old, const char *
 static int settle_boot_files(run *x, const char *new)
 {
     ks_bootfiles_stats st = {0};
-    int k = ks_bootfiles_settle(x->root, new, KS_TRIAL_ENTRY_ID, &x->r->findings, &st);
+    int r = ks_bootfiles_settle(x->root, new, KS_TRIAL_ENTRY_ID, &x->r->findings, &st);
 
-    if (k < 0)
-        return fail_step(x, "arm", k, "cannot check the boot files of %s: %s", new, strerror(-k));
+    if (r < 0)
+        return fail_step(x, "arm", r, "cannot check the boot files of %s: %s", new, strerror(-r));
     /* The disk refused a sync (full, failing): kswap could not act, a failure (exit 1) that
      * says why, not a verdict on the kernel. */
-    if (k > 0 && ks_findings_get(&x->r->findings, "boot.sync-failed"))
+    if (r > 0 && ks_findings_get(&x->r->findings, "boot.sync-failed"))
         return fail_step(x, "arm", -EIO, "%s; nothing is armed, every boot starts the old kernel",
                          ks_findings_get(&x->r->findings, "boot.sync-failed")->message);
-    if (k > 0) {
-        k = fail_step(x, "arm", -EIO,
+    if (r > 0) {
+        r = fail_step(x, "arm", -EIO,
                       "the boot files of %s did not read back intact (see the findings); nothing "
                       "is armed, every boot starts the old kernel",
                       new);
         x->r->status = KS_SWAP_REFUSED;
-        return k;
+        return r;
     }
     progress(x, "arm",
              "kernel, initrd, module indexes and grub.cfg of %s on disk and read back (%u files, "
@@ -1128,25 +1128,25 @@ static int step_arm(run *x, const char *old, const char *new)
     ks_grub_entry_path p = {0};
     uint64_t btime = 0;
     ks_boot b = {0};
-    int k;
+    int r;
 
-    k = begin(x, "arm", "arming a one-shot trial boot of the new kernel");
-    if (k < 0)
-        return journal_error(x, k);
+    r = begin(x, "arm", "arming a one-shot trial boot of the new kernel");
+    if (r < 0)
+        return journal_error(x, r);
     if (ks_read_boot_id(x->root, &boot_id) < 0 || ks_read_btime(x->root, &btime) < 0) {
         free(boot_id);
         boot_id = strdup("unknown");
         btime = 0;
     }
-    k = update_grub_and_load(x, "arm", &b);
-    if (k < 0)
-        return k;
-    k = write_trial_entries(x, &b, old, new, boot_id);
-    if (k >= 0)
-        k = settle_boot_files(x, new);
-    if (k < 0) {
+    r = update_grub_and_load(x, "arm", &b);
+    if (r < 0)
+        return r;
+    r = write_trial_entries(x, &b, old, new, boot_id);
+    if (r >= 0)
+        r = settle_boot_files(x, new);
+    if (r < 0) {
         ks_boot_done(&b);
-        return k;
+        return r;
     }
     /* kswap-accept.service runs at boot only while this flag exists: before next_entry is. */
     if (ks_trial_flag_set(x->root, new) < 0)
@@ -1156,19 +1156,19 @@ static int step_arm(run *x, const char *old, const char *new)
     if (ks_trial_stages_clear(x->root) < 0)
         progress(x, "arm", "cannot remove /%s", KS_TRIAL_STAGES_PATH);
     /* update-grub may have renumbered the menu: name the old kernel's entry again first. */
-    k = ks_boot_set_default(x->root, &b, old, &detail);
+    r = ks_boot_set_default(x->root, &b, old, &detail);
     trace(x, "write", "/%s: saved_entry = %s's entry, next_entry = %s", KS_GRUBENV_PATH, old,
           KS_TRIAL_ENTRY_ID);
-    if (k >= 0)
-        k = ks_boot_arm(x->root, &b, new, old, KS_TRIAL_ENTRY_ID, &detail);
-    if (k >= 0 && ks_boot_entry_path(&b, new, &p) >= 0) {
+    if (r >= 0)
+        r = ks_boot_arm(x->root, &b, new, old, KS_TRIAL_ENTRY_ID, &detail);
+    if (r >= 0 && ks_boot_entry_path(&b, new, &p) >= 0) {
         (void)ks_journal_set(x->j, KS_JF_NEW_PATH, p.id_path);
         (void)ks_journal_set(x->j, KS_JF_NEW_TITLE_PATH, p.title_path);
         ks_grub_entry_path_done(&p);
     }
     ks_boot_done(&b);
-    if (k < 0)
-        return fail_step(x, "arm", k, "cannot arm the trial of %s: %s", new, strempty(detail));
+    if (r < 0)
+        return fail_step(x, "arm", r, "cannot arm the trial of %s: %s", new, strempty(detail));
     {
         /* What runs now, on the old kernel: the checklist of accept after the trial boot. */
         _cleanup_free_ char *summary = NULL;
@@ -1179,30 +1179,30 @@ static int step_arm(run *x, const char *old, const char *new)
         else if (summary)
             progress(x, "arm", "%s", summary);
     }
-    k = ks_journal_set_armed(x->j, boot_id, btime);
-    if (k >= 0)
-        k = ks_journal_set_state(x->j, KS_STATE_ARMED);
-    if (k >= 0)
-        k = done(x, "arm", "boot 1: new kernel (one-shot trial entry), then the old kernel");
-    return k < 0 ? journal_error(x, k) : 0;
+    r = ks_journal_set_armed(x->j, boot_id, btime);
+    if (r >= 0)
+        r = ks_journal_set_state(x->j, KS_STATE_ARMED);
+    if (r >= 0)
+        r = done(x, "arm", "boot 1: new kernel (one-shot trial entry), then the old kernel");
+    return r < 0 ? journal_error(x, r) : 0;
 }
 
 static int reboot_now(run *x, const char *step)
 {
     char *argv[] = {(char *)"systemctl", (char *)"reboot", NULL};
-    int k;
+    int r;
 
     /* Counted when asked, saved with the step: a reboot that succeeds may leave no later save. */
     ks_journal_count_reboot(x->j);
-    k = begin(x, step, "rebooting");
-    if (k < 0)
-        return journal_error(x, k);
-    k = run_program(x, step, argv, timeout_ms(x, "systemctl_timeout", 60), false);
-    if (k < 0)
-        return k;
+    r = begin(x, step, "rebooting");
+    if (r < 0)
+        return journal_error(x, r);
+    r = run_program(x, step, argv, timeout_ms(x, "systemctl_timeout", 60), false);
+    if (r < 0)
+        return r;
     x->r->rebooting = true;
-    k = done(x, step, "systemctl reboot");
-    return k < 0 ? journal_error(x, k) : 0;
+    r = done(x, step, "systemctl reboot");
+    return r < 0 ? journal_error(x, r) : 0;
 }
 
 /* The live sysctls acceptance will judge ([accept] sysctl = KEY=VALUE ...), for comparison later.
@@ -1240,15 +1240,15 @@ static bool resumable(ks_state s)
 }
 
 /* step: NULL for the check before anything is written (no step has begun). */
-static int autoremove_error(run *x, const char *step, int k)
+static int autoremove_error(run *x, const char *step, int r)
 {
-    if (k == -EEXIST)
-        return fail_step(x, step, k,
+    if (r == -EEXIST)
+        return fail_step(x, step, r,
                          "'/%s' exists and kswap did not write it: move it away, then run 'kswap "
                          "apply' again",
                          KS_AUTOREMOVE_PATH);
-    return fail_step(x, step, k, "cannot %s '/%s': %s", step ? "write" : "read", KS_AUTOREMOVE_PATH,
-                     ks_strerror(k));
+    return fail_step(x, step, r, "cannot %s '/%s': %s", step ? "write" : "read", KS_AUTOREMOVE_PATH,
+                     ks_strerror(r));
 }
 
 /* From here on the swap relies on both kernels: apt autoremove must leave them (rewritten on a
@@ -1256,11 +1256,11 @@ static int autoremove_error(run *x, const char *step, int k)
 static int keep_kernels(run *x, const char *old, const char *new)
 {
     char *releases[] = {(char *)old, (char *)new, NULL};
-    int k = ks_autoremove_keep(x->root, releases);
+    int r = ks_autoremove_keep(x->root, releases);
 
-    if (k < 0)
-        return autoremove_error(x, "install", k);
-    if (k > 0)
+    if (r < 0)
+        return autoremove_error(x, "install", r);
+    if (r > 0)
         progress(x, "install", "%s and %s kept from apt autoremove while the swap needs them (/%s)",
                  old, new, KS_AUTOREMOVE_PATH);
     return 0;
@@ -1273,16 +1273,16 @@ int ks_apply(const ks_root *root, const ks_apply_opts *o, ks_swap_result *ret)
     const char *old;
     ks_plan plan = {0};
     run x;
-    int k;
+    int r;
 
     assert(root);
     assert(o);
     assert(ret);
-    k = init_run(&x, root, &o->common, ret);
-    if (k < 0)
-        return k;
-    k = step_plan(&x, o, &plan);
-    if (k < 0) {
+    r = init_run(&x, root, &o->common, ret);
+    if (r < 0)
+        return r;
+    r = step_plan(&x, o, &plan);
+    if (r < 0) {
         /* Nothing changed: the journal is shown as it is, read without the lock. */
         _cleanup_free_ char *ignored = NULL;
         (void)ks_journal_load(root, &x.j, &ignored);
@@ -1290,21 +1290,21 @@ int ks_apply(const ks_root *root, const ks_apply_opts *o, ks_swap_result *ret)
     }
     /* apt-get will run: wait for dpkg's lock before anything changes on disk. */
     if (!(o->kernel && ks_kernels_find(&plan.kernels, o->kernel))) {
-        k = wait_for_dpkg(&x, NULL);
-        if (k < 0)
+        r = wait_for_dpkg(&x, NULL);
+        if (r < 0)
             goto out;
     }
-    k = lock_or_busy(&x, &lock);
-    if (k < 0)
+    r = lock_or_busy(&x, &lock);
+    if (r < 0)
         goto out;
-    k = load_journal(&x);
-    if (k < 0)
+    r = load_journal(&x);
+    if (r < 0)
         goto out;
     running = strdup(plan.running_kernel);
     /* An input the install step needs, checked before the first write. */
-    k = ks_autoremove_check(root);
-    if (k < 0) {
-        k = autoremove_error(&x, NULL, k);
+    r = ks_autoremove_check(root);
+    if (r < 0) {
+        r = autoremove_error(&x, NULL, r);
         goto out;
     }
 
@@ -1319,7 +1319,7 @@ int ks_apply(const ks_root *root, const ks_apply_opts *o, ks_swap_result *ret)
         /* An interrupted apply: the same old kernel must still be running. */
         old = ks_journal_get(x.j, KS_JF_OLD_KERNEL);
         if (!streq_ptr(old, running)) {
-            k = fail_step(&x, NULL, -ESTALE,
+            r = fail_step(&x, NULL, -ESTALE,
                           "an interrupted apply started on %s, but %s is running; run 'kswap "
                           "rollback' first",
                           strempty(old), running);
@@ -1328,23 +1328,23 @@ int ks_apply(const ks_root *root, const ks_apply_opts *o, ks_swap_result *ret)
         progress(&x, "apply", "resuming an interrupted apply (state %s)",
                  ks_state_to_string(ks_journal_state(x.j)));
     } else {
-        k = step_checklist(&x, o);
-        if (k < 0)
+        r = step_checklist(&x, o);
+        if (r < 0)
             goto out;
         /* The swap this one replaces is in the history first (a no-op when it is already). */
-        k = ks_history_note_finding(root, x.j, &ret->findings);
-        if (k < 0)
+        r = ks_history_note_finding(root, x.j, &ret->findings);
+        if (r < 0)
             goto out;
         reset_for_new_apply(x.j);
-        k = ks_journal_set(x.j, KS_JF_OLD_KERNEL, running);
-        if (k >= 0) {
+        r = ks_journal_set(x.j, KS_JF_OLD_KERNEL, running);
+        if (r >= 0) {
             _cleanup_strv_free_ char **sysctls = snapshot_sysctls(o->common.config);
-            k = ks_journal_take_snapshot(x.j, KS_GRUBENV_PATH, KS_GRUB_DROPIN_PATH, sysctls);
+            r = ks_journal_take_snapshot(x.j, KS_GRUBENV_PATH, KS_GRUB_DROPIN_PATH, sysctls);
         }
-        if (k >= 0)
-            k = ks_journal_save(x.j);
-        if (k < 0) {
-            journal_error(&x, k);
+        if (r >= 0)
+            r = ks_journal_save(x.j);
+        if (r < 0) {
+            journal_error(&x, r);
             goto out;
         }
     }
@@ -1352,35 +1352,35 @@ int ks_apply(const ks_root *root, const ks_apply_opts *o, ks_swap_result *ret)
 
     /* The repository first: its check (apt-get update into a private folder) refuses a
      * repository apt would refuse before GRUB or anything else is touched. */
-    k = 0;
+    r = 0;
     if (!o->deb && !(o->kernel && ks_kernels_find(&plan.kernels, o->kernel)))
-        k = step_repository(&x, o, &plan);
-    if (k >= 0)
-        k = step_prepare(&x, &plan, old);
-    if (k >= 0) {
+        r = step_repository(&x, o, &plan);
+    if (r >= 0)
+        r = step_prepare(&x, &plan, old);
+    if (r >= 0) {
         const ks_journal_step *s = ks_journal_step_find(x.j, "install");
         const char *known = ks_journal_get(x.j, KS_JF_NEW_KERNEL);
         /* Resuming after the install finished: the kernel is on disk, apt need not run again. */
         if (s && s->status == KS_STEP_DONE && known && ks_kernels_find(&plan.kernels, known))
             new = strdup(known);
         else
-            k = step_install(&x, o, &plan, &new);
+            r = step_install(&x, o, &plan, &new);
     }
-    if (k >= 0 && streq_ptr(new, old))
-        k = fail_step(&x, "install", -EINVAL, "the new kernel %s is the running kernel", old);
-    if (k >= 0)
-        k = keep_kernels(&x, old, new);
-    if (k >= 0)
-        k = step_verify(&x, new);
-    if (k >= 0)
-        k = step_arm(&x, old, new);
-    if (k >= 0)
+    if (r >= 0 && streq_ptr(new, old))
+        r = fail_step(&x, "install", -EINVAL, "the new kernel %s is the running kernel", old);
+    if (r >= 0)
+        r = keep_kernels(&x, old, new);
+    if (r >= 0)
+        r = step_verify(&x, new);
+    if (r >= 0)
+        r = step_arm(&x, old, new);
+    if (r >= 0)
         ret->status = KS_SWAP_DONE;
-    if (k >= 0 && o->reboot)
-        k = reboot_now(&x, "reboot");
+    if (r >= 0 && o->reboot)
+        r = reboot_now(&x, "reboot");
 out:
     ks_plan_done(&plan);
-    return end_run(&x, k);
+    return end_run(&x, r);
 }
 
 /* ---- apply --dry-run ---- */
@@ -1414,23 +1414,23 @@ static int dry_steps(run *x, const ks_apply_opts *o, const ks_plan *plan, const 
     _cleanup_free_ char *text = NULL, *deb_abs = NULL, *args = NULL, *err = NULL;
     const char *pkg = NULL;
     ks_boot b = {0};
-    int k;
+    int r;
 
     if (repo) {
         _cleanup_transaction_ ks_transaction changes = {0};
         char *probe[] = {(char *)"apt-get", (char *)"update", (char *)"(private folder)", NULL};
 
-        k = plan_repository(x, o, plan, &changes);
-        if (k < 0)
-            return k;
+        r = plan_repository(x, o, plan, &changes);
+        if (r < 0)
+            return r;
         pkg = o->package ? o->package : plan->target_package;
-        k = ks_dryrun_add_program(d, "repository", probe, true);
-        if (k >= 0)
-            k = ks_dryrun_add_transaction(d, &changes);
-        if (k >= 0)
-            k = ks_dryrun_add_step(d, "repository", KS_APT_SOURCE_PATH);
-        if (k < 0)
-            return k;
+        r = ks_dryrun_add_program(d, "repository", probe, true);
+        if (r >= 0)
+            r = ks_dryrun_add_transaction(d, &changes);
+        if (r >= 0)
+            r = ks_dryrun_add_step(d, "repository", KS_APT_SOURCE_PATH);
+        if (r < 0)
+            return r;
         d->source_kind = strdup("repository");
         d->source = ks_asprintf("%s %s", plan->repo_uri, plan->xanmod_suite);
         for (char **c = plan->repo_components; d->source && c && *c; c++) {
@@ -1460,15 +1460,15 @@ static int dry_steps(run *x, const ks_apply_opts *o, const ks_plan *plan, const 
     }
     if (!text)
         return -ENOMEM;
-    k = ks_dryrun_add_file(d, KS_GRUB_DROPIN_PATH, "write",
+    r = ks_dryrun_add_file(d, KS_GRUB_DROPIN_PATH, "write",
                            "GRUB_DEFAULT=saved (and panic=10 unless a panic= applies)", text,
                            strlen(text), false);
-    if (k >= 0)
-        k = ks_dryrun_add_program(d, "prepare", update_grub, false);
-    if (k >= 0)
-        k = ks_dryrun_add_step(d, "prepare", "every boot starts the running kernel");
-    if (k < 0)
-        return k;
+    if (r >= 0)
+        r = ks_dryrun_add_program(d, "prepare", update_grub, false);
+    if (r >= 0)
+        r = ks_dryrun_add_step(d, "prepare", "every boot starts the running kernel");
+    if (r < 0)
+        return r;
 
     if (pkg) {
         char *update[] = {APT_UPDATE_ARGV, NULL};
@@ -1480,17 +1480,17 @@ static int dry_steps(run *x, const ks_apply_opts *o, const ks_plan *plan, const 
                          : strdup(pkg);
         if (!d->package)
             return -ENOMEM;
-        k = repo ? ks_dryrun_add_program(d, "install", update, false) : 0;
-        if (k >= 0)
-            k = ks_dryrun_add_program(d, "install", install, false);
-        if (k >= 0)
-            k = ks_dryrun_add_step(d, "install", pkg);
+        r = repo ? ks_dryrun_add_program(d, "install", update, false) : 0;
+        if (r >= 0)
+            r = ks_dryrun_add_program(d, "install", install, false);
+        if (r >= 0)
+            r = ks_dryrun_add_step(d, "install", pkg);
     } else
-        k = ks_dryrun_add_step(d, "install", "skipped: installed already");
-    if (k >= 0)
-        k = ks_dryrun_add_step(d, "verify", "module set, BBR and initramfs checked");
-    if (k < 0)
-        return k;
+        r = ks_dryrun_add_step(d, "install", "skipped: installed already");
+    if (r >= 0)
+        r = ks_dryrun_add_step(d, "verify", "module set, BBR and initramfs checked");
+    if (r < 0)
+        return r;
     if (o->kernel && ks_kernels_find(&plan->kernels, o->kernel))
         d->new_kernel = strdup(o->kernel);
     else if (plan->target_release)
@@ -1500,50 +1500,50 @@ static int dry_steps(run *x, const ks_apply_opts *o, const ks_plan *plan, const 
         _cleanup_free_ char *guard = ks_autoremove_text(releases);
         if (!guard)
             return -ENOMEM;
-        k = ks_dryrun_add_file(d, KS_AUTOREMOVE_PATH, "write",
+        r = ks_dryrun_add_file(d, KS_AUTOREMOVE_PATH, "write",
                                "the old and the new kernel kept from apt autoremove", guard,
                                strlen(guard), false);
-        if (k < 0)
-            return k;
+        if (r < 0)
+            return r;
     }
 
     /* arm: update-grub twice (the new kernel's entries, then the trial's), grubenv. */
-    k = ks_dryrun_add_program(d, "arm", update_grub, false);
-    if (k >= 0)
-        k = ks_dryrun_add_program(d, "arm", update_grub, false);
-    if (k < 0)
-        return k;
+    r = ks_dryrun_add_program(d, "arm", update_grub, false);
+    if (r >= 0)
+        r = ks_dryrun_add_program(d, "arm", update_grub, false);
+    if (r < 0)
+        return r;
     args = dry_trial_args(x, d->new_kernel);
     if (!args)
         return fail_step(x, "arm", -EINVAL,
                          "[accept] deadline must be a number of seconds from %d to %d",
                          KS_TRIAL_DEADLINE_MIN_S, KS_TRIAL_DEADLINE_MAX_S);
-    k = ks_boot_load(x->root, &b, &err);
-    if (k < 0)
-        return fail_step(x, "arm", k, "%s", strempty(err));
+    r = ks_boot_load(x->root, &b, &err);
+    if (r < 0)
+        return fail_step(x, "arm", r, "%s", strempty(err));
     /* Only a kernel that is installed (and in grub.cfg) now can be forecast now. */
-    k = ks_dryrun_forecast(
+    r = ks_dryrun_forecast(
         d, x->root, &b, old,
         o->kernel && ks_kernels_find(&plan->kernels, o->kernel) ? o->kernel : NULL, args);
     ks_boot_done(&b);
-    if (k >= 0)
-        k = ks_dryrun_add_file(d, KS_TRIAL_FLAG_PATH, "write",
+    if (r >= 0)
+        r = ks_dryrun_add_file(d, KS_TRIAL_FLAG_PATH, "write",
                                "the trial flag: kswap-accept.service runs at the next boot", NULL,
                                0, false);
-    if (k >= 0)
-        k = ks_dryrun_add_file(d, KS_JOURNAL_PATH, "write",
+    if (r >= 0)
+        r = ks_dryrun_add_file(d, KS_JOURNAL_PATH, "write",
                                "the state journal, saved before and after every step", NULL, 0,
                                false);
-    if (k >= 0)
-        k = ks_dryrun_add_step(d, "arm",
+    if (r >= 0)
+        r = ks_dryrun_add_step(d, "arm",
                                "boot 1: new kernel (one-shot trial entry), then the old kernel");
-    if (k >= 0 && o->reboot) {
+    if (r >= 0 && o->reboot) {
         char *reboot[] = {(char *)"systemctl", (char *)"reboot", NULL};
-        k = ks_dryrun_add_program(d, "reboot", reboot, false);
-        if (k >= 0)
-            k = ks_dryrun_add_step(d, "reboot", "systemctl reboot");
+        r = ks_dryrun_add_program(d, "reboot", reboot, false);
+        if (r >= 0)
+            r = ks_dryrun_add_step(d, "reboot", "systemctl reboot");
     }
-    return k;
+    return r;
 }
 
 int ks_apply_dry_run(const ks_root *root, const ks_apply_opts *o, ks_swap_result *ret)
@@ -1555,26 +1555,26 @@ int ks_apply_dry_run(const ks_root *root, const ks_apply_opts *o, ks_swap_result
     const char *old;
     pid_t holder = 0;
     run x;
-    int k;
+    int r;
 
     assert(root);
     assert(o);
     assert(ret);
-    k = init_run(&x, root, &o->common, ret);
-    if (k < 0)
-        return k;
+    r = init_run(&x, root, &o->common, ret);
+    if (r < 0)
+        return r;
     /* x.j stays NULL: fail_step() then records nothing, the journal is only read. */
     ret->dry = calloc(1, sizeof(*ret->dry));
     if (!ret->dry) {
-        k = -ENOMEM;
+        r = -ENOMEM;
         goto out;
     }
-    k = step_plan(&x, o, &plan);
-    if (k < 0)
+    r = step_plan(&x, o, &plan);
+    if (r < 0)
         goto out;
-    k = ks_lock_acquire_shared(
+    r = ks_lock_acquire_shared(
         root, timeout_ms(&x, "lock_timeout", KS_LOCK_TIMEOUT_MS_DEFAULT / 1000), &lock, &holder);
-    if (k == -EBUSY) {
+    if (r == -EBUSY) {
         ret->status = KS_SWAP_BUSY;
         ret->lock_holder = holder;
         ret->error = holder > 0 ? ks_asprintf("another kswap (pid %d) is changing this system; "
@@ -1583,18 +1583,18 @@ int ks_apply_dry_run(const ks_root *root, const ks_apply_opts *o, ks_swap_result
                                 : strdup("another kswap is changing this system; wait for it");
         goto out;
     }
-    if (k < 0) {
+    if (r < 0) {
         ret->status = KS_SWAP_FAILED;
-        ret->error = ks_asprintf("cannot take the lock '/%s': %s", KS_LOCK_PATH, strerror(-k));
+        ret->error = ks_asprintf("cannot take the lock '/%s': %s", KS_LOCK_PATH, strerror(-r));
         goto out;
     }
     ret->dry->locked = lock != NULL;
-    k = ks_journal_load(root, &j, &jerr);
-    if (k < 0) {
+    r = ks_journal_load(root, &j, &jerr);
+    if (r < 0) {
         ret->status = KS_SWAP_FAILED;
         ret->error = ks_asprintf("cannot use the state journal '/%s': %s; move it away only "
                                  "after reading it",
-                                 KS_JOURNAL_PATH, jerr ? jerr : strerror(-k));
+                                 KS_JOURNAL_PATH, jerr ? jerr : strerror(-r));
         goto out;
     }
     if (ks_journal_state(j) == KS_STATE_ARMED) {
@@ -1607,7 +1607,7 @@ int ks_apply_dry_run(const ks_root *root, const ks_apply_opts *o, ks_swap_result
     if (resumable(ks_journal_state(j))) {
         old = ks_journal_get(j, KS_JF_OLD_KERNEL);
         if (!streq_ptr(old, plan.running_kernel)) {
-            k = fail_step(&x, NULL, -ESTALE,
+            r = fail_step(&x, NULL, -ESTALE,
                           "an interrupted apply started on %s, but %s is running; run 'kswap "
                           "rollback' first",
                           strempty(old), plan.running_kernel);
@@ -1616,22 +1616,22 @@ int ks_apply_dry_run(const ks_root *root, const ks_apply_opts *o, ks_swap_result
         ret->dry->resume = true;
         ret->dry->resume_state = strdup(ks_state_to_string(ks_journal_state(j)));
     } else {
-        k = step_checklist(&x, o);
-        if (k < 0)
+        r = step_checklist(&x, o);
+        if (r < 0)
             goto out;
-        k = ks_dryrun_add_step(ret->dry, "check",
+        r = ks_dryrun_add_step(ret->dry, "check",
                                "accept's checklist passes on the running kernel");
-        if (k < 0)
+        if (r < 0)
             goto out;
         old = plan.running_kernel;
     }
     ret->dry->old_kernel = strdup(old);
     if (!ret->dry->old_kernel) {
-        k = -ENOMEM;
+        r = -ENOMEM;
         goto out;
     }
-    k = dry_steps(&x, o, &plan, old, ret->dry);
-    if (k >= 0)
+    r = dry_steps(&x, o, &plan, old, ret->dry);
+    if (r >= 0)
         ret->status = KS_SWAP_DONE;
 out:
     ks_plan_done(&plan);
@@ -1639,9 +1639,9 @@ out:
         _cleanup_free_ char *ignored = NULL;
         (void)ks_journal_load(root, &j, &ignored);
     }
-    k = end_run(&x, k);
+    r = end_run(&x, r);
     ret->journal = j;
-    return k;
+    return r;
 }
 
 /* ---- pin ---- */
@@ -1654,25 +1654,25 @@ static int remove_trial_entries(run *x, const char *step)
 {
     char *update[] = {(char *)"update-grub", NULL};
     const char *what = NULL;
-    int k;
+    int r;
 
     if (!ks_trial_grubd_exists(x->root))
         return 0;
-    k = ks_journal_note_file(x->j, KS_TRIAL_GRUBD_PATH);
-    if (k < 0)
-        return journal_error(x, k);
-    k = ks_trial_grubd_remove(x->root);
-    if (k < 0)
-        return fail_step(x, step, k, "cannot remove '/%s': %s", KS_TRIAL_GRUBD_PATH, strerror(-k));
-    k = run_program(x, step, update, timeout_ms(x, "update_grub_timeout", 300), false);
-    if (k < 0)
-        return k;
+    r = ks_journal_note_file(x->j, KS_TRIAL_GRUBD_PATH);
+    if (r < 0)
+        return journal_error(x, r);
+    r = ks_trial_grubd_remove(x->root);
+    if (r < 0)
+        return fail_step(x, step, r, "cannot remove '/%s': %s", KS_TRIAL_GRUBD_PATH, strerror(-r));
+    r = run_program(x, step, update, timeout_ms(x, "update_grub_timeout", 300), false);
+    if (r < 0)
+        return r;
     /* The grubenv write that follows must never reach the disk before this grub.cfg. */
-    k = ks_grub_cfg_sync(x->root, &what);
-    if (k < 0)
-        return fail_step(x, step, k,
+    r = ks_grub_cfg_sync(x->root, &what);
+    if (r < 0)
+        return fail_step(x, step, r,
                          "update-grub rewrote /%s but it cannot be written to the disk: %s", what,
-                         strerror(-k));
+                         strerror(-r));
     return 1;
 }
 
@@ -1684,13 +1684,13 @@ int ks_pin(const ks_root *root, const ks_swap_common *c, const char *release, bo
     const char *target;
     ks_boot b = {0};
     run x;
-    int k;
+    int r;
 
     assert(root);
     assert(c);
     assert(ret);
-    k = start_locked(&x, root, c, ret, &lock);
-    if (k < 0)
+    r = start_locked(&x, root, c, ret, &lock);
+    if (r < 0)
         goto out;
     target = release ? release : ks_journal_get(x.j, KS_JF_NEW_KERNEL);
     if (!target) {
@@ -1698,8 +1698,8 @@ int ks_pin(const ks_root *root, const ks_swap_common *c, const char *release, bo
         ret->error = strdup("no trial kernel in the journal; name the kernel: kswap pin RELEASE");
         goto out;
     }
-    k = running_kernel(root, ret, &running);
-    if (k < 0)
+    r = running_kernel(root, ret, &running);
+    if (r < 0)
         goto out;
     /* docs/design.md, invariant 5: only a kernel that runs and passed acceptance becomes the
      * default. */
@@ -1726,42 +1726,42 @@ int ks_pin(const ks_root *root, const ks_swap_common *c, const char *release, bo
                                  target);
         goto out;
     }
-    k = ks_journal_step_begin(x.j, "pin");
-    if (k < 0) {
-        journal_error(&x, k);
+    r = ks_journal_step_begin(x.j, "pin");
+    if (r < 0) {
+        journal_error(&x, r);
         goto out;
     }
-    k = remove_trial_entries(&x, "pin");
-    if (k < 0)
+    r = remove_trial_entries(&x, "pin");
+    if (r < 0)
         goto out;
-    k = ks_boot_load(root, &b, &err);
-    if (k < 0) {
-        fail_step(&x, "pin", k, "%s", strempty(err));
+    r = ks_boot_load(root, &b, &err);
+    if (r < 0) {
+        fail_step(&x, "pin", r, "%s", strempty(err));
         goto out;
     }
-    k = ks_journal_note_file(x.j, KS_GRUBENV_PATH);
-    if (k >= 0)
-        k = ks_boot_set_default(root, &b, target, &detail);
+    r = ks_journal_note_file(x.j, KS_GRUBENV_PATH);
+    if (r >= 0)
+        r = ks_boot_set_default(root, &b, target, &detail);
     ks_boot_done(&b);
-    if (k < 0) {
-        fail_step(&x, "pin", k, "cannot make %s the default: %s", target, strempty(detail));
+    if (r < 0) {
+        fail_step(&x, "pin", r, "cannot make %s the default: %s", target, strempty(detail));
         goto out;
     }
-    k = ks_journal_set_state(x.j, KS_STATE_PINNED);
-    if (k >= 0)
-        k = ks_journal_step_end(x.j, "pin", KS_STEP_DONE, target);
+    r = ks_journal_set_state(x.j, KS_STATE_PINNED);
+    if (r >= 0)
+        r = ks_journal_step_end(x.j, "pin", KS_STEP_DONE, target);
     /* The trial is settled: no acceptance at the next boots, no status line at login. */
-    if (k >= 0) {
+    if (r >= 0) {
         (void)ks_trial_flag_clear(root);
         (void)ks_motd_clear(root);
     }
-    if (k < 0) {
-        journal_error(&x, k);
+    if (r < 0) {
+        journal_error(&x, r);
         goto out;
     }
     ret->status = KS_SWAP_DONE;
 out:
-    return end_run(&x, k);
+    return end_run(&x, r);
 }
 
 /* ---- rollback ---- */
@@ -1808,7 +1808,7 @@ static bool package_present(run *x, const char *pkg)
 static int purge_packages(run *x, const char *old, const char *running)
 {
     _cleanup_strv_free_ char **pkgs = NULL, **gone = NULL;
-    int k;
+    int r;
 
     for (size_t i = 0; i < ks_journal_n_changes(x->j); i++) {
         const ks_journal_change *ch = ks_journal_change_get(x->j, i);
@@ -1817,11 +1817,11 @@ static int purge_packages(run *x, const char *old, const char *running)
             package_is_kept(ch->name, old, running) || ks_strv_contains(pkgs, ch->name))
             continue;
         if (!package_present(x, ch->name))
-            k = ks_strv_extend(&gone, ch->name);
+            r = ks_strv_extend(&gone, ch->name);
         else
-            k = ks_strv_extend(&pkgs, ch->name);
-        if (k < 0)
-            return k;
+            r = ks_strv_extend(&pkgs, ch->name);
+        if (r < 0)
+            return r;
     }
     /* Removed already (by hand, by an earlier purge): nothing to do, nothing to list. */
     for (char **g = gone; g && *g; g++)
@@ -1838,20 +1838,20 @@ static int purge_packages(run *x, const char *old, const char *running)
         argv[n++] = (char *)"purge";
         for (char **p = pkgs; *p; p++)
             argv[n++] = *p;
-        k = wait_for_dpkg(x, "purge");
-        if (k < 0)
-            return k;
+        r = wait_for_dpkg(x, "purge");
+        if (r < 0)
+            return r;
         progress(x, "purge", "removing the packages kswap installed: %zu", ks_strv_length(pkgs));
-        k = run_program(x, "purge", argv, timeout_ms(x, "apt_timeout", 1800), true);
-        if (k < 0)
-            return k;
+        r = run_program(x, "purge", argv, timeout_ms(x, "apt_timeout", 1800), true);
+        if (r < 0)
+            return r;
     }
     for (char **p = pkgs; *p; p++) {
         if (package_present(x, *p))
             continue; /* apt kept it (another package depends on it): not removed */
-        k = add_removed(x, "package", *p, NULL);
-        if (k < 0)
-            return k;
+        r = add_removed(x, "package", *p, NULL);
+        if (r < 0)
+            return r;
         (void)ks_journal_forget_change(x->j, KS_CHANGE_PACKAGE, *p);
     }
     return 0;
@@ -1861,22 +1861,22 @@ static int purge_packages(run *x, const char *old, const char *running)
 static int purge_apt_source(run *x)
 {
     _cleanup_transaction_ ks_transaction changes = {0};
-    int k;
+    int r;
 
-    k = ks_aptsource_remove(x->root, &changes);
-    if (k < 0)
-        return fail_step(x, "purge", k, "cannot remove the XanMod apt source: %s", strerror(-k));
-    for (size_t i = 0; i < changes.n && k >= 0; i++) {
+    r = ks_aptsource_remove(x->root, &changes);
+    if (r < 0)
+        return fail_step(x, "purge", r, "cannot remove the XanMod apt source: %s", strerror(-r));
+    for (size_t i = 0; i < changes.n && r >= 0; i++) {
         const ks_file_change *c = &changes.v[i];
         const char *kind = streq(c->path, KS_APT_SOURCE_PATH)    ? "apt-source"
                            : streq(c->path, KS_APT_KEYRING_PATH) ? "apt-keyring"
                            : c->kind == KS_FILE_CHANGE_REMOVE    ? "file"
                                                                  : "apt-restored";
-        k = add_removed(x, kind, c->path, c->what);
-        if (k >= 0)
+        r = add_removed(x, kind, c->path, c->what);
+        if (r >= 0)
             (void)ks_journal_forget_change(x->j, KS_CHANGE_FILE, c->path);
     }
-    return k;
+    return r;
 }
 
 /*
@@ -1889,41 +1889,41 @@ static int purge_dropin(run *x)
     const ks_journal_change *ch = ks_journal_change_find(x->j, KS_CHANGE_FILE, KS_GRUB_DROPIN_PATH);
     _cleanup_free_ char *text = NULL;
     size_t len = 0;
-    int k;
+    int r;
 
-    k = ks_root_read_file(x->root, KS_GRUB_DROPIN_PATH, 1u << 20, &text, &len);
-    if (k == -ENOENT)
+    r = ks_root_read_file(x->root, KS_GRUB_DROPIN_PATH, 1u << 20, &text, &len);
+    if (r == -ENOENT)
         return 0;
-    if (k < 0)
-        return fail_step(x, "purge", k, "cannot read '/%s': %s", KS_GRUB_DROPIN_PATH, strerror(-k));
+    if (r < 0)
+        return fail_step(x, "purge", r, "cannot read '/%s': %s", KS_GRUB_DROPIN_PATH, strerror(-r));
     /* A file from before kswap goes back; one an earlier apply of kswap wrote does not. */
     if (ch && ch->existed &&
         !(ch->previous_len >= strlen(marker) &&
           memcmp(ch->previous, marker, strlen(marker)) == 0)) {
         if (len == ch->previous_len && memcmp(text, ch->previous, len) == 0)
             return 0;
-        k = ks_write_atomic(x->root, KS_GRUB_DROPIN_PATH, (const char *)ch->previous,
+        r = ks_write_atomic(x->root, KS_GRUB_DROPIN_PATH, (const char *)ch->previous,
                             ch->previous_len, ch->mode ? ch->mode : 0644);
-        if (k < 0)
-            return fail_step(x, "purge", k, "cannot restore '/%s': %s", KS_GRUB_DROPIN_PATH,
-                             strerror(-k));
-        k = add_removed(x, "grub-dropin", KS_GRUB_DROPIN_PATH,
+        if (r < 0)
+            return fail_step(x, "purge", r, "cannot restore '/%s': %s", KS_GRUB_DROPIN_PATH,
+                             strerror(-r));
+        r = add_removed(x, "grub-dropin", KS_GRUB_DROPIN_PATH,
                         "kswap's settings; the file as it was before kswap is back");
     } else {
         if (!ks_startswith(text, marker))
             return 0; /* not kswap's: the operator's file stays */
-        k = ks_unlink_durable(x->root, KS_GRUB_DROPIN_PATH);
-        if (k < 0)
-            return fail_step(x, "purge", k, "cannot remove '/%s': %s", KS_GRUB_DROPIN_PATH,
-                             strerror(-k));
-        k = add_removed(x, "grub-dropin", KS_GRUB_DROPIN_PATH,
+        r = ks_unlink_durable(x->root, KS_GRUB_DROPIN_PATH);
+        if (r < 0)
+            return fail_step(x, "purge", r, "cannot remove '/%s': %s", KS_GRUB_DROPIN_PATH,
+                             strerror(-r));
+        r = add_removed(x, "grub-dropin", KS_GRUB_DROPIN_PATH,
                         "GRUB_DEFAULT=saved and panic=10 of kswap");
     }
-    if (k >= 0)
+    if (r >= 0)
         (void)ks_journal_forget_change(x->j, KS_CHANGE_FILE, KS_GRUB_DROPIN_PATH);
-    if (k >= 0)
+    if (r >= 0)
         x->dropin_purged = TAKE_PTR(text);
-    return k < 0 ? k : 1;
+    return r < 0 ? r : 1;
 }
 
 static bool dropin_removed(const ks_swap_result *r)
@@ -1942,18 +1942,18 @@ static int keep_dropin(run *x, ks_boot *b)
     _cleanup_free_ char *err = NULL;
     const char *text = x->dropin_purged;
     size_t i;
-    int k;
+    int r;
 
     if (!text)
         return -ENOENT;
     progress(x, "purge",
              "GRUB's own default would not start the old kernel: kswap's drop-in stays");
-    k = ks_journal_note_file(x->j, KS_GRUB_DROPIN_PATH);
-    if (k >= 0)
-        k = ks_write_atomic(x->root, KS_GRUB_DROPIN_PATH, text, strlen(text), 0644);
-    if (k < 0)
-        return fail_step(x, "rollback", k, "cannot write '/%s': %s", KS_GRUB_DROPIN_PATH,
-                         strerror(-k));
+    r = ks_journal_note_file(x->j, KS_GRUB_DROPIN_PATH);
+    if (r >= 0)
+        r = ks_write_atomic(x->root, KS_GRUB_DROPIN_PATH, text, strlen(text), 0644);
+    if (r < 0)
+        return fail_step(x, "rollback", r, "cannot write '/%s': %s", KS_GRUB_DROPIN_PATH,
+                         strerror(-r));
     for (i = 0; i < x->r->n_removed; i++)
         if (streq(x->r->removed[i].kind, "grub-dropin"))
             break;
@@ -1965,24 +1965,24 @@ static int keep_dropin(run *x, ks_boot *b)
                 (x->r->n_removed - i - 1) * sizeof(x->r->removed[0]));
         x->r->n_removed--;
     }
-    k = run_program(x, "rollback", update, timeout_ms(x, "update_grub_timeout", 300), false);
-    if (k < 0)
-        return k;
-    k = ks_boot_load(x->root, b, &err);
-    return k < 0 ? fail_step(x, "rollback", k, "%s", strempty(err)) : 0;
+    r = run_program(x, "rollback", update, timeout_ms(x, "update_grub_timeout", 300), false);
+    if (r < 0)
+        return r;
+    r = ks_boot_load(x->root, b, &err);
+    return r < 0 ? fail_step(x, "rollback", r, "%s", strempty(err)) : 0;
 }
 
 static int purge_autoremove_guard(run *x, const char *old, const char *new)
 {
     _cleanup_free_ char *what = NULL;
-    int k = ks_autoremove_release(x->root);
+    int r = ks_autoremove_release(x->root);
 
-    if (k == -EEXIST)
+    if (r == -EEXIST)
         return 0; /* not kswap's: the operator's file stays */
-    if (k < 0)
-        return fail_step(x, "purge", k, "cannot remove '/%s': %s", KS_AUTOREMOVE_PATH,
-                         ks_strerror(k));
-    if (k == 0)
+    if (r < 0)
+        return fail_step(x, "purge", r, "cannot remove '/%s': %s", KS_AUTOREMOVE_PATH,
+                         ks_strerror(r));
+    if (r == 0)
         return 0;
     what = new ? ks_asprintf("kept %s and %s from apt autoremove", old, new)
                : ks_asprintf("kept %s from apt autoremove", old);
@@ -1992,7 +1992,7 @@ static int purge_autoremove_guard(run *x, const char *old, const char *new)
 static int purge(run *x, const char *old, const char *running)
 {
     const char *new = ks_journal_get(x->j, KS_JF_NEW_KERNEL);
-    int k;
+    int r;
 
     if (new &&streq(new, running))
         return fail_step(x, "purge", -EBUSY,
@@ -2000,14 +2000,14 @@ static int purge(run *x, const char *old, const char *running)
                          "then purge",
                          new);
     x->r->purged = true;
-    k = purge_packages(x, old, running);
-    if (k >= 0)
-        k = purge_apt_source(x);
-    if (k >= 0)
-        k = purge_dropin(x);
-    if (k >= 0)
-        k = purge_autoremove_guard(x, old, new);
-    return k < 0 ? k : 0;
+    r = purge_packages(x, old, running);
+    if (r >= 0)
+        r = purge_apt_source(x);
+    if (r >= 0)
+        r = purge_dropin(x);
+    if (r >= 0)
+        r = purge_autoremove_guard(x, old, new);
+    return r < 0 ? r : 0;
 }
 
 int ks_rollback(const ks_root *root, const ks_swap_common *c, bool do_purge, bool reboot,
@@ -2019,20 +2019,20 @@ int ks_rollback(const ks_root *root, const ks_swap_common *c, bool do_purge, boo
     const char *old;
     ks_boot b = {0};
     run x;
-    int k;
+    int r;
 
     assert(root);
     assert(c);
     assert(ret);
-    k = init_run(&x, root, c, ret);
+    r = init_run(&x, root, c, ret);
     /* --purge runs apt-get: dpkg's lock must be free before anything changes on disk. */
-    if (k >= 0 && do_purge)
-        k = wait_for_dpkg(&x, NULL);
-    if (k >= 0)
-        k = lock_or_busy(&x, &lock);
-    if (k >= 0)
-        k = load_journal(&x);
-    if (k < 0)
+    if (r >= 0 && do_purge)
+        r = wait_for_dpkg(&x, NULL);
+    if (r >= 0)
+        r = lock_or_busy(&x, &lock);
+    if (r >= 0)
+        r = load_journal(&x);
+    if (r < 0)
         goto out;
     old = ks_journal_get(x.j, KS_JF_OLD_KERNEL);
     if (!old) {
@@ -2040,67 +2040,67 @@ int ks_rollback(const ks_root *root, const ks_swap_common *c, bool do_purge, boo
         ret->error = strdup("nothing to roll back: the journal names no old kernel");
         goto out;
     }
-    k = running_kernel(root, ret, &running);
-    if (k < 0)
+    r = running_kernel(root, ret, &running);
+    if (r < 0)
         goto out;
-    k = begin(&x, "rollback", "making the old kernel the default again");
-    if (k < 0) {
-        journal_error(&x, k);
+    r = begin(&x, "rollback", "making the old kernel the default again");
+    if (r < 0) {
+        journal_error(&x, r);
         goto out;
     }
-    k = remove_trial_entries(&x, "rollback");
-    if (k < 0)
+    r = remove_trial_entries(&x, "rollback");
+    if (r < 0)
         goto out;
     if (do_purge) {
-        k = purge(&x, old, running);
-        if (k >= 0)
-            k = run_program(&x, "rollback", update, timeout_ms(&x, "update_grub_timeout", 300),
+        r = purge(&x, old, running);
+        if (r >= 0)
+            r = run_program(&x, "rollback", update, timeout_ms(&x, "update_grub_timeout", 300),
                             false);
-        if (k < 0)
+        if (r < 0)
             goto out;
     }
-    k = ks_boot_load(root, &b, &err);
-    if (k < 0) {
-        fail_step(&x, "rollback", k,
+    r = ks_boot_load(root, &b, &err);
+    if (r < 0) {
+        fail_step(&x, "rollback", r,
                   "cannot read GRUB's state: %s; fix it and run 'kswap rollback' again",
-                  err ? err : strerror(-k));
+                  err ? err : strerror(-r));
         goto out;
     }
-    k = ks_journal_note_file(x.j, KS_GRUBENV_PATH);
-    if (k >= 0)
-        k = ks_boot_disarm(root, &b, NULL, &detail);
-    if (k >= 0)
-        k = ks_boot_set_default(root, &b, old, &detail);
-    if (k == -EPROTO && dropin_removed(ret)) {
+    r = ks_journal_note_file(x.j, KS_GRUBENV_PATH);
+    if (r >= 0)
+        r = ks_boot_disarm(root, &b, NULL, &detail);
+    if (r >= 0)
+        r = ks_boot_set_default(root, &b, old, &detail);
+    if (r == -EPROTO && dropin_removed(ret)) {
         /* Without kswap's GRUB_DEFAULT=saved GRUB would not boot the old kernel: the drop-in
          * stays (docs/design.md, invariant 1). */
         ks_boot_done(&b);
-        k = keep_dropin(&x, &b);
-        if (k >= 0)
-            k = ks_boot_set_default(root, &b, old, &detail);
+        r = keep_dropin(&x, &b);
+        if (r >= 0)
+            r = ks_boot_set_default(root, &b, old, &detail);
     }
     ks_boot_done(&b);
-    if (k < 0) {
+    if (r < 0) {
         /* Never an empty reason: the step that failed may have said nothing itself. */
-        fail_step(&x, "rollback", k,
+        fail_step(&x, "rollback", r,
                   "cannot make %s the default again: %s; fix that and run 'kswap rollback' again",
-                  old, detail ? detail : strerror(-k));
+                  old, detail ? detail : strerror(-r));
         goto out;
     }
-    k = ks_journal_set_state(x.j, KS_STATE_ROLLED_BACK);
-    if (k >= 0)
-        k = done(&x, "rollback", old);
-    if (k >= 0) {
+    r = ks_journal_set_state(x.j, KS_STATE_ROLLED_BACK);
+    if (r >= 0)
+        r = done(&x, "rollback", old);
+    if (r >= 0) {
         (void)ks_trial_flag_clear(root);
         (void)ks_motd_clear(root);
     }
-    if (k < 0) {
-        journal_error(&x, k);
+    if (r < 0) {
+        journal_error(&x, r);
         goto out;
     }
     ret->status = KS_SWAP_DONE;
     if (reboot && !streq(running, old))
         (void)reboot_now(&x, "reboot");
 out:
-    return end_run(&x, k);
+    return end_run(&x, r);
 }

@@ -132,7 +132,7 @@ static int body_of(const ks_grub_cfg *cfg, const ks_grub_entry *e, const char *a
 {
     const ks_grub_node *node = e->node;
     const char *p, *end;
-    int k;
+    int r;
 
     if (!node || node->body_end <= node->body_start || node->body_end > cfg->len)
         return -EINVAL;
@@ -148,18 +148,18 @@ static int body_of(const ks_grub_cfg *cfg, const ks_grub_entry *e, const char *a
         if (args && is_linux_line(p, m)) {
             if (m > 0 && p[m - 1] == '\\')
                 return -EINVAL;
-            k = append(buf, len, p, m);
-            if (k >= 0)
-                k = append(buf, len, " ", 1);
-            if (k >= 0)
-                k = append(buf, len, args, strlen(args));
+            r = append(buf, len, p, m);
+            if (r >= 0)
+                r = append(buf, len, " ", 1);
+            if (r >= 0)
+                r = append(buf, len, args, strlen(args));
             (*n_linux)++;
         } else
-            k = append(buf, len, p, n);
-        if (k >= 0 && nl)
-            k = append(buf, len, "\n", 1);
-        if (k < 0)
-            return k;
+            r = append(buf, len, p, n);
+        if (r >= 0 && nl)
+            r = append(buf, len, "\n", 1);
+        if (r < 0)
+            return r;
         p = nl ? nl + 1 : end;
     }
     if (*len == 0 || (*buf)[*len - 1] != '\n')
@@ -174,12 +174,12 @@ int ks_trial_grubd_text(const ks_grub_cfg *cfg, const char *new_release, const c
     _cleanup_free_ char *head = NULL, *buf = NULL;
     size_t len = 0;
     unsigned n_linux = 0;
-    int k;
+    int r;
 
-    k = ks_grub_entry_path_find(cfg->entries, cfg->n_entries, new_release, &pn);
-    if (k >= 0)
-        k = ks_grub_entry_path_find(cfg->entries, cfg->n_entries, old_release, &po);
-    if (k < 0) {
+    r = ks_grub_entry_path_find(cfg->entries, cfg->n_entries, new_release, &pn);
+    if (r >= 0)
+        r = ks_grub_entry_path_find(cfg->entries, cfg->n_entries, old_release, &po);
+    if (r < 0) {
         if (ret_detail)
             *ret_detail = ks_asprintf("grub.cfg has no usable entry for %s",
                                       pn.entry ? old_release : new_release);
@@ -204,14 +204,14 @@ int ks_trial_grubd_text(const ks_grub_cfg *cfg, const char *new_release, const c
         "menuentry 'kswap way back: %s' --class gnu-linux --class os $menuentry_id_option '%s' {\n",
         new_release, KS_TRIAL_ENTRY_ID, KS_TRIAL_ENTRY_ID, old_release, KS_WAYBACK_ENTRY_ID);
     if (!head) {
-        k = -ENOMEM;
+        r = -ENOMEM;
         goto out;
     }
-    k = append(&buf, &len, head, strlen(head));
-    if (k >= 0)
-        k = body_of(cfg, po.entry, NULL, &buf, &len, &n_linux);
-    if (k < 0) {
-        if (ret_detail && k == -EINVAL)
+    r = append(&buf, &len, head, strlen(head));
+    if (r >= 0)
+        r = body_of(cfg, po.entry, NULL, &buf, &len, &n_linux);
+    if (r < 0) {
+        if (ret_detail && r == -EINVAL)
             *ret_detail = ks_asprintf("the entry of %s cannot be copied", old_release);
         goto out;
     }
@@ -219,15 +219,15 @@ int ks_trial_grubd_text(const ks_grub_cfg *cfg, const char *new_release, const c
     head = ks_asprintf("}\nmenuentry 'kswap trial: %s' --class gnu-linux --class os "
                        "$menuentry_id_option '%s' {\n",
                        new_release, KS_TRIAL_ENTRY_ID);
-    k = head ? append(&buf, &len, head, strlen(head)) : -ENOMEM;
-    if (k >= 0)
-        k = body_of(cfg, pn.entry, args, &buf, &len, &n_linux);
-    if (k >= 0 && n_linux == 0)
-        k = -EINVAL;
-    if (k >= 0)
-        k = append(&buf, &len, "}\n", 2);
-    if (k < 0) {
-        if (ret_detail && k == -EINVAL)
+    r = head ? append(&buf, &len, head, strlen(head)) : -ENOMEM;
+    if (r >= 0)
+        r = body_of(cfg, pn.entry, args, &buf, &len, &n_linux);
+    if (r >= 0 && n_linux == 0)
+        r = -EINVAL;
+    if (r >= 0)
+        r = append(&buf, &len, "}\n", 2);
+    if (r < 0) {
+        if (ret_detail && r == -EINVAL)
             *ret_detail =
                 ks_asprintf("the entry of %s has no linux line kswap can extend", new_release);
         goto out;
@@ -236,7 +236,7 @@ int ks_trial_grubd_text(const ks_grub_cfg *cfg, const char *new_release, const c
 out:
     ks_grub_entry_path_done(&pn);
     ks_grub_entry_path_done(&po);
-    return k;
+    return r;
 }
 
 int ks_trial_grubd_write(const ks_root *root, const char *text)
@@ -259,13 +259,13 @@ int ks_trial_stages_read(const ks_root *root, bool *ret_deadline, char **ret_las
     _cleanup_free_ char *text = NULL, *last = NULL;
     bool deadline = false;
     size_t len = 0;
-    int k;
+    int r;
 
-    k = ks_root_read_file(root, KS_TRIAL_STAGES_PATH, 4096, &text, &len);
-    if (k == -ENOENT)
+    r = ks_root_read_file(root, KS_TRIAL_STAGES_PATH, 4096, &text, &len);
+    if (r == -ENOENT)
         return 0;
-    if (k < 0)
-        return k;
+    if (r < 0)
+        return r;
     for (const char *p = text; p && *p;) {
         const char *nl = strchr(p, '\n');
         size_t n = strcspn(p, " \t\n");

@@ -143,7 +143,7 @@ int ks_bootfile_grub_cfg_check(const char *text, size_t len, const char *entry_i
     ks_grub_error err = {0};
     const ks_grub_entry *e;
     const char *nul;
-    int k;
+    int r;
 
     assert(text || len == 0);
     assert(entry_id);
@@ -154,12 +154,12 @@ int ks_bootfile_grub_cfg_check(const char *text, size_t len, const char *entry_i
     if (nul)
         return why(ret_why, "it holds NUL bytes from offset %zu on (a torn write?)",
                    (size_t)(nul - text));
-    k = ks_grub_cfg_parse(text, len, &cfg, &err);
-    if (k == -ENOMEM)
-        return k;
-    if (k < 0)
+    r = ks_grub_cfg_parse(text, len, &cfg, &err);
+    if (r == -ENOMEM)
+        return r;
+    if (r < 0)
         return why(ret_why, "it does not parse: line %u: %s", err.line,
-                   err.message[0] ? err.message : strerror(-k));
+                   err.message[0] ? err.message : strerror(-r));
     e = find_top_entry(cfg, entry_id);
     if (!e) {
         if (ret_why)
@@ -189,14 +189,14 @@ static int problem(settle *s, const char *id, const char *remedy, const char *fm
 static int problem(settle *s, const char *id, const char *remedy, const char *fmt, ...)
 {
     va_list ap;
-    int k;
+    int r;
 
     va_start(ap, fmt);
-    k = ks_findings_addv(s->findings, id, KS_SEV_BLOCK, remedy, fmt, ap);
+    r = ks_findings_addv(s->findings, id, KS_SEV_BLOCK, remedy, fmt, ap);
     va_end(ap);
-    if (k >= 0)
+    if (r >= 0)
         s->problems++;
-    return k;
+    return r;
 }
 
 /* fsync(fd), or syncfs(fd) where the file system has no fsync (EINVAL). */
@@ -221,15 +221,15 @@ static int sync_fd(settle *s, int fd, bool is_dir)
 static int sync_dir(settle *s, const char *dir)
 {
     _cleanup_close_ int fd = ks_root_open_at(s->root, dir, O_RDONLY | O_DIRECTORY, 0);
-    int k;
+    int r;
 
     if (fd < 0)
         return problem(s, "boot.file-unreadable", REMEDY_REINSTALL, "cannot open '/%s': %s", dir,
                        ks_strerror(fd));
-    k = sync_fd(s, fd, true);
-    if (k < 0)
+    r = sync_fd(s, fd, true);
+    if (r < 0)
         return problem(s, "boot.sync-failed", REMEDY_REINSTALL,
-                       "cannot write '/%s' to the disk: %s", dir, strerror(-k));
+                       "cannot write '/%s' to the disk: %s", dir, strerror(-r));
     return 0;
 }
 
@@ -242,24 +242,24 @@ static int sync_and_open(settle *s, const char *path, uint8_t *head, size_t *hea
 {
     _cleanup_close_ int fd = ks_root_open_regular(s->root, path, 0);
     struct stat st;
-    int k;
+    int r;
 
     if (fd < 0)
         return problem(s, "boot.file-unreadable", REMEDY_REINSTALL, "cannot open '/%s': %s", path,
                        fd == -ENOENT ? "it does not exist" : ks_strerror(fd));
-    k = sync_fd(s, fd, false);
-    if (k < 0)
+    r = sync_fd(s, fd, false);
+    if (r < 0)
         return problem(s, "boot.sync-failed", REMEDY_REINSTALL,
-                       "cannot write '/%s' to the disk: %s", path, strerror(-k));
+                       "cannot write '/%s' to the disk: %s", path, strerror(-r));
     /* Clean pages can go now: the read below then comes from the disk, not from memory. */
     (void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
     if (fstat(fd, &st) < 0)
         return problem(s, "boot.file-unreadable", REMEDY_REINSTALL, "cannot stat '/%s': %m", path);
     *size = (uint64_t)st.st_size;
-    k = ks_pread_all(fd, head, HEAD_SIZE, 0, head_len);
-    if (k < 0)
+    r = ks_pread_all(fd, head, HEAD_SIZE, 0, head_len);
+    if (r < 0)
         return problem(s, "boot.file-unreadable", REMEDY_REINSTALL, "cannot read '/%s': %s", path,
-                       strerror(-k));
+                       strerror(-r));
     if (fd_out)
         *fd_out = TAKE_FD(fd);
     return 1;
@@ -273,11 +273,11 @@ static int check_file(settle *s, const char *path, check_fn check, const char *i
     uint8_t head[HEAD_SIZE];
     size_t n = 0;
     uint64_t size = 0;
-    int k;
+    int r;
 
-    k = sync_and_open(s, path, head, &n, &size, NULL);
-    if (k <= 0)
-        return k;
+    r = sync_and_open(s, path, head, &n, &size, NULL);
+    if (r <= 0)
+        return r;
     if (!check || check(head, n, size, &reason) >= 0)
         return 0;
     return problem(s, id, REMEDY_REINSTALL, "'/%s' is damaged: %s", path,
@@ -289,14 +289,14 @@ static int settle_modules(settle *s, const char *release)
     _cleanup_strv_free_ char **names = NULL;
     _cleanup_free_ char *dir = ks_asprintf("lib/modules/%s", release);
     bool have_dep = false;
-    int k;
+    int r;
 
     if (!dir)
         return -ENOMEM;
-    k = ks_root_list_dir(s->root, dir, &names);
-    if (k < 0)
+    r = ks_root_list_dir(s->root, dir, &names);
+    if (r < 0)
         return problem(s, "boot.file-unreadable", REMEDY_REINSTALL, "cannot list '/%s': %s", dir,
-                       ks_strerror(k));
+                       ks_strerror(r));
     for (char **n = names; n && *n; n++) {
         _cleanup_free_ char *path = NULL;
         struct stat st;
@@ -310,22 +310,22 @@ static int settle_modules(settle *s, const char *release)
             continue;
         if (streq(*n, "modules.dep"))
             have_dep = true;
-        k = check_file(s, path, ks_endswith(*n, ".bin") ? ks_bootfile_modindex_check : NULL,
+        r = check_file(s, path, ks_endswith(*n, ".bin") ? ks_bootfile_modindex_check : NULL,
                        "boot.modules-damaged");
-        if (k < 0)
-            return k;
+        if (r < 0)
+            return r;
     }
     if (!have_dep) {
-        k = problem(s, "boot.file-unreadable", REMEDY_REINSTALL,
+        r = problem(s, "boot.file-unreadable", REMEDY_REINSTALL,
                     "'/%s/modules.dep' does not exist: depmod did not run for %s", dir, release);
-        if (k < 0)
-            return k;
+        if (r < 0)
+            return r;
     }
-    k = sync_dir(s, dir);
-    if (k >= 0)
-        k = sync_dir(s, "lib/modules");
-    if (k < 0)
-        return k;
+    r = sync_dir(s, dir);
+    if (r >= 0)
+        r = sync_dir(s, "lib/modules");
+    if (r < 0)
+        return r;
     {
         /* The module files themselves: dpkg fsynced each of them, not their directories;
          * thousands of paths kswap would have to walk, so one syncfs of their file system. */
@@ -347,25 +347,25 @@ static int settle_grub_cfg(settle *s, const char *entry_id, const char *release)
     uint8_t head[HEAD_SIZE];
     size_t n = 0, len = 0;
     uint64_t size = 0;
-    int k;
+    int r;
 
-    k = sync_and_open(s, path, head, &n, &size, &fd);
-    if (k <= 0)
-        return k;
-    k = ks_read_fd(fd, GRUB_CFG_MAX, &text, &len);
-    if (k < 0)
+    r = sync_and_open(s, path, head, &n, &size, &fd);
+    if (r <= 0)
+        return r;
+    r = ks_read_fd(fd, GRUB_CFG_MAX, &text, &len);
+    if (r < 0)
         return problem(s, "boot.file-unreadable", REMEDY_REINSTALL, "cannot read '/%s': %s", path,
-                       ks_strerror(k));
-    k = ks_bootfile_grub_cfg_check(text, len, entry_id, release, &reason);
-    if (k == -ENOMEM)
-        return k;
-    if (k == -ENOENT)
+                       ks_strerror(r));
+    r = ks_bootfile_grub_cfg_check(text, len, entry_id, release, &reason);
+    if (r == -ENOMEM)
+        return r;
+    if (r == -ENOENT)
         return problem(s, "boot.trial-entry-missing",
                        "nothing is armed; run 'update-grub' by hand and read its output, then "
                        "'kswap apply' again",
                        "'/%s' does not hold the trial entry kswap is about to arm: %s", path,
                        reason ? reason : "unknown");
-    if (k < 0)
+    if (r < 0)
         return problem(s, "boot.grub-cfg-damaged",
                        "nothing is armed; run 'update-grub' by hand and read its output, then "
                        "'kswap apply' again",
@@ -382,12 +382,12 @@ int ks_grub_cfg_sync(const ks_root *root, const char **ret_what)
         _cleanup_close_ int fd = i == 0
                                      ? ks_root_open_regular(root, paths[i], 0)
                                      : ks_root_open_at(root, paths[i], O_RDONLY | O_DIRECTORY, 0);
-        int k = fd < 0 ? fd : sync_fd(&s, fd, i == 1);
+        int r = fd < 0 ? fd : sync_fd(&s, fd, i == 1);
 
-        if (k < 0) {
+        if (r < 0) {
             if (ret_what)
                 *ret_what = paths[i];
-            return k;
+            return r;
         }
     }
     return 0;
@@ -398,7 +398,7 @@ int ks_bootfiles_settle(const ks_root *root, const char *release, const char *en
 {
     _cleanup_free_ char *kernel = NULL, *initrd = NULL;
     settle s = {.root = root, .findings = findings};
-    int k;
+    int r;
 
     assert(root);
     assert(release);
@@ -408,19 +408,19 @@ int ks_bootfiles_settle(const ks_root *root, const char *release, const char *en
     initrd = ks_asprintf("boot/initrd.img-%s", release);
     if (!kernel || !initrd)
         return -ENOMEM;
-    k = check_file(&s, kernel, ks_bootfile_kernel_check, "boot.kernel-damaged");
-    if (k >= 0)
-        k = check_file(&s, initrd, ks_bootfile_initrd_check, "boot.initrd-damaged");
-    if (k >= 0)
-        k = settle_modules(&s, release);
-    if (k >= 0)
-        k = settle_grub_cfg(&s, entry_id, release);
-    if (k >= 0)
-        k = sync_dir(&s, "boot/grub");
-    if (k >= 0)
-        k = sync_dir(&s, "boot");
-    if (k < 0)
-        return k;
+    r = check_file(&s, kernel, ks_bootfile_kernel_check, "boot.kernel-damaged");
+    if (r >= 0)
+        r = check_file(&s, initrd, ks_bootfile_initrd_check, "boot.initrd-damaged");
+    if (r >= 0)
+        r = settle_modules(&s, release);
+    if (r >= 0)
+        r = settle_grub_cfg(&s, entry_id, release);
+    if (r >= 0)
+        r = sync_dir(&s, "boot/grub");
+    if (r >= 0)
+        r = sync_dir(&s, "boot");
+    if (r < 0)
+        return r;
     if (ret_stats)
         *ret_stats = s.stats;
     return (int)s.problems;

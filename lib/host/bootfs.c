@@ -5,7 +5,6 @@
 #include "lib/host/bootfs.h"
 #include "lib/basic/util.h"
 
-#define MOUNTINFO_MAX (8u * 1024 * 1024)
 #define STACK_DEPTH_MAX 16
 
 void ks_bootfs_done(ks_bootfs *b)
@@ -28,7 +27,7 @@ static int probe_device(const ks_root *root, const char *path, char **ret_type, 
     _cleanup_free_ char *type = NULL, *uuid = NULL;
     const char *v;
     blkid_probe pr;
-    int k;
+    int r;
 
     fd = ks_root_open_at(root, path, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
     if (fd < 0)
@@ -42,11 +41,11 @@ static int probe_device(const ks_root *root, const char *path, char **ret_type, 
     }
     blkid_probe_enable_superblocks(pr, 1);
     blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE | BLKID_SUBLKS_UUID);
-    k = blkid_do_safeprobe(pr);
-    if (k != 0) {
+    r = blkid_do_safeprobe(pr);
+    if (r != 0) {
         blkid_free_probe(pr);
         /* 1: nothing found, -2: ambiguous, -1: error. */
-        return k == 1 ? -ENODATA : k == -2 ? -ENOTUNIQ : -EIO;
+        return r == 1 ? -ENODATA : r == -2 ? -ENOTUNIQ : -EIO;
     }
     if (blkid_probe_lookup_value(pr, "TYPE", &v, NULL) == 0 && v)
         type = strdup(v);
@@ -74,7 +73,7 @@ static int walk_stack(const ks_root *root, const char *path, unsigned depth, cha
     _cleanup_free_ char *p = NULL, *uuid = NULL;
     _cleanup_strv_free_ char **slaves = NULL;
     bool dm = false;
-    int k;
+    int r;
 
     if (depth > STACK_DEPTH_MAX)
         return -ELOOP;
@@ -85,13 +84,13 @@ static int walk_stack(const ks_root *root, const char *path, unsigned depth, cha
     if (ks_root_read_line(root, p, &uuid) >= 0) {
         dm = true;
         if (ks_startswith(uuid, "LVM-"))
-            k = stack_add(stack, "lvm");
+            r = stack_add(stack, "lvm");
         else if (ks_startswith(uuid, "CRYPT-"))
-            k = stack_add(stack, "crypt");
+            r = stack_add(stack, "crypt");
         else
-            k = stack_add(stack, "dm");
-        if (k < 0)
-            return k;
+            r = stack_add(stack, "dm");
+        if (r < 0)
+            return r;
     }
     free(p);
     p = ks_asprintf("%s/md", path);
@@ -99,9 +98,9 @@ static int walk_stack(const ks_root *root, const char *path, unsigned depth, cha
         return -ENOMEM;
     if (!dm && ks_root_exists(root, p)) {
         dm = true;
-        k = stack_add(stack, "md");
-        if (k < 0)
-            return k;
+        r = stack_add(stack, "md");
+        if (r < 0)
+            return r;
     }
     if (dm) {
         free(p);
@@ -114,9 +113,9 @@ static int walk_stack(const ks_root *root, const char *path, unsigned depth, cha
             _cleanup_free_ char *sp = ks_asprintf("%s/%s", p, *s);
             if (!sp)
                 return -ENOMEM;
-            k = walk_stack(root, sp, depth + 1, stack);
-            if (k < 0)
-                return k;
+            r = walk_stack(root, sp, depth + 1, stack);
+            if (r < 0)
+                return r;
         }
         return 0;
     }
@@ -127,9 +126,9 @@ static int walk_stack(const ks_root *root, const char *path, unsigned depth, cha
         return -ENOMEM;
     if (ks_root_exists(root, p)) {
         _cleanup_free_ char *parent = ks_asprintf("%s/..", path);
-        k = stack_add(stack, "partition");
-        if (k < 0)
-            return k;
+        r = stack_add(stack, "partition");
+        if (r < 0)
+            return r;
         if (!parent)
             return -ENOMEM;
         return walk_stack(root, parent, depth + 1, stack);
@@ -208,21 +207,17 @@ static char *decide(const ks_bootfs *b, const char *where, bool *ret_by_stack)
 int ks_bootfs_probe(const ks_root *root, ks_bootfs *ret)
 {
     _cleanup_(ks_bootfs_done) ks_bootfs b = {};
-    _cleanup_free_ char *text = NULL, *sysdev = NULL, *type = NULL, *uuid = NULL;
+    _cleanup_free_ char *sysdev = NULL, *type = NULL, *uuid = NULL;
     _cleanup_free_ char *reason = NULL;
     _cleanup_(ks_mountinfo_done) ks_mountinfo mi = {};
     const ks_mount *m;
     struct statvfs sv;
     bool by_stack;
-    size_t len;
-    int k;
+    int r;
 
-    k = ks_root_read_file(root, "proc/self/mountinfo", MOUNTINFO_MAX, &text, &len);
-    if (k < 0)
-        return k;
-    k = ks_mountinfo_parse(text, len, &mi);
-    if (k < 0)
-        return k;
+    r = ks_mountinfo_read(root, &mi);
+    if (r < 0)
+        return r;
     /* The longest mount point wins: /boot/grub, else /boot, else /. */
     m = ks_mountinfo_find(&mi, "/boot/grub");
     if (!m)
@@ -234,19 +229,19 @@ int ks_bootfs_probe(const ks_root *root, ks_bootfs *ret)
         return -ENOMEM;
 
     if (m->source[0] == '/')
-        k = probe_device(root, m->source, &type, &uuid);
+        r = probe_device(root, m->source, &type, &uuid);
     else
-        k = -ENOENT;
-    if (k == -ENOENT) {
+        r = -ENOENT;
+    if (r == -ENOENT) {
         /* udev's dev/block/MAJ:MIN link names the same device when the source does not. */
         _cleanup_free_ char *alt = ks_asprintf("dev/block/%u:%u", m->major, m->minor);
         if (!alt)
             return -ENOMEM;
-        k = probe_device(root, alt, &type, &uuid);
+        r = probe_device(root, alt, &type, &uuid);
     }
-    if (k == -ENOMEM)
-        return k;
-    if (k < 0)
+    if (r == -ENOMEM)
+        return r;
+    if (r < 0)
         b.fs_type = strdup(m->fs_type);
     else {
         b.fs_type = TAKE_PTR(type);
@@ -260,9 +255,9 @@ int ks_bootfs_probe(const ks_root *root, ks_bootfs *ret)
         return -ENOMEM;
     if (ks_root_exists(root, sysdev)) {
         b.stack_known = true;
-        k = walk_stack(root, sysdev, 0, &b.stack);
-        if (k == -ENOMEM)
-            return k;
+        r = walk_stack(root, sysdev, 0, &b.stack);
+        if (r == -ENOMEM)
+            return r;
     } else {
         const char *guess = stack_from_name(m->source, m->major);
         if (guess && ks_strv_extend(&b.stack, guess) < 0)

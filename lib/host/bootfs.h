@@ -22,6 +22,8 @@ typedef struct ks_mountinfo {
 
 /* Parses mountinfo text; lines that do not parse are skipped. -EBADMSG when none parses. */
 int ks_mountinfo_parse(const char *text, size_t len, ks_mountinfo *ret);
+/* The root's proc/self/mountinfo, read (at most 8 MiB) and parsed. */
+int ks_mountinfo_read(const ks_root *root, ks_mountinfo *ret);
 void ks_mountinfo_done(ks_mountinfo *m);
 /* The mount that holds path: the longest mount point that is a prefix of it (last wins). */
 const ks_mount *ks_mountinfo_find(const ks_mountinfo *m, const char *path);

@@ -166,7 +166,7 @@ int ks_cpuinfo_parse(const char *text, size_t len, ks_cpuinfo *ret)
     size_t prev_len = 0;
     uint64_t prev_bits = 0;
     size_t pos = 0, n;
-    int k;
+    int r;
 
     if (!text && len > 0)
         return -EINVAL;
@@ -211,19 +211,19 @@ int ks_cpuinfo_parse(const char *text, size_t len, ks_cpuinfo *ret)
             b.level = level_of(bits);
             b.hypervisor = bits & HYPERVISOR_BIT;
         } else if (key_is(key, klen, "vendor_id")) {
-            k = set_once(&c.vendor_id, value, vlen);
-            if (k < 0)
+            r = set_once(&c.vendor_id, value, vlen);
+            if (r < 0)
                 goto fail;
         } else if (key_is(key, klen, "model name")) {
-            k = set_once(&c.model_name, value, vlen);
-            if (k < 0)
+            r = set_once(&c.model_name, value, vlen);
+            if (r < 0)
                 goto fail;
         }
     }
     end_block(&b, &c, &any_flags);
 
     if (!any_flags) {
-        k = -EBADMSG;
+        r = -EBADMSG;
         goto fail;
     }
     *ret = c;
@@ -231,7 +231,7 @@ int ks_cpuinfo_parse(const char *text, size_t len, ks_cpuinfo *ret)
 
 fail:
     ks_cpuinfo_done(&c);
-    return k;
+    return r;
 }
 
 #if defined(__x86_64__)

@@ -78,7 +78,7 @@ int ks_dpkg_is_installed(const ks_root *root, const char *package, bool *ret)
     _cleanup_close_ int fd = -EBADF;
     struct stat st;
     void *p;
-    int k;
+    int r;
 
     /* Megabytes on a server: mapped, not copied, and searched by name (see above). */
     fd = ks_root_open_regular(root, "var/lib/dpkg/status", 0);
@@ -93,9 +93,9 @@ int ks_dpkg_is_installed(const ks_root *root, const char *package, bool *ret)
     p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (p == MAP_FAILED)
         return -errno;
-    k = ks_dpkg_status_has(p, (size_t)st.st_size, package, ret);
+    r = ks_dpkg_status_has(p, (size_t)st.st_size, package, ret);
     munmap(p, (size_t)st.st_size);
-    return k;
+    return r;
 }
 
 void ks_dpkg_unfinished_list_done(ks_dpkg_unfinished_list *l)
@@ -171,16 +171,16 @@ int ks_dpkg_status_unfinished(const char *text, size_t len, ks_dpkg_unfinished_l
     ks_dpkg_unfinished_list l = {0};
     const char *pkg = NULL, *st = NULL, *line;
     size_t pkg_n = 0, st_n = 0, pos = 0, n;
-    int k = 0;
+    int r = 0;
 
     assert(text || len == 0);
     assert(ret);
-    while (k >= 0 && ks_next_line(text, len, &pos, &line, &n)) {
+    while (r >= 0 && ks_next_line(text, len, &pos, &line, &n)) {
         const char *v;
         size_t vn;
 
         if (n == 0 || (n == 1 && line[0] == '\r')) {
-            k = stanza_done(pkg, pkg_n, st, st_n, &l);
+            r = stanza_done(pkg, pkg_n, st, st_n, &l);
             pkg = st = NULL;
             continue;
         }
@@ -198,11 +198,11 @@ int ks_dpkg_status_unfinished(const char *text, size_t len, ks_dpkg_unfinished_l
             st_n = vn;
         }
     }
-    if (k >= 0)
-        k = stanza_done(pkg, pkg_n, st, st_n, &l);
-    if (k < 0) {
+    if (r >= 0)
+        r = stanza_done(pkg, pkg_n, st, st_n, &l);
+    if (r < 0) {
         ks_dpkg_unfinished_list_done(&l);
-        return k;
+        return r;
     }
     *ret = l;
     return 0;
@@ -212,16 +212,16 @@ int ks_dpkg_read_unfinished(const ks_root *root, ks_dpkg_unfinished_list *ret)
 {
     _cleanup_free_ char *text = NULL;
     size_t len = 0;
-    int k;
+    int r;
 
     assert(root);
-    k = ks_root_read_file(root, "var/lib/dpkg/status", 256u << 20, &text, &len);
-    if (k == -ENOENT) {
+    r = ks_root_read_file(root, "var/lib/dpkg/status", 256u << 20, &text, &len);
+    if (r == -ENOENT) {
         *ret = (ks_dpkg_unfinished_list){0};
         return 0;
     }
-    if (k < 0)
-        return k;
+    if (r < 0)
+        return r;
     return ks_dpkg_status_unfinished(text, len, ret);
 }
 

@@ -150,15 +150,15 @@ static int probe_one(const ks_root *root, const char *lock, ks_dpkg_lock_holder 
     _cleanup_close_ int fd = ks_root_open_regular(root, lock, O_NOFOLLOW);
     struct stat st;
     pid_t pid = 0;
-    int k;
+    int r;
 
     if (fd == -ENOENT)
         return 0; /* apt creates it when it locks: nobody holds a file that is not there */
     if (fd < 0)
         return fd;
-    k = ks_lock_fd_holder(fd, &pid);
-    if (k <= 0)
-        return k;
+    r = ks_lock_fd_holder(fd, &pid);
+    if (r <= 0)
+        return r;
     if (pid == 0 && fstat(fd, &st) == 0)
         pid = find_ofd_holder(st.st_dev, st.st_ino);
     *ret = (ks_dpkg_lock_holder){.lock = lock, .pid = pid};
@@ -170,16 +170,16 @@ static int probe_one(const ks_root *root, const char *lock, ks_dpkg_lock_holder 
 int ks_dpkg_lock_probe(const ks_root *root, ks_dpkg_lock_holder *ret)
 {
     ks_dpkg_lock_holder h = {0};
-    int k;
+    int r;
 
     assert(root);
     assert(ret);
-    k = probe_one(root, KS_DPKG_FRONTEND_LOCK_PATH, &h);
-    if (k == 0)
-        k = probe_one(root, KS_DPKG_LOCK_PATH, &h);
-    if (k > 0)
+    r = probe_one(root, KS_DPKG_FRONTEND_LOCK_PATH, &h);
+    if (r == 0)
+        r = probe_one(root, KS_DPKG_LOCK_PATH, &h);
+    if (r > 0)
         *ret = h;
-    return k;
+    return r;
 }
 
 char *ks_apt_lock_error_line(const char *output)

@@ -174,11 +174,11 @@ int ks_kernels_list(const ks_root *root, ks_kernels *ret)
     _cleanup_strv_free_ char **names = NULL;
     ks_kernels ks = {};
     size_t cap = 0;
-    int k;
+    int r;
 
-    k = ks_root_list_dir(root, "boot", &names);
-    if (k < 0)
-        return k;
+    r = ks_root_list_dir(root, "boot", &names);
+    if (r < 0)
+        return r;
     for (char **n = names; *n; n++) {
         _cleanup_free_ char *path = NULL, *initrd = NULL, *mdir = NULL;
         const char *release = ks_startswith(*n, "vmlinuz-");
@@ -235,11 +235,11 @@ int ks_running_kernel(const ks_root *root, char **ret)
 {
     _cleanup_free_ char *line = NULL;
     char *s;
-    int k;
+    int r;
 
-    k = ks_root_read_line(root, "proc/sys/kernel/osrelease", &line);
-    if (k < 0)
-        return k;
+    r = ks_root_read_line(root, "proc/sys/kernel/osrelease", &line);
+    if (r < 0)
+        return r;
     s = ks_strstrip(line);
     if (!*s || strchr(s, '/'))
         return -EBADMSG;
@@ -316,7 +316,7 @@ static bool module_file_exists(const ks_root *root, const char *mdir, const char
 static int walk_find(const ks_root *root, const char *dir, const char *module, unsigned depth)
 {
     _cleanup_strv_free_ char **names = NULL;
-    int k;
+    int r;
 
     if (depth > WALK_DEPTH_MAX)
         return 0;
@@ -333,9 +333,9 @@ static int walk_find(const ks_root *root, const char *dir, const char *module, u
         if (S_ISREG(st.st_mode) && path_names_module(*n, strlen(*n), module))
             return 1;
         if (S_ISDIR(st.st_mode)) {
-            k = walk_find(root, p, module, depth + 1);
-            if (k != 0)
-                return k;
+            r = walk_find(root, p, module, depth + 1);
+            if (r != 0)
+                return r;
         }
     }
     return 0;
@@ -347,7 +347,7 @@ int ks_kernel_module_kind(const ks_root *root, const char *release, const char *
     _cleanup_free_ char *mdir = NULL, *p = NULL, *text = NULL, *entry = NULL;
     bool builtin = false, loadable = false;
     size_t len;
-    int k;
+    int r;
 
     if (!release || !*release || strchr(release, '/') || !module || !*module || strchr(module, '/'))
         return -EINVAL;
@@ -376,10 +376,10 @@ int ks_kernel_module_kind(const ks_root *root, const char *release, const char *
             loadable = entry && module_file_exists(root, mdir, entry);
         }
         if (!loadable) {
-            k = walk_find(root, mdir, module, 0);
-            if (k < 0)
-                return k;
-            loadable = k > 0;
+            r = walk_find(root, mdir, module, 0);
+            if (r < 0)
+                return r;
+            loadable = r > 0;
         }
     }
     if (ret_builtin)

@@ -6,11 +6,14 @@
  * written as \ooo (seq_path/mangle), anything else (even \r) stays raw. util-linux libmount
  * (libmount/src/tab_parse.c, mnt_parse_mountinfo_line) is the reference reader.
  */
+#include <assert.h>
 #include <ctype.h>
 
 #include "lib/host/bootfs.h"
 #include "lib/basic/alloc-util.h"
 #include "lib/basic/util.h"
+
+#define MOUNTINFO_MAX (8u * 1024 * 1024)
 
 #define MAX_FIELDS 64
 
@@ -126,17 +129,17 @@ int ks_mountinfo_parse(const char *text, size_t len, ks_mountinfo *ret)
     ks_mountinfo m = {};
     size_t pos = 0, cap = 0, n;
     const char *line;
-    int k;
+    int r;
 
     while (ks_next_line(text, len, &pos, &line, &n)) {
         ks_mount one;
 
-        k = parse_line(line, n, &one);
-        if (k == -ENOMEM) {
+        r = parse_line(line, n, &one);
+        if (r == -ENOMEM) {
             ks_mountinfo_done(&m);
-            return k;
+            return r;
         }
-        if (k < 0)
+        if (r < 0)
             continue;
         if (!GREEDY_REALLOC(m.v, cap, m.n + 1)) {
             mount_done(&one);
@@ -196,4 +199,18 @@ const ks_mount *ks_mountinfo_find(const ks_mountinfo *m, const char *path)
         }
     }
     return best;
+}
+
+int ks_mountinfo_read(const ks_root *root, ks_mountinfo *ret)
+{
+    _cleanup_free_ char *text = NULL;
+    size_t len;
+    int r;
+
+    assert(root);
+    assert(ret);
+    r = ks_root_read_file(root, "proc/self/mountinfo", MOUNTINFO_MAX, &text, &len);
+    if (r < 0)
+        return r;
+    return ks_mountinfo_parse(text, len, ret);
 }

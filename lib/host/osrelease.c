@@ -148,23 +148,23 @@ int ks_os_release_parse(const char *text, size_t len, ks_os_release *ret)
 int ks_os_release_load(const ks_root *root, ks_os_release *ret, const char **ret_path)
 {
     static const char *const paths[] = {"etc/os-release", "usr/lib/os-release"};
-    int k = -ENOENT;
+    int r = -ENOENT;
 
     for (size_t i = 0; i < ARRAY_SIZE(paths); i++) {
         _cleanup_free_ char *buf = NULL;
         size_t len;
 
-        k = ks_root_read_file(root, paths[i], OS_RELEASE_MAX, &buf, &len);
-        if (k == -ENOENT)
+        r = ks_root_read_file(root, paths[i], OS_RELEASE_MAX, &buf, &len);
+        if (r == -ENOENT)
             continue; /* os-release(5): fall back only when the first file is absent */
-        if (k < 0)
-            return k;
-        k = ks_os_release_parse(buf, len, ret);
-        if (k < 0)
-            return k;
+        if (r < 0)
+            return r;
+        r = ks_os_release_parse(buf, len, ret);
+        if (r < 0)
+            return r;
         if (ret_path)
             *ret_path = paths[i];
         return 0;
     }
-    return k;
+    return r;
 }

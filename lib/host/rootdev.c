@@ -6,7 +6,6 @@
 #include "lib/host/bootfs.h"
 #include "lib/host/rootdev.h"
 
-#define MOUNTINFO_MAX (4 * 1024 * 1024)
 #define SYSFS_DEPTH_MAX 16
 
 /* The module behind a sysfs driver directory: driver/module's name, else the driver's. */
@@ -141,17 +140,13 @@ static int block_drivers(const ks_root *root, const char *blk, unsigned depth, c
 
 int ks_root_device_drivers(const ks_root *root, char ***ret_drivers, char **ret_fs_type)
 {
-    _cleanup_free_ char *text = NULL, *fs = NULL, *dev = NULL;
+    _cleanup_free_ char *fs = NULL, *dev = NULL;
     _cleanup_strv_free_ char **drivers = NULL;
     ks_mountinfo mi = {0};
     const ks_mount *m;
-    size_t len;
     int r;
 
-    r = ks_root_read_file(root, "proc/self/mountinfo", MOUNTINFO_MAX, &text, &len);
-    if (r < 0)
-        return r;
-    r = ks_mountinfo_parse(text, len, &mi);
+    r = ks_mountinfo_read(root, &mi);
     if (r < 0)
         return r;
     m = ks_mountinfo_find(&mi, "/");

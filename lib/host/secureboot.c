@@ -14,11 +14,11 @@ static int read_u8_var(const ks_root *root, const char *name)
 {
     _cleanup_free_ char *buf = NULL;
     size_t len;
-    int k;
+    int r;
 
-    k = ks_root_read_file(root, name, 4096, &buf, &len);
-    if (k < 0)
-        return k;
+    r = ks_root_read_file(root, name, 4096, &buf, &len);
+    if (r < 0)
+        return r;
     if (len < 5)
         return -EBADMSG;
     return (unsigned char)buf[4];

@@ -111,7 +111,7 @@ static int conf_files_list(const ks_root *root, const char *sub, conf_file **ret
     _cleanup_strv_free_ char **seen = NULL;
     conf_file *v = NULL;
     size_t n = 0, cap = 0;
-    int k;
+    int r;
 
     for (size_t d = 0; d < ARRAY_SIZE(conf_dirs); d++) {
         _cleanup_free_ char *dir = ks_asprintf("%s/%s", conf_dirs[d], sub);
@@ -130,9 +130,9 @@ static int conf_files_list(const ks_root *root, const char *sub, conf_file **ret
                 continue;
             if (ks_strv_contains(seen, *nm))
                 continue;
-            k = ks_strv_extend(&seen, *nm);
+            r = ks_strv_extend(&seen, *nm);
             path = ks_asprintf("%s/%s", dir, *nm);
-            if (k < 0 || !path) {
+            if (r < 0 || !path) {
                 conf_files_free(v, n);
                 return -ENOMEM;
             }
@@ -182,7 +182,7 @@ static int sysctl_parse_file(const char *text, size_t len, const char *file, con
 {
     size_t pos = 0, n;
     const char *line;
-    int k;
+    int r;
 
     while (ks_next_line(text, len, &pos, &line, &n)) {
         _cleanup_free_ char *l = strndup(line, n), *path = NULL, *value = NULL;
@@ -221,19 +221,19 @@ static int sysctl_parse_file(const char *text, size_t len, const char *file, con
             return -ENOMEM;
         glob = strpbrk(path, "*?[") != NULL;
         if (!want) {
-            k = glob || ks_strv_contains(*keys, path) ? 0 : ks_strv_extend(keys, path);
+            r = glob || ks_strv_contains(*keys, path) ? 0 : ks_strv_extend(keys, path);
         } else if (!glob && streq(path, want)) {
-            k = set_str(&m->value, value);
-            if (k >= 0)
-                k = set_str(&m->file, file);
+            r = set_str(&m->value, value);
+            if (r >= 0)
+                r = set_str(&m->file, file);
         } else if (glob && fnmatch(path, want, 0) == 0) {
-            k = set_str(&m->glob_value, value);
-            if (k >= 0)
-                k = set_str(&m->glob_file, file);
+            r = set_str(&m->glob_value, value);
+            if (r >= 0)
+                r = set_str(&m->glob_file, file);
         } else
-            k = 0;
-        if (k < 0)
-            return k;
+            r = 0;
+        if (r < 0)
+            return r;
     }
     return 0;
 }
@@ -243,38 +243,38 @@ static int sysctl_parse_all(const ks_root *root, const char *want, sysctl_match 
 {
     conf_file *files = NULL;
     size_t n = 0;
-    int k = conf_files_list(root, "sysctl.d", &files, &n);
+    int r = conf_files_list(root, "sysctl.d", &files, &n);
 
-    if (k < 0)
-        return k;
-    for (size_t i = 0; i < n && k >= 0; i++) {
+    if (r < 0)
+        return r;
+    for (size_t i = 0; i < n && r >= 0; i++) {
         _cleanup_free_ char *text = NULL;
         size_t len;
 
         if (ks_root_read_file(root, files[i].path, CONF_MAX, &text, &len) < 0)
             continue;
-        k = sysctl_parse_file(text, len, files[i].path, want, m, keys);
+        r = sysctl_parse_file(text, len, files[i].path, want, m, keys);
     }
     conf_files_free(files, n);
-    return k;
+    return r;
 }
 
 int ks_sysctl_configured(const ks_root *root, const char *key, char **ret_value, char **ret_file)
 {
     _cleanup_free_ char *want = NULL;
     sysctl_match m = {};
-    int k;
+    int r;
 
     want = key_to_path(key, strlen(key));
     if (!want)
         return -ENOMEM;
-    k = sysctl_parse_all(root, want, &m, NULL);
-    if (k >= 0 && !m.value && m.glob_value && !m.glob_excluded) {
+    r = sysctl_parse_all(root, want, &m, NULL);
+    if (r >= 0 && !m.value && m.glob_value && !m.glob_excluded) {
         m.value = TAKE_PTR(m.glob_value);
         free(m.file);
         m.file = TAKE_PTR(m.glob_file);
     }
-    if (k >= 0) {
+    if (r >= 0) {
         *ret_value = TAKE_PTR(m.value);
         if (ret_file)
             *ret_file = TAKE_PTR(m.file);
@@ -283,16 +283,16 @@ int ks_sysctl_configured(const ks_root *root, const char *key, char **ret_value,
     free(m.file);
     free(m.glob_value);
     free(m.glob_file);
-    return k < 0 ? k : 0;
+    return r < 0 ? r : 0;
 }
 
 int ks_sysctl_configured_keys(const ks_root *root, char ***ret)
 {
     _cleanup_strv_free_ char **keys = NULL;
-    int k = sysctl_parse_all(root, NULL, NULL, &keys);
+    int r = sysctl_parse_all(root, NULL, NULL, &keys);
 
-    if (k < 0)
-        return k;
+    if (r < 0)
+        return r;
     /* The paths back into sysctl's dotted form: the same swap key_to_path makes. */
     for (char **p = keys; p && *p; p++)
         for (char *c = *p; *c; c++)
@@ -308,7 +308,7 @@ int ks_sysctl_live(const ks_root *root, const char *key, char **ret_value)
     _cleanup_free_ char *path = NULL, *rel = NULL, *text = NULL;
     char *v;
     size_t len;
-    int k;
+    int r;
 
     rel = key_to_path(key, strlen(key));
     if (!rel)
@@ -318,9 +318,9 @@ int ks_sysctl_live(const ks_root *root, const char *key, char **ret_value)
     path = ks_asprintf("proc/sys/%s", rel);
     if (!path)
         return -ENOMEM;
-    k = ks_root_read_file(root, path, 64 * 1024, &text, &len);
-    if (k < 0)
-        return k;
+    r = ks_root_read_file(root, path, 64 * 1024, &text, &len);
+    if (r < 0)
+        return r;
     v = normalize_value(text, len);
     if (!v)
         return -ENOMEM;
@@ -369,11 +369,11 @@ int ks_modules_load_lists(const ks_root *root, const char *module, bool *ret, ch
     conf_file *files = NULL;
     size_t n = 0;
     char *found = NULL;
-    int k;
+    int r;
 
-    k = conf_files_list(root, "modules-load.d", &files, &n);
-    if (k < 0)
-        return k;
+    r = conf_files_list(root, "modules-load.d", &files, &n);
+    if (r < 0)
+        return r;
     for (size_t i = 0; i < n && !found; i++) {
         _cleanup_free_ char *text = NULL;
         size_t len;

@@ -18,7 +18,7 @@ static int from_files(const ks_root *root, const char *unit, ks_unit_state *ret,
     _cleanup_strv_free_ char **names = NULL;
     struct stat st;
     bool installed = false;
-    int k;
+    int r;
 
     for (size_t i = 0; i < ARRAY_SIZE(unit_dirs) && !installed; i++) {
         _cleanup_free_ char *p = ks_asprintf("%s/%s", unit_dirs[i], unit);
@@ -26,9 +26,9 @@ static int from_files(const ks_root *root, const char *unit, ks_unit_state *ret,
             return -ENOMEM;
         installed = ks_root_stat(root, p, &st) >= 0;
     }
-    k = ks_root_list_dir(root, "etc/systemd/system", &names);
-    if (k < 0 && k != -ENOENT)
-        return k;
+    r = ks_root_list_dir(root, "etc/systemd/system", &names);
+    if (r < 0 && r != -ENOENT)
+        return r;
     for (char **n = names; n && *n; n++) {
         _cleanup_free_ char *p = NULL;
         if (!ks_endswith(*n, ".wants"))
@@ -52,18 +52,18 @@ static int from_files(const ks_root *root, const char *unit, ks_unit_state *ret,
 int ks_unit_state_get(const ks_root *root, const char *unit, ks_unit_state *ret, char **ret_how)
 {
     char *argv[] = {(char *)"systemctl", (char *)"is-enabled", (char *)unit, NULL};
-    ks_spawn_result r = {0};
+    ks_spawn_result res = {0};
     _cleanup_free_ char *last = NULL;
-    int k;
+    int r;
 
     if (!ks_root_is_host(root))
         return from_files(root, unit, ret, ret_how);
-    k = ks_spawn(argv, KS_SPAWN_OPTS(.timeout_ms = 30000), &r);
-    if (k < 0)
-        return k;
-    last = ks_spawn_last_line(&r);
+    r = ks_spawn(argv, KS_SPAWN_OPTS(.timeout_ms = 30000), &res);
+    if (r < 0)
+        return r;
+    last = ks_spawn_last_line(&res);
     /* enabled, enabled-runtime, static, alias, generated... start at boot or on demand */
-    if (ks_spawn_succeeded(&r))
+    if (ks_spawn_succeeded(&res))
         *ret = KS_UNIT_ENABLED;
     else if (last && (strstr(last, "not-found") || strstr(last, "No such file")))
         *ret = KS_UNIT_MISSING;
@@ -71,6 +71,6 @@ int ks_unit_state_get(const ks_root *root, const char *unit, ks_unit_state *ret,
         *ret = KS_UNIT_DISABLED;
     *ret_how =
         ks_asprintf("systemctl is-enabled %s: %s", unit, last && last[0] ? last : "no answer");
-    ks_spawn_result_done(&r);
+    ks_spawn_result_done(&res);
     return *ret_how ? 0 : -ENOMEM;
 }

@@ -42,12 +42,12 @@ static int decide(verdict *v, const char *word, char *evidence)
 static int read_value(const ks_root *root, const char *path, char **ret)
 {
     char *s = NULL;
-    int k;
+    int r;
 
-    k = ks_root_read_line(root, path, &s);
-    if (k == -ENOMEM)
-        return k;
-    if (k < 0) {
+    r = ks_root_read_line(root, path, &s);
+    if (r == -ENOMEM)
+        return r;
+    if (r < 0) {
         *ret = NULL;
         return 0;
     }
@@ -101,15 +101,15 @@ static int container_files(const ks_root *root, verdict *v)
 static int translate(const ks_root *root, const char *name, const char *source, verdict *v)
 {
     _cleanup_free_ char *shown = printable(name);
-    int k;
+    int r;
 
     if (!shown)
         return -ENOMEM;
     if (streq(name, "oci")) {
         /* "oci" names no manager; systemd looks at the well-known files instead. */
-        k = container_files(root, v);
-        if (k != 0)
-            return k;
+        r = container_files(root, v);
+        if (r != 0)
+            return r;
         return decide(v, "container-other", ks_asprintf("%s says 'oci'", source));
     }
     for (size_t i = 0; i < ARRAY_SIZE(container_words); i++)
@@ -123,12 +123,12 @@ static int pid1_container_env(const ks_root *root, char **ret)
 {
     _cleanup_free_ char *buf = NULL;
     size_t len, pos = 0;
-    int k;
+    int r;
 
-    k = ks_root_read_file(root, "proc/1/environ", SMALL_FILE_MAX, &buf, &len);
-    if (k == -ENOMEM)
-        return k;
-    if (k < 0)
+    r = ks_root_read_file(root, "proc/1/environ", SMALL_FILE_MAX, &buf, &len);
+    if (r == -ENOMEM)
+        return r;
+    if (r < 0)
         return 0; /* needs CAP_SYS_PTRACE on a live host: absent is not an error */
     while (pos < len) {
         const char *entry = buf + pos;
@@ -150,12 +150,12 @@ static int detect_proot(const ks_root *root, verdict *v)
     _cleanup_free_ char *status = NULL, *comm = NULL, *path = NULL;
     const char *line;
     size_t len, pos = 0, n;
-    int pid = 0, k;
+    int pid = 0, r;
 
-    k = ks_root_read_file(root, "proc/self/status", SMALL_FILE_MAX, &status, &len);
-    if (k == -ENOMEM)
-        return k;
-    if (k < 0)
+    r = ks_root_read_file(root, "proc/self/status", SMALL_FILE_MAX, &status, &len);
+    if (r == -ENOMEM)
+        return r;
+    if (r < 0)
         return 0;
     while (ks_next_line(status, len, &pos, &line, &n)) {
         char num[16];
@@ -178,9 +178,9 @@ static int detect_proot(const ks_root *root, verdict *v)
     path = ks_asprintf("proc/%d/comm", pid);
     if (!path)
         return -ENOMEM;
-    k = read_value(root, path, &comm);
-    if (k < 0)
-        return k;
+    r = read_value(root, path, &comm);
+    if (r < 0)
+        return r;
     if (comm && ks_startswith(comm, "proot")) {
         _cleanup_free_ char *shown = printable(comm);
         if (!shown)
@@ -220,16 +220,16 @@ static int detect_container(const ks_root *root, verdict *v)
 {
     _cleanup_free_ char *osrel = NULL, *m = NULL, *env = NULL;
     bool host = ks_root_is_host(root);
-    int k;
+    int r;
 
     /* /proc/vz exists inside and outside OpenVZ containers, /proc/bc only outside. */
     if (ks_root_exists(root, "proc/vz") && !ks_root_exists(root, "proc/bc"))
         return decide(v, "openvz", strdup("/proc/vz exists without /proc/bc"));
 
     /* Microsoft's documented way to recognise WSL. */
-    k = read_value(root, "proc/sys/kernel/osrelease", &osrel);
-    if (k < 0)
-        return k;
+    r = read_value(root, "proc/sys/kernel/osrelease", &osrel);
+    if (r < 0)
+        return r;
     if (osrel && (strstr(osrel, "Microsoft") || strstr(osrel, "WSL"))) {
         _cleanup_free_ char *shown = printable(osrel);
         if (!shown)
@@ -238,14 +238,14 @@ static int detect_container(const ks_root *root, verdict *v)
     }
 
     if (host) {
-        k = detect_proot(root, v);
-        if (k != 0)
-            return k;
+        r = detect_proot(root, v);
+        if (r != 0)
+            return r;
     }
 
-    k = read_value(root, "run/host/container-manager", &m);
-    if (k < 0)
-        return k;
+    r = read_value(root, "run/host/container-manager", &m);
+    if (r < 0)
+        return r;
     if (m && *m)
         return translate(root, m, "/run/host/container-manager", v);
 
@@ -260,23 +260,23 @@ static int detect_container(const ks_root *root, verdict *v)
     } else {
         /* PID 1 (systemd) leaves it in /run; other inits only in their environment. */
         free(TAKE_PTR(m));
-        k = read_value(root, "run/systemd/container", &m);
-        if (k < 0)
-            return k;
+        r = read_value(root, "run/systemd/container", &m);
+        if (r < 0)
+            return r;
         if (m && *m)
             return translate(root, m, "/run/systemd/container", v);
 
-        k = pid1_container_env(root, &env);
-        if (k < 0)
-            return k;
-        if (k > 0)
+        r = pid1_container_env(root, &env);
+        if (r < 0)
+            return r;
+        if (r > 0)
             return translate(root, env, "container= in /proc/1/environ", v);
     }
 
     /* The well-known files only now: a stray /.dockerenv must not hide another manager. */
-    k = container_files(root, v);
-    if (k != 0)
-        return k;
+    r = container_files(root, v);
+    if (r != 0)
+        return r;
     if (host && in_cgroupns(root))
         return decide(v, "container-other", strdup("inside a cgroup namespace"));
     return 0;
@@ -349,13 +349,13 @@ static int read_dmi(const ks_root *root, dmi *d)
 {
     for (size_t i = 0; i < ARRAY_SIZE(dmi_files); i++) {
         _cleanup_free_ char *path = ks_asprintf("sys/class/dmi/id/%s", dmi_files[i]);
-        int k;
+        int r;
 
         if (!path)
             return -ENOMEM;
-        k = read_value(root, path, &d->value[i]);
-        if (k < 0)
-            return k;
+        r = read_value(root, path, &d->value[i]);
+        if (r < 0)
+            return r;
     }
     for (size_t i = 0; i < ARRAY_SIZE(dmi_files) && !d->word; i++) {
         if (!d->value[i])
@@ -430,11 +430,11 @@ static int xen_dom0(const ks_root *root)
 {
     _cleanup_free_ char *features = NULL, *caps = NULL;
     _cleanup_strv_free_ char **l = NULL;
-    int k;
+    int r;
 
-    k = read_value(root, "sys/hypervisor/properties/features", &features);
-    if (k < 0)
-        return k;
+    r = read_value(root, "sys/hypervisor/properties/features", &features);
+    if (r < 0)
+        return r;
     if (features) {
         char *end;
         unsigned long f;
@@ -444,14 +444,14 @@ static int xen_dom0(const ks_root *root)
         if (errno == 0 && end != features)
             return (f & (1UL << 11)) ? 1 : 0; /* XENFEAT_dom0 */
     }
-    k = read_value(root, "proc/xen/capabilities", &caps);
-    if (k < 0)
-        return k;
+    r = read_value(root, "proc/xen/capabilities", &caps);
+    if (r < 0)
+        return r;
     if (!caps)
         return 0;
-    k = ks_strv_split(caps, ",", &l);
-    if (k < 0)
-        return k;
+    r = ks_strv_split(caps, ",", &l);
+    if (r < 0)
+        return r;
     return ks_strv_contains(l, "control_d") ? 1 : 0;
 }
 
@@ -470,12 +470,12 @@ static int vm_cpuid(verdict *v)
 {
     _cleanup_free_ char *vendor = NULL, *shown = NULL;
     bool present = false;
-    int k;
+    int r;
 
-    k = ks_cpuid_hypervisor(&present, &vendor);
-    if (k == -ENOMEM)
-        return k;
-    if (k < 0 || !present)
+    r = ks_cpuid_hypervisor(&present, &vendor);
+    if (r == -ENOMEM)
+        return r;
+    if (r < 0 || !present)
         return decide(v, "none", strdup("no hypervisor bit in CPUID"));
     shown = printable(strempty(vendor));
     if (!shown)
@@ -496,20 +496,20 @@ static int vm_files_cpuid(const ks_root *root, const dmi *d, bool hypervisor_fla
 {
     _cleanup_free_ char *clocks = NULL;
     const char *vendor = dmi_get(d, "sys_vendor"), *product = dmi_get(d, "product_name");
-    int k;
+    int r;
 
     if (!hypervisor_flag)
         return decide(v, "none", strdup("no hypervisor flag in /proc/cpuinfo"));
-    k = read_value(root, "sys/devices/system/clocksource/clocksource0/available_clocksource",
+    r = read_value(root, "sys/devices/system/clocksource/clocksource0/available_clocksource",
                    &clocks);
-    if (k < 0)
-        return k;
+    if (r < 0)
+        return r;
     if (clocks) {
         _cleanup_strv_free_ char **l = NULL;
 
-        k = ks_strv_split(clocks, " \t", &l);
-        if (k < 0)
-            return k;
+        r = ks_strv_split(clocks, " \t", &l);
+        if (r < 0)
+            return r;
         if (ks_strv_contains(l, "kvm-clock")) {
             if (d->word)
                 return decide(v, "kvm", dmi_evidence(d, " with hypervisor flag and kvm-clock"));
@@ -561,28 +561,28 @@ static int detect_vm(const ks_root *root, verdict *v)
     verdict dv = {}, cv = {};
     bool host = ks_root_is_host(root), hyperv = false;
     size_t cpuinfo_len = 0;
-    int dom0 = 0, k;
+    int dom0 = 0, r;
 
-    k = read_dmi(root, &d);
-    if (k < 0)
-        return k;
-    k = ks_root_read_file(root, "proc/cpuinfo", CPUINFO_MAX, &cpuinfo, &cpuinfo_len);
-    if (k == -ENOMEM)
-        return k;
+    r = read_dmi(root, &d);
+    if (r < 0)
+        return r;
+    r = ks_root_read_file(root, "proc/cpuinfo", CPUINFO_MAX, &cpuinfo, &cpuinfo_len);
+    if (r == -ENOMEM)
+        return r;
 
     /* First VirtualBox, Amazon, Parallels, Google and Xen by DMI, even when they use KVM. */
-    k = vm_dmi(root, &d, &dv);
-    if (k < 0)
+    r = vm_dmi(root, &d, &dv);
+    if (r < 0)
         goto out;
     if (streq(dv.word, "oracle") || streq(dv.word, "xen") || streq(dv.word, "amazon") ||
         streq(dv.word, "parallels") || streq(dv.word, "google")) {
-        k = take(v, &dv);
+        r = take(v, &dv);
         goto out;
     }
 
     if (cpuinfo) {
-        k = vm_uml(cpuinfo, cpuinfo_len, v);
-        if (k != 0)
+        r = vm_uml(cpuinfo, cpuinfo_len, v);
+        if (r != 0)
             goto out;
     }
 
@@ -590,20 +590,20 @@ static int detect_vm(const ks_root *root, verdict *v)
     if (ks_root_exists(root, "proc/xen")) {
         dom0 = xen_dom0(root);
         if (dom0 < 0) {
-            k = dom0;
+            r = dom0;
             goto out;
         }
         if (dom0 == 0) {
-            k = decide(v, "xen", strdup("/proc/xen exists (domU)"));
+            r = decide(v, "xen", strdup("/proc/xen exists (domU)"));
             goto out;
         }
     }
 
     if (host)
-        k = vm_cpuid(&cv);
+        r = vm_cpuid(&cv);
     else
-        k = vm_files_cpuid(root, &d, cpuinfo_hypervisor(cpuinfo, cpuinfo_len), &cv);
-    if (k < 0)
+        r = vm_files_cpuid(root, &d, cpuinfo_hypervisor(cpuinfo, cpuinfo_len), &cv);
+    if (r < 0)
         goto out;
     if (streq(cv.word, "microsoft")) {
         /* QEMU with Hyper-V enlightenments also says "Microsoft Hv": ask DMI first. */
@@ -611,7 +611,7 @@ static int detect_vm(const ks_root *root, verdict *v)
     } else if (streq(cv.word, "vm-other")) {
         other = TAKE_PTR(cv.evidence);
     } else if (!streq(cv.word, "none")) {
-        k = take(v, &cv);
+        r = take(v, &cv);
         goto out;
     }
     /* A Xen dom0 is the host, not a guest: only CPUID (a nesting hypervisor) counts. */
@@ -620,15 +620,15 @@ static int detect_vm(const ks_root *root, verdict *v)
             free(other);
             other = TAKE_PTR(dv.evidence);
         } else if (!streq(dv.word, "none")) {
-            k = take(v, &dv);
+            r = take(v, &dv);
             goto out;
         }
 
-        k = read_value(root, "sys/hypervisor/type", &hvtype);
-        if (k < 0)
+        r = read_value(root, "sys/hypervisor/type", &hvtype);
+        if (r < 0)
             goto out;
         if (hvtype && streq(hvtype, "xen")) {
-            k = decide(v, "xen", strdup("/sys/hypervisor/type is 'xen'"));
+            r = decide(v, "xen", strdup("/sys/hypervisor/type is 'xen'"));
             goto out;
         }
         if (hvtype) {
@@ -637,7 +637,7 @@ static int detect_vm(const ks_root *root, verdict *v)
             free(other);
             other = shown ? ks_asprintf("/sys/hypervisor/type is '%s'", shown) : NULL;
             if (!other) {
-                k = -ENOMEM;
+                r = -ENOMEM;
                 goto out;
             }
         }
@@ -645,34 +645,34 @@ static int detect_vm(const ks_root *root, verdict *v)
 
     /* Nothing clear: Hyper-V enlightenments alone mean Microsoft, any hint means a VM. */
     if (hyperv)
-        k = take(v, &cv);
+        r = take(v, &cv);
     else if (other)
-        k = decide(v, "vm-other", TAKE_PTR(other));
+        r = decide(v, "vm-other", TAKE_PTR(other));
     else if (dom0 > 0)
-        k = decide(v, "none", strdup("Xen dom0 (the host itself)"));
+        r = decide(v, "none", strdup("Xen dom0 (the host itself)"));
     else
-        k = decide(v, "none", strdup("no container and no hypervisor found"));
+        r = decide(v, "none", strdup("no container and no hypervisor found"));
 
 out:
     free(dv.evidence);
     free(cv.evidence);
-    return k;
+    return r;
 }
 
 int ks_virt_detect(const ks_root *root, char **ret_word, char **ret_evidence)
 {
     _cleanup_free_ char *word = NULL;
     verdict v = {};
-    int k;
+    int r;
 
     if (!root)
         return -EINVAL;
-    k = detect_container(root, &v);
-    if (k == 0)
-        k = detect_vm(root, &v);
-    if (k < 0) {
+    r = detect_container(root, &v);
+    if (r == 0)
+        r = detect_vm(root, &v);
+    if (r < 0) {
         free(v.evidence);
-        return k;
+        return r;
     }
     word = strdup(v.word);
     if (!word) {

@@ -461,7 +461,7 @@ static int resolve_indexed(ks_modset *s, const char *name)
             ks_module_name_normalize(n);
         if (n && streq(n, e->name) && path) {
             const char *rel = ks_startswith(path, s->dir);
-            int k;
+            int checked;
             if (!rel && path[0] == '/' && in_external(s, path))
                 rel = path; /* depmod.d's external: absolute in modules.dep, kept so */
             else if (rel)
@@ -476,13 +476,13 @@ static int resolve_indexed(ks_modset *s, const char *name)
                 goto out;
             }
             /* The index may name a file that is gone: only a file counts. */
-            k = tree_check(s, rel);
-            if (k == 0) {
+            checked = tree_check(s, rel);
+            if (checked == 0) {
                 e->file = strdup(rel);
                 e->absent = !e->file;
-            } else if (k != -ENOENT) {
+            } else if (checked != -ENOENT) {
                 sym_kmod_module_unref(m);
-                r = k;
+                r = checked;
                 goto out;
             }
         }

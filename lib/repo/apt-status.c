@@ -97,7 +97,7 @@ int ks_apt_status_parse(const char *line, size_t len, ks_apt_status *ret)
     const char *f[4];
     size_t flen[4], nf = 0, start = 0;
     ks_apt_status s = {.phase = KS_APT_PHASE_NONE};
-    int k;
+    int r;
 
     assert(line || len == 0);
     assert(ret);
@@ -134,13 +134,13 @@ int ks_apt_status_parse(const char *line, size_t len, ks_apt_status *ret)
         ks_apt_status_done(&s);
         return -ENOMEM;
     }
-    k = 0;
+    r = 0;
     if (s.kind == KS_APT_STATUS_DL)
         s.phase = KS_APT_PHASE_DOWNLOAD;
     else if (s.kind == KS_APT_STATUS_PM)
         s.phase = pm_phase(s.message);
     *ret = s;
-    return k;
+    return r;
 }
 
 static void one_line(ks_apt_status_stream *st, const char *line, size_t len, ks_apt_status_fn fn,

@@ -67,14 +67,14 @@ static int finish_stanza(stanza *st, const char *file, ks_apt_sources *s)
 {
     _cleanup_(apt_source_done) ks_apt_source e = {.format = KS_APT_FORMAT_DEB822};
     const char *v;
-    int k;
+    int r;
 
     if (st->n == 0 && !st->error)
         return 0;
     if (st->error) {
-        k = apt_add_problem(s, file, st->error_line, "%s", st->error);
+        r = apt_add_problem(s, file, st->error_line, "%s", st->error);
         stanza_reset(st);
-        return k;
+        return r;
     }
     e.line_first = st->first;
     e.line_last = st->last;
@@ -112,9 +112,9 @@ static int finish_stanza(stanza *st, const char *file, ks_apt_sources *s)
                 why = "malformed entry (Component)";
         }
         if (why) {
-            k = apt_add_problem(s, file, st->first, "%s", why);
+            r = apt_add_problem(s, file, st->first, "%s", why);
             stanza_reset(st);
-            return k;
+            return r;
         }
     }
     stanza_reset(st);
@@ -137,9 +137,9 @@ int ks_aptsource_parse_deb822(const char *text, size_t len, const char *file,
     size_t pos = 0, n;
     const char *l;
     unsigned lineno = 0;
-    int k = 0;
+    int r = 0;
 
-    while (k >= 0 && ks_next_line(text, len, &pos, &l, &n)) {
+    while (r >= 0 && ks_next_line(text, len, &pos, &l, &n)) {
         const char *colon;
         size_t m = n;
 
@@ -147,14 +147,14 @@ int ks_aptsource_parse_deb822(const char *text, size_t len, const char *file,
         while (m > 0 && (l[m - 1] == '\r' || l[m - 1] == ' ' || l[m - 1] == '\t'))
             m--;
         if (memchr(l, '\0', n)) {
-            k = stanza_error(&st, lineno, "NUL byte in line");
+            r = stanza_error(&st, lineno, "NUL byte in line");
             st.first = st.first ? st.first : lineno;
             continue;
         }
         if (m > 0 && l[0] == '#')
             continue;
         if (m == 0) {
-            k = finish_stanza(&st, file, sources);
+            r = finish_stanza(&st, file, sources);
             continue;
         }
         if (l[0] == ' ' || l[0] == '\t') {
@@ -163,7 +163,7 @@ int ks_aptsource_parse_deb822(const char *text, size_t len, const char *file,
             char *nv;
 
             if (st.n == 0) {
-                k = stanza_error(&st, lineno, "continuation line without a field");
+                r = stanza_error(&st, lineno, "continuation line without a field");
                 st.first = st.first ? st.first : lineno;
                 continue;
             }
@@ -173,7 +173,7 @@ int ks_aptsource_parse_deb822(const char *text, size_t len, const char *file,
             old = strlen(f->value);
             nv = realloc(f->value, old + 1 + (m - a) + 1);
             if (!nv) {
-                k = -ENOMEM;
+                r = -ENOMEM;
                 break;
             }
             f->value = nv;
@@ -188,12 +188,12 @@ int ks_aptsource_parse_deb822(const char *text, size_t len, const char *file,
         colon = memchr(l, ':', m);
         if (!colon || colon == l || memchr(l, ' ', (size_t)(colon - l)) ||
             memchr(l, '\t', (size_t)(colon - l))) {
-            k = stanza_error(&st, lineno, "line is neither a field nor a comment");
+            r = stanza_error(&st, lineno, "line is neither a field nor a comment");
             st.first = st.first ? st.first : lineno;
             continue;
         }
         if (apt_grow((void **)&st.f, st.n, sizeof(*st.f)) < 0) {
-            k = -ENOMEM;
+            r = -ENOMEM;
             break;
         }
         {
@@ -206,7 +206,7 @@ int ks_aptsource_parse_deb822(const char *text, size_t len, const char *file,
             if (!st.f[st.n].name || !st.f[st.n].value) {
                 free(st.f[st.n].name);
                 free(st.f[st.n].value);
-                k = -ENOMEM;
+                r = -ENOMEM;
                 break;
             }
             st.n++;
@@ -215,8 +215,8 @@ int ks_aptsource_parse_deb822(const char *text, size_t len, const char *file,
             st.first = lineno;
         st.last = lineno;
     }
-    if (k >= 0)
-        k = finish_stanza(&st, file, sources);
+    if (r >= 0)
+        r = finish_stanza(&st, file, sources);
     stanza_reset(&st);
-    return k < 0 ? k : 0;
+    return r < 0 ? r : 0;
 }

@@ -13,11 +13,11 @@ static int parse_list_entry(const char *line, const char *file, unsigned lineno,
         .format = KS_APT_FORMAT_LIST, .line_first = lineno, .line_last = lineno, .enabled = true};
     _cleanup_free_ char *type = NULL, *uri = NULL, *suite = NULL, *w = NULL;
     const char *p = line;
-    int k;
+    int r;
 
-    k = apt_next_word(&p, &type);
-    if (k <= 0)
-        return k == -ENOMEM ? k : apt_add_problem(s, file, lineno, "malformed entry (type)");
+    r = apt_next_word(&p, &type);
+    if (r <= 0)
+        return r == -ENOMEM ? r : apt_add_problem(s, file, lineno, "malformed entry (type)");
     if (!apt_is_known_type(type))
         return apt_add_problem(s, file, lineno, "type '%s' is not known", type);
     if (ks_strv_extend(&e.types, type) < 0)
@@ -57,26 +57,26 @@ static int parse_list_entry(const char *line, const char *file, unsigned lineno,
         p = end + 1;
     }
 
-    k = apt_next_word(&p, &uri);
-    if (k < 0 && k != -EBADMSG)
-        return k;
-    if (k <= 0)
+    r = apt_next_word(&p, &uri);
+    if (r < 0 && r != -EBADMSG)
+        return r;
+    if (r <= 0)
         return apt_add_problem(s, file, lineno, "malformed entry (URI)");
     if (!strchr(uri, ':'))
         return apt_add_problem(s, file, lineno, "malformed entry (URI parse)");
-    k = apt_next_word(&p, &suite);
-    if (k < 0 && k != -EBADMSG)
-        return k;
-    if (k <= 0)
+    r = apt_next_word(&p, &suite);
+    if (r < 0 && r != -EBADMSG)
+        return r;
+    if (r <= 0)
         return apt_add_problem(s, file, lineno, "malformed entry (Suite)");
     if (apt_strv_push_word(&e.uris, &uri) < 0)
         return -ENOMEM;
-    while ((k = apt_next_word(&p, &w)) > 0)
+    while ((r = apt_next_word(&p, &w)) > 0)
         if (apt_strv_push_word(&e.components, &w) < 0)
             return -ENOMEM;
-    if (k == -ENOMEM)
-        return k;
-    if (k < 0)
+    if (r == -ENOMEM)
+        return r;
+    if (r < 0)
         return apt_add_problem(s, file, lineno, "malformed entry (Component)");
     /* An exact path ("./") takes no component; a suite needs at least one. */
     if (ks_endswith(suite, "/") && e.components)
@@ -93,7 +93,7 @@ int ks_aptsource_parse_list(const char *text, size_t len, const char *file, ks_a
     size_t pos = 0, n;
     const char *l;
     unsigned lineno = 0;
-    int k;
+    int r;
 
     while (ks_next_line(text, len, &pos, &l, &n)) {
         _cleanup_free_ char *buf = NULL;
@@ -104,9 +104,9 @@ int ks_aptsource_parse_list(const char *text, size_t len, const char *file, ks_a
         if (!buf)
             return -ENOMEM;
         if (strlen(buf) != n) {
-            k = apt_add_problem(sources, file, lineno, "NUL byte in line");
-            if (k < 0)
-                return k;
+            r = apt_add_problem(sources, file, lineno, "NUL byte in line");
+            if (r < 0)
+                return r;
             continue;
         }
         /* A comment starts at '#', except inside [options] (as apt does it). */
@@ -121,9 +121,9 @@ int ks_aptsource_parse_list(const char *text, size_t len, const char *file, ks_a
             *c = '\0';
         if (!*ks_strstrip(buf))
             continue;
-        k = parse_list_entry(buf, file, lineno, sources);
-        if (k < 0)
-            return k;
+        r = parse_list_entry(buf, file, lineno, sources);
+        if (r < 0)
+            return r;
     }
     return 0;
 }

@@ -40,7 +40,7 @@ static int plan_write(const ks_root *root, ks_transaction *l, const char *path, 
                       size_t len, mode_t mode, const char *what)
 {
     _cleanup_file_change_ ks_file_change c = {.kind = KS_FILE_CHANGE_WRITE, .mode = mode};
-    int k;
+    int r;
 
     assert(root);
     assert(l);
@@ -53,12 +53,12 @@ static int plan_write(const ks_root *root, ks_transaction *l, const char *path, 
         return -ENOMEM;
     memcpy(c.data, data, len);
     c.len = len;
-    k = missing_dir(root, path, &c.made_dir);
-    if (k < 0)
-        return k;
-    k = ks_file_change_keep_old(root, &c, SOURCE_FILE_MAX);
-    if (k < 0)
-        return k;
+    r = missing_dir(root, path, &c.made_dir);
+    if (r < 0)
+        return r;
+    r = ks_file_change_keep_old(root, &c, SOURCE_FILE_MAX);
+    if (r < 0)
+        return r;
     /* It holds exactly that already: nothing to do. */
     if (c.old_exists && c.old_len == len && memcmp(c.old_data, data, len) == 0 &&
         c.old_mode == mode)
@@ -193,16 +193,16 @@ static int plan_neutralise(const ks_root *root, const ks_apt_takeover *t, const 
     _cleanup_apt_sources_ ks_apt_sources s = {0};
     size_t len, out_len = 0, n_lines, hits = 0, others = 0;
     ks_file_change c = {0};
-    int k;
+    int r;
 
-    k = ks_root_read_file(root, sf->path, SOURCE_FILE_MAX, &text, &len);
-    if (k == -ENOENT)
+    r = ks_root_read_file(root, sf->path, SOURCE_FILE_MAX, &text, &len);
+    if (r == -ENOENT)
         return 0;
-    if (k < 0)
-        return k;
-    k = apt_parse_text(text, len, sf->path, sf->format, &s);
-    if (k < 0)
-        return k;
+    if (r < 0)
+        return r;
+    r = apt_parse_text(text, len, sf->path, sf->format, &s);
+    if (r < 0)
+        return r;
     n_lines = count_lines(text, len);
     mark = calloc(n_lines + 1, sizeof(bool));
     if (!mark)
@@ -240,13 +240,13 @@ static int plan_neutralise(const ks_root *root, const ks_apt_takeover *t, const 
             ks_file_change_done(&c);
             return -ENOMEM;
         }
-        k = ks_transaction_add(l, &c);
+        r = ks_transaction_add(l, &c);
         ks_file_change_done(&c);
-        return k;
+        return r;
     }
-    k = rewrite_lines(text, len, mark, n_lines, false, &out, &out_len);
-    if (k < 0)
-        return k;
+    r = rewrite_lines(text, len, mark, n_lines, false, &out, &out_len);
+    if (r < 0)
+        return r;
     what = ks_asprintf("comment out %zu %s of the archive in %s", hits,
                        hits == 1 ? "entry" : "entries", sf->path);
     if (!what)
@@ -264,13 +264,13 @@ int ks_aptsource_plan(const ks_root *root, const ks_apt_takeover *t, ks_transact
     _cleanup_transaction_ ks_transaction l = {0};
     source_file *files = NULL;
     size_t n = 0;
-    int k;
+    int r;
 
     if (!valid_takeover(t))
         return -EINVAL;
-    k = ks_aptsource_text(t, "/" KS_APT_KEYRING_PATH, &src);
-    if (k < 0)
-        return k;
+    r = ks_aptsource_text(t, "/" KS_APT_KEYRING_PATH, &src);
+    if (r < 0)
+        return r;
 
     /* Our own file may be rewritten only when it holds nothing but the archive. */
     {
@@ -278,31 +278,31 @@ int ks_aptsource_plan(const ks_root *root, const ks_apt_takeover *t, ks_transact
         _cleanup_apt_sources_ ks_apt_sources s = {0};
         size_t len;
 
-        k = ks_root_read_file(root, KS_APT_SOURCE_PATH, SOURCE_FILE_MAX, &text, &len);
-        if (k >= 0) {
-            k = ks_aptsource_parse_deb822(text, len, KS_APT_SOURCE_PATH, &s);
-            for (size_t i = 0; k >= 0 && i < s.n; i++)
+        r = ks_root_read_file(root, KS_APT_SOURCE_PATH, SOURCE_FILE_MAX, &text, &len);
+        if (r >= 0) {
+            r = ks_aptsource_parse_deb822(text, len, KS_APT_SOURCE_PATH, &s);
+            for (size_t i = 0; r >= 0 && i < s.n; i++)
                 if (!ks_apt_source_is_archive(&s.v[i], t->archive_uris))
-                    k = -EEXIST;
-        } else if (k == -ENOENT)
-            k = 0;
-        if (k < 0)
-            return k;
+                    r = -EEXIST;
+        } else if (r == -ENOENT)
+            r = 0;
+        if (r < 0)
+            return r;
     }
 
-    k = plan_write(root, &l, KS_APT_KEYRING_PATH, t->keyring, t->keyring_len, 0644,
+    r = plan_write(root, &l, KS_APT_KEYRING_PATH, t->keyring, t->keyring_len, 0644,
                    "write the archive keyring " KS_APT_KEYRING_PATH);
-    if (k >= 0)
-        k = apt_list_source_files(root, &files, &n);
-    for (size_t i = 0; k >= 0 && i < n; i++)
+    if (r >= 0)
+        r = apt_list_source_files(root, &files, &n);
+    for (size_t i = 0; r >= 0 && i < n; i++)
         if (!streq(files[i].path, KS_APT_SOURCE_PATH))
-            k = plan_neutralise(root, t, &files[i], &l);
+            r = plan_neutralise(root, t, &files[i], &l);
     apt_source_files_free(files, n);
-    if (k >= 0)
-        k = plan_write(root, &l, KS_APT_SOURCE_PATH, src, strlen(src), 0644,
+    if (r >= 0)
+        r = plan_write(root, &l, KS_APT_SOURCE_PATH, src, strlen(src), 0644,
                        "write the deb822 source " KS_APT_SOURCE_PATH);
-    if (k < 0)
-        return k;
+    if (r < 0)
+        return r;
     *ret = TAKE_STRUCT(l);
     return 0;
 }
@@ -326,32 +326,32 @@ int ks_aptsource_plan_remove(const ks_root *root, ks_transaction *ret)
     source_file *files = NULL;
     size_t n = 0;
     bool keyring_used = false;
-    int k;
+    int r;
 
     /* 1. The source kswap wrote, recognised by its first line. */
     {
         _cleanup_free_ char *text = NULL;
         size_t len;
-        k = ks_root_read_file(root, KS_APT_SOURCE_PATH, SOURCE_FILE_MAX, &text, &len);
-        if (k >= 0 && ks_startswith(text, KS_APT_SOURCE_MARKER)) {
+        r = ks_root_read_file(root, KS_APT_SOURCE_PATH, SOURCE_FILE_MAX, &text, &len);
+        if (r >= 0 && ks_startswith(text, KS_APT_SOURCE_MARKER)) {
             ks_file_change c = {.kind = KS_FILE_CHANGE_REMOVE};
             c.path = strdup(KS_APT_SOURCE_PATH);
             c.what = strdup("remove the deb822 source " KS_APT_SOURCE_PATH);
-            k = c.path && c.what ? ks_file_change_keep_old(root, &c, SOURCE_FILE_MAX) : -ENOMEM;
-            if (k >= 0)
-                k = ks_transaction_add(&l, &c);
+            r = c.path && c.what ? ks_file_change_keep_old(root, &c, SOURCE_FILE_MAX) : -ENOMEM;
+            if (r >= 0)
+                r = ks_transaction_add(&l, &c);
             ks_file_change_done(&c);
-        } else if (k >= 0 || k == -ENOENT)
-            k = 0;
+        } else if (r >= 0 || r == -ENOENT)
+            r = 0;
     }
 
     /* 2. Files kswap renamed, unless someone put a file of that name back meanwhile. */
-    if (k >= 0) {
-        k = ks_root_list_dir(root, SOURCES_DIR, &names);
-        if (k == -ENOENT || k == -ENOTDIR)
-            k = 0;
+    if (r >= 0) {
+        r = ks_root_list_dir(root, SOURCES_DIR, &names);
+        if (r == -ENOENT || r == -ENOTDIR)
+            r = 0;
     }
-    for (char **nm = names; k >= 0 && nm && *nm; nm++) {
+    for (char **nm = names; r >= 0 && nm && *nm; nm++) {
         _cleanup_free_ char *from = NULL, *to = NULL, *text = NULL;
         ks_file_change c = {.kind = KS_FILE_CHANGE_RENAME};
         ks_apt_format f;
@@ -362,7 +362,7 @@ int ks_aptsource_plan_remove(const ks_root *root, ks_transaction *ret)
         from = ks_asprintf("%s/%s", SOURCES_DIR, *nm);
         to = from ? strndup(from, strlen(from) - strlen(KS_APT_DISABLED_SUFFIX)) : NULL;
         if (!from || !to) {
-            k = -ENOMEM;
+            r = -ENOMEM;
             break;
         }
         if (!apt_source_part_name(to + strlen(SOURCES_DIR) + 1, &f) || ks_root_exists(root, to))
@@ -379,14 +379,14 @@ int ks_aptsource_plan_remove(const ks_root *root, ks_transaction *ret)
         c.path = TAKE_PTR(from);
         c.new_path = TAKE_PTR(to);
         c.what = ks_asprintf("enable %s again (rename to %s)", c.path, c.new_path);
-        k = c.what ? ks_transaction_add(&l, &c) : -ENOMEM;
+        r = c.what ? ks_transaction_add(&l, &c) : -ENOMEM;
         ks_file_change_done(&c);
     }
 
     /* 3. Lines kswap commented out; and whether anything left names the keyring. */
-    if (k >= 0)
-        k = apt_list_source_files(root, &files, &n);
-    for (size_t i = 0; k >= 0 && i < n; i++) {
+    if (r >= 0)
+        r = apt_list_source_files(root, &files, &n);
+    for (size_t i = 0; r >= 0 && i < n; i++) {
         _cleanup_free_ char *text = NULL, *out = NULL, *what = NULL;
         _cleanup_free_ bool *mark = NULL;
         size_t len, out_len, n_lines, pos = 0, ln, hits = 0, m;
@@ -397,17 +397,17 @@ int ks_aptsource_plan_remove(const ks_root *root, ks_transaction *ret)
 
         if (removed)
             continue;
-        k = ks_root_read_file(root, files[i].path, SOURCE_FILE_MAX, &text, &len);
-        if (k == -ENOENT) {
-            k = 0;
+        r = ks_root_read_file(root, files[i].path, SOURCE_FILE_MAX, &text, &len);
+        if (r == -ENOENT) {
+            r = 0;
             continue;
         }
-        if (k < 0)
+        if (r < 0)
             break;
         n_lines = count_lines(text, len);
         mark = calloc(n_lines + 1, sizeof(bool));
         if (!mark) {
-            k = -ENOMEM;
+            r = -ENOMEM;
             break;
         }
         for (ln = 0; ks_next_line(text, len, &pos, &line, &m); ln++)
@@ -417,45 +417,45 @@ int ks_aptsource_plan_remove(const ks_root *root, ks_transaction *ret)
                 hits++;
             }
         if (hits > 0)
-            k = rewrite_lines(text, len, mark, n_lines, true, &out, &out_len);
+            r = rewrite_lines(text, len, mark, n_lines, true, &out, &out_len);
         else {
             out = TAKE_PTR(text);
             out_len = len;
         }
-        if (k >= 0)
-            k = apt_parse_text(out, out_len, files[i].path, files[i].format, &s);
-        for (size_t j = 0; k >= 0 && j < s.n; j++)
+        if (r >= 0)
+            r = apt_parse_text(out, out_len, files[i].path, files[i].format, &s);
+        for (size_t j = 0; r >= 0 && j < s.n; j++)
             if (s.v[j].enabled && signed_by_names_keyring(s.v[j].signed_by))
                 keyring_used = true;
         ks_apt_sources_done(&s);
-        if (k < 0 || hits == 0)
+        if (r < 0 || hits == 0)
             continue;
         what = ks_asprintf("enable %zu line%s disabled by kswap in %s again", hits,
                            hits == 1 ? "" : "s", files[i].path);
         if (!what) {
-            k = -ENOMEM;
+            r = -ENOMEM;
             break;
         }
         {
             struct stat st;
             mode_t mode = ks_root_stat(root, files[i].path, &st) == 0 ? st.st_mode & 07777 : 0644;
-            k = plan_write(root, &l, files[i].path, out, out_len, mode, what);
+            r = plan_write(root, &l, files[i].path, out, out_len, mode, what);
         }
     }
     apt_source_files_free(files, n);
 
     /* 4. The keyring, last, unless a source left enabled names it. */
-    if (k >= 0 && !keyring_used && ks_root_exists(root, KS_APT_KEYRING_PATH)) {
+    if (r >= 0 && !keyring_used && ks_root_exists(root, KS_APT_KEYRING_PATH)) {
         ks_file_change c = {.kind = KS_FILE_CHANGE_REMOVE};
         c.path = strdup(KS_APT_KEYRING_PATH);
         c.what = strdup("remove the archive keyring " KS_APT_KEYRING_PATH);
-        k = c.path && c.what ? ks_file_change_keep_old(root, &c, SOURCE_FILE_MAX) : -ENOMEM;
-        if (k >= 0)
-            k = ks_transaction_add(&l, &c);
+        r = c.path && c.what ? ks_file_change_keep_old(root, &c, SOURCE_FILE_MAX) : -ENOMEM;
+        if (r >= 0)
+            r = ks_transaction_add(&l, &c);
         ks_file_change_done(&c);
     }
-    if (k < 0)
-        return k;
+    if (r < 0)
+        return r;
     *ret = TAKE_STRUCT(l);
     return 0;
 }
@@ -463,15 +463,15 @@ int ks_aptsource_plan_remove(const ks_root *root, ks_transaction *ret)
 static int plan_and_apply(const ks_root *root, int plan_k, ks_transaction *l,
                           ks_transaction *ret_changes)
 {
-    int k;
+    int r;
 
     if (plan_k < 0)
         return plan_k;
-    k = ks_transaction_apply(root, l);
-    if (k < 0) {
+    r = ks_transaction_apply(root, l);
+    if (r < 0) {
         ks_transaction_undo(root, l);
         ks_transaction_done(l);
-        return k;
+        return r;
     }
     *ret_changes = *l;
     return 0;

@@ -52,12 +52,12 @@ int apt_add_problem(ks_apt_sources *s, const char *file, unsigned line, const ch
 {
     ks_apt_problem p = {.line = line};
     va_list ap;
-    int k;
+    int r;
 
     va_start(ap, fmt);
-    k = vasprintf(&p.reason, fmt, ap);
+    r = vasprintf(&p.reason, fmt, ap);
     va_end(ap);
-    if (k < 0)
+    if (r < 0)
         return -ENOMEM;
     if (file) {
         p.file = strdup(file);
@@ -130,9 +130,9 @@ int apt_next_word(const char **p, char **ret)
 
 int apt_strv_push_word(char ***l, char **w)
 {
-    int k = ks_strv_push(l, *w);
-    if (k < 0)
-        return k;
+    int r = ks_strv_push(l, *w);
+    if (r < 0)
+        return r;
     *w = NULL;
     return 0;
 }
@@ -169,7 +169,7 @@ int apt_list_source_files(const ks_root *root, source_file **ret, size_t *ret_n)
     source_file *v = NULL;
     size_t n = 0;
     struct stat st;
-    int k;
+    int r;
 
     if (ks_root_stat(root, SOURCES_LIST, &st) == 0 && S_ISREG(st.st_mode)) {
         if (apt_grow((void **)&v, n, sizeof(*v)) < 0)
@@ -179,10 +179,10 @@ int apt_list_source_files(const ks_root *root, source_file **ret, size_t *ret_n)
         if (!v[n++].path)
             goto oom;
     }
-    k = ks_root_list_dir(root, SOURCES_DIR, &names);
-    if (k < 0 && k != -ENOENT && k != -ENOTDIR) {
+    r = ks_root_list_dir(root, SOURCES_DIR, &names);
+    if (r < 0 && r != -ENOENT && r != -ENOTDIR) {
         apt_source_files_free(v, n);
-        return k;
+        return r;
     }
     for (char **nm = names; nm && *nm; nm++) {
         _cleanup_free_ char *p = NULL;
@@ -221,26 +221,26 @@ int ks_aptsource_read(const ks_root *root, ks_apt_sources *ret)
     _cleanup_apt_sources_ ks_apt_sources s = {0};
     source_file *files = NULL;
     size_t n = 0;
-    int k;
+    int r;
 
-    k = apt_list_source_files(root, &files, &n);
-    if (k < 0)
-        return k;
-    for (size_t i = 0; i < n && k >= 0; i++) {
+    r = apt_list_source_files(root, &files, &n);
+    if (r < 0)
+        return r;
+    for (size_t i = 0; i < n && r >= 0; i++) {
         _cleanup_free_ char *text = NULL;
         size_t len;
 
-        k = ks_root_read_file(root, files[i].path, SOURCE_FILE_MAX, &text, &len);
-        if (k == -ENOENT) {
-            k = 0;
+        r = ks_root_read_file(root, files[i].path, SOURCE_FILE_MAX, &text, &len);
+        if (r == -ENOENT) {
+            r = 0;
             continue;
         }
-        if (k >= 0)
-            k = apt_parse_text(text, len, files[i].path, files[i].format, &s);
+        if (r >= 0)
+            r = apt_parse_text(text, len, files[i].path, files[i].format, &s);
     }
     apt_source_files_free(files, n);
-    if (k < 0)
-        return k;
+    if (r < 0)
+        return r;
     *ret = TAKE_STRUCT(s);
     return 0;
 }

@@ -55,12 +55,12 @@ static int read_ours(const ks_root *root, char **ret_text)
 {
     _cleanup_free_ char *text = NULL;
     size_t len;
-    int k = ks_root_read_file(root, KS_AUTOREMOVE_PATH, AUTOREMOVE_FILE_MAX, &text, &len);
+    int r = ks_root_read_file(root, KS_AUTOREMOVE_PATH, AUTOREMOVE_FILE_MAX, &text, &len);
 
-    if (k == -ENOENT)
+    if (r == -ENOENT)
         return 0;
-    if (k < 0)
-        return k;
+    if (r < 0)
+        return r;
     if (!ks_startswith(text, KS_AUTOREMOVE_MARKER))
         return -EEXIST;
     if (ret_text)
@@ -70,35 +70,35 @@ static int read_ours(const ks_root *root, char **ret_text)
 
 int ks_autoremove_check(const ks_root *root)
 {
-    int k = read_ours(root, NULL);
-    return k < 0 ? k : 0;
+    int r = read_ours(root, NULL);
+    return r < 0 ? r : 0;
 }
 
 int ks_autoremove_keep(const ks_root *root, char *const *releases)
 {
     _cleanup_free_ char *want = ks_autoremove_text(releases), *have = NULL;
-    int k;
+    int r;
 
     if (!want)
         return -ENOMEM;
-    k = read_ours(root, &have);
-    if (k < 0)
-        return k;
-    if (k > 0 && streq(have, want))
+    r = read_ours(root, &have);
+    if (r < 0)
+        return r;
+    if (r > 0 && streq(have, want))
         return 0;
-    k = ks_mkdir_p(root, "etc/apt/apt.conf.d", 0755);
-    if (k < 0)
-        return k;
-    k = ks_write_atomic(root, KS_AUTOREMOVE_PATH, want, strlen(want), 0644);
-    return k < 0 ? k : 1;
+    r = ks_mkdir_p(root, "etc/apt/apt.conf.d", 0755);
+    if (r < 0)
+        return r;
+    r = ks_write_atomic(root, KS_AUTOREMOVE_PATH, want, strlen(want), 0644);
+    return r < 0 ? r : 1;
 }
 
 int ks_autoremove_release(const ks_root *root)
 {
-    int k = read_ours(root, NULL);
+    int r = read_ours(root, NULL);
 
-    if (k <= 0)
-        return k;
-    k = ks_unlink_if_exists(root, KS_AUTOREMOVE_PATH);
-    return k < 0 ? k : 1;
+    if (r <= 0)
+        return r;
+    r = ks_unlink_if_exists(root, KS_AUTOREMOVE_PATH);
+    return r < 0 ? r : 1;
 }

@@ -155,7 +155,7 @@ static int gnupghome_new(char **ret)
 {
     const char *tmp = getenv("TMPDIR");
     _cleanup_free_ char *home = NULL;
-    int k;
+    int r;
 
     if (!tmp || tmp[0] != '/' || strlen(tmp) > 64)
         tmp = "/tmp"; /* gpg's socket paths must stay short */
@@ -164,12 +164,12 @@ static int gnupghome_new(char **ret)
         return -ENOMEM;
     if (!mkdtemp(home))
         return -errno;
-    k = write_small_file(home, "common.conf", "");
-    if (k >= 0)
-        k = write_small_file(home, "gpg.conf", "no-autostart\ntrust-model always\n");
-    if (k < 0) {
+    r = write_small_file(home, "common.conf", "");
+    if (r >= 0)
+        r = write_small_file(home, "gpg.conf", "no-autostart\ntrust-model always\n");
+    if (r < 0) {
         rm_rf_at(AT_FDCWD, home);
-        return k;
+        return r;
     }
     *ret = TAKE_PTR(home);
     return 0;
@@ -195,8 +195,8 @@ static void key_unrefp(gpgme_key_t *k)
 
 static int gpg_errno(gpgme_error_t e)
 {
-    int k = sym_gpgme_err_code_to_errno(gpgme_err_code(e));
-    return k > 0 ? -k : -EIO;
+    int r = sym_gpgme_err_code_to_errno(gpgme_err_code(e));
+    return r > 0 ? -r : -EIO;
 }
 
 static int ctx_new(const char *home, gpgme_ctx_t *ret)

@@ -161,7 +161,7 @@ static int make_dirs(const char *dir)
 }
 
 /* Scans every Packages index apt left in lists/ for the package. */
-static int scan_indexes(const char *dir, const char *package, ks_repo_probe_result *r,
+static int scan_indexes(const char *dir, const char *package, ks_repo_probe_result *res,
                         size_t *ret_n_indexes)
 {
     _cleanup_free_ char *lists = ks_asprintf("%s/lists", dir);
@@ -178,7 +178,7 @@ static int scan_indexes(const char *dir, const char *package, ks_repo_probe_resu
         _cleanup_free_ char *text = NULL, *path = NULL;
         ks_packages_index_info info = {0};
         size_t len;
-        int fd, k;
+        int fd, r;
 
         if (!ks_endswith(de->d_name, "_Packages"))
             continue;
@@ -188,20 +188,20 @@ static int scan_indexes(const char *dir, const char *package, ks_repo_probe_resu
         fd = ks_open_regular(path);
         if (fd < 0)
             return fd;
-        k = ks_read_fd(fd, INDEX_MAX, &text, &len);
+        r = ks_read_fd(fd, INDEX_MAX, &text, &len);
         close(fd);
-        if (k < 0)
-            return k;
-        k = ks_packages_index_scan(text, len, package, &info);
-        if (k < 0)
-            return k;
+        if (r < 0)
+            return r;
+        r = ks_packages_index_scan(text, len, package, &info);
+        if (r < 0)
+            return r;
         n_indexes++;
-        r->n_packages += info.n_packages;
+        res->n_packages += info.n_packages;
         if (info.found && info.version) {
-            free(r->version);
-            r->version = TAKE_PTR(info.version);
-        } else if (info.found && !r->version)
-            r->version = strdup("");
+            free(res->version);
+            res->version = TAKE_PTR(info.version);
+        } else if (info.found && !res->version)
+            res->version = strdup("");
         ks_packages_index_info_done(&info);
     }
     *ret_n_indexes = n_indexes;
@@ -212,9 +212,9 @@ static int remove_tree(const char *dir)
 {
     char *argv[] = {(char *)"rm", (char *)"-rf", "--", (char *)dir, NULL};
     ks_spawn_result res = {0};
-    int k = ks_spawn(argv, KS_SPAWN_OPTS(.timeout_ms = 60000), &res);
+    int r = ks_spawn(argv, KS_SPAWN_OPTS(.timeout_ms = 60000), &res);
     ks_spawn_result_done(&res);
-    return k;
+    return r;
 }
 
 static char *source_words(const ks_apt_takeover *t)
@@ -251,12 +251,12 @@ int ks_repo_probe(const ks_repo_probe_opts *o, ks_repo_probe_result *ret)
 {
     _cleanup_free_ char *dir = NULL, *keyring = NULL, *text = NULL, *sources = NULL, *where = NULL,
                         *complaint = NULL;
-    ks_repo_probe_result r = {0};
+    ks_repo_probe_result result = {0};
     ks_spawn_result res = {0};
     ks_repo_verdict v;
     size_t n_indexes = 0;
     const char *tmp = o->tmp_dir ? o->tmp_dir : getenv("TMPDIR");
-    int k;
+    int r;
 
     if (!o->apt_get || !o->source || !o->package)
         return -EINVAL;
@@ -265,71 +265,73 @@ int ks_repo_probe(const ks_repo_probe_opts *o, ks_repo_probe_result *ret)
     if (!dir || !where)
         return -ENOMEM;
     if (!mkdtemp(dir)) {
-        k = -errno;
+        r = -errno;
         ret->reason = ks_asprintf("cannot make a temporary folder in %s: %s",
-                                  tmp && *tmp ? tmp : "/tmp", strerror(-k));
-        return k;
+                                  tmp && *tmp ? tmp : "/tmp", strerror(-r));
+        return r;
     }
-    k = make_dirs(dir);
-    if (k >= 0)
-        k = write_file(dir, "keyring.gpg", o->source->keyring, o->source->keyring_len, &keyring);
-    if (k >= 0)
-        k = ks_aptsource_text(o->source, keyring, &text);
-    if (k >= 0)
-        k = write_file(dir, "kswap-probe.sources", text, strlen(text), &sources);
-    if (k < 0) {
-        r.reason = ks_asprintf("cannot prepare the repository check in %s: %s", dir, strerror(-k));
+    r = make_dirs(dir);
+    if (r >= 0)
+        r = write_file(dir, "keyring.gpg", o->source->keyring, o->source->keyring_len, &keyring);
+    if (r >= 0)
+        r = ks_aptsource_text(o->source, keyring, &text);
+    if (r >= 0)
+        r = write_file(dir, "kswap-probe.sources", text, strlen(text), &sources);
+    if (r < 0) {
+        result.reason =
+            ks_asprintf("cannot prepare the repository check in %s: %s", dir, strerror(-r));
         goto out;
     }
 
-    k = run_update(o, dir, sources, &res);
-    if (k < 0) {
-        r.reason = ks_asprintf("cannot run '%s': %s", o->apt_get, strerror(-k));
+    r = run_update(o, dir, sources, &res);
+    if (r < 0) {
+        result.reason = ks_asprintf("cannot run '%s': %s", o->apt_get, strerror(-r));
         goto out;
     }
-    r.apt_output = TAKE_PTR(res.output);
-    k = ks_repo_apt_complaint(r.apt_output, &v, &complaint);
-    if (k < 0)
+    result.apt_output = TAKE_PTR(res.output);
+    r = ks_repo_apt_complaint(result.apt_output, &v, &complaint);
+    if (r < 0)
         goto out;
     if (res.timed_out) {
-        k = -ETIMEDOUT;
-        r.reason = ks_asprintf("apt-get update of %s did not finish in time (apt_timeout)%s%s",
-                               where, complaint ? ": " : "", strempty(complaint));
+        r = -ETIMEDOUT;
+        result.reason = ks_asprintf("apt-get update of %s did not finish in time (apt_timeout)%s%s",
+                                    where, complaint ? ": " : "", strempty(complaint));
         goto out;
     }
     if (v == KS_REPO_OK && !ks_spawn_succeeded(&res))
         v = KS_REPO_UNREACHABLE;
     if (v != KS_REPO_OK) {
-        r.verdict = v;
-        r.reason = ks_asprintf("%s: %s", where,
-                               complaint ? complaint
-                                         : (complaint = ks_asprintf(
-                                                "apt-get update failed (exit %d)", res.exit_code)));
+        result.verdict = v;
+        result.reason = ks_asprintf(
+            "%s: %s", where,
+            complaint
+                ? complaint
+                : (complaint = ks_asprintf("apt-get update failed (exit %d)", res.exit_code)));
         goto out;
     }
-    k = scan_indexes(dir, o->package, &r, &n_indexes);
-    if (k < 0) {
-        r.reason = ks_asprintf("cannot read the package index apt fetched: %s", strerror(-k));
+    r = scan_indexes(dir, o->package, &result, &n_indexes);
+    if (r < 0) {
+        result.reason = ks_asprintf("cannot read the package index apt fetched: %s", strerror(-r));
         goto out;
     }
     if (n_indexes == 0) {
-        r.verdict = KS_REPO_NO_INDEX;
-        r.reason = ks_asprintf("%s: apt fetched no package index for amd64 (is the suite or "
-                               "a component misnamed?)%s%s",
-                               where, complaint ? ": " : "", strempty(complaint));
-    } else if (!r.version) {
-        r.verdict = KS_REPO_NO_PACKAGE;
-        r.reason = ks_asprintf("%s does not carry %s (%zu packages in its index)", where,
-                               o->package, r.n_packages);
+        result.verdict = KS_REPO_NO_INDEX;
+        result.reason = ks_asprintf("%s: apt fetched no package index for amd64 (is the suite or "
+                                    "a component misnamed?)%s%s",
+                                    where, complaint ? ": " : "", strempty(complaint));
+    } else if (!result.version) {
+        result.verdict = KS_REPO_NO_PACKAGE;
+        result.reason = ks_asprintf("%s does not carry %s (%zu packages in its index)", where,
+                                    o->package, result.n_packages);
     }
-    k = 0;
+    r = 0;
 out:
     ks_spawn_result_done(&res);
     (void)remove_tree(dir);
-    if (k < 0 && !r.reason)
-        r.reason = ks_asprintf("the repository check failed: %s", strerror(-k));
-    *ret = r;
-    return k;
+    if (r < 0 && !result.reason)
+        result.reason = ks_asprintf("the repository check failed: %s", strerror(-r));
+    *ret = result;
+    return r;
 }
 
 void ks_repo_probe_result_done(ks_repo_probe_result *r)

@@ -13,15 +13,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ks_config *c = ks_config_new();
     size_t n;
     const ks_config_key *keys = ks_config_keys(&n);
-    int k;
+    int r;
 
     if (!text || !c)
         abort();
-    k = ks_config_parse(c, text, "fuzz.conf", &err);
+    r = ks_config_parse(c, text, "fuzz.conf", &err);
     /* An error always says where: "fuzz.conf:LINE: ..." or "fuzz.conf: ...". */
-    if (k == -EBADMSG && (!err || !ks_startswith(err, "fuzz.conf")))
+    if (r == -EBADMSG && (!err || !ks_startswith(err, "fuzz.conf")))
         abort();
-    if (k == 0) {
+    if (r == 0) {
         /* What parsed reads back within the table's types and ranges. */
         for (size_t i = 0; i < n; i++) {
             uint64_t u;

@@ -11,12 +11,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     ks_history h = {0}, again = {0};
     char *err = NULL, *text = NULL, *text2 = NULL;
-    int k;
+    int r;
 
-    k = ks_history_parse((const char *)data, size, &h, &err);
-    if (k < 0) {
+    r = ks_history_parse((const char *)data, size, &h, &err);
+    if (r < 0) {
         /* Every refusal explains itself (except running out of memory). */
-        if (k != -ENOMEM && !err)
+        if (r != -ENOMEM && !err)
             abort();
         free(err);
         return 0;

@@ -11,12 +11,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     ks_journal *j = NULL, *again = NULL;
     char *err = NULL, *text = NULL, *text2 = NULL;
-    int k;
+    int r;
 
-    k = ks_journal_parse((const char *)data, size, &j, &err);
-    if (k < 0) {
+    r = ks_journal_parse((const char *)data, size, &j, &err);
+    if (r < 0) {
         /* Every refusal explains itself (except running out of memory). */
-        if (k != -ENOMEM && !err)
+        if (r != -ENOMEM && !err)
             abort();
         free(err);
         return 0;

@@ -22,15 +22,15 @@
 #include "lib/basic/alloc-util.h"
 #include "lib/basic/util.h"
 
-static int read_all(const ks_root *r, const char *path, char **ret, size_t *len)
+static int read_all(const ks_root *root, const char *path, char **ret, size_t *len)
 {
-    int k = ks_root_read_file(r, path, 64u << 20, ret, len);
-    if (k < 0)
-        fprintf(stderr, "forecast-tool: %s: %s\n", path, strerror(-k));
-    return k;
+    int r = ks_root_read_file(root, path, 64u << 20, ret, len);
+    if (r < 0)
+        fprintf(stderr, "forecast-tool: %s: %s\n", path, strerror(-r));
+    return r;
 }
 
-static int do_forecast(const ks_root *r, int argc, char **argv)
+static int do_forecast(const ks_root *root, int argc, char **argv)
 {
     _cleanup_free_ char *text = NULL, *envdata = NULL;
     _cleanup_grub_cfg_ ks_grub_cfg *c = NULL;
@@ -38,23 +38,24 @@ static int do_forecast(const ks_root *r, int argc, char **argv)
     ks_grub_forecast f = {0};
     ks_grub_error err = {0};
     size_t len = 0, elen = 0;
-    int k;
+    int r;
 
-    if (read_all(r, argv[2], &text, &len) < 0)
+    if (read_all(root, argv[2], &text, &len) < 0)
         return 1;
-    k = ks_grub_cfg_parse(text, len, &c, &err);
-    if (k < 0) {
+    r = ks_grub_cfg_parse(text, len, &c, &err);
+    if (r < 0) {
         fprintf(stderr, "forecast-tool: %s:%u:%u: %s\n", argv[2], err.line, err.column,
                 err.message);
         return 1;
     }
     if (!streq(argv[3], "-")) {
-        if (read_all(r, argv[3], &envdata, &elen) < 0 || ks_grubenv_parse(envdata, elen, &env) < 0)
+        if (read_all(root, argv[3], &envdata, &elen) < 0 ||
+            ks_grubenv_parse(envdata, elen, &env) < 0)
             return 1;
     }
-    k = ks_grub_forecast_run(c, env, streq(argv[4], "1"), argc == 7 && streq(argv[6], "efi"), 3,
+    r = ks_grub_forecast_run(c, env, streq(argv[4], "1"), argc == 7 && streq(argv[6], "efi"), 3,
                              &f);
-    if (k < 0)
+    if (r < 0)
         return 1;
     for (size_t i = 0; i < f.n; i++) {
         const ks_grub_forecast_boot *b = &f.v[i];
@@ -64,7 +65,7 @@ static int do_forecast(const ks_root *r, int argc, char **argv)
         if (b->env_after) {
             _cleanup_free_ char *p = ks_asprintf("%s/after-%u.env", argv[5], b->boot);
             if (!p ||
-                ks_write_atomic(r, p, ks_grubenv_data(b->env_after), KS_GRUBENV_SIZE, 0644) < 0)
+                ks_write_atomic(root, p, ks_grubenv_data(b->env_after), KS_GRUBENV_SIZE, 0644) < 0)
                 return 1;
         }
     }

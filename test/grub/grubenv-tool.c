@@ -12,23 +12,23 @@
 
 int main(int argc, char **argv)
 {
-    _cleanup_root_ ks_root *r = NULL;
+    _cleanup_root_ ks_root *root = NULL;
     _cleanup_grubenv_ ks_grubenv *e = NULL;
-    int k;
+    int r;
 
     if (argc < 3) {
         fprintf(stderr, "usage: grubenv-tool FILE create|list|set|unset ...\n");
         return 2;
     }
-    k = ks_root_open("/", &r);
-    if (k < 0)
+    r = ks_root_open("/", &root);
+    if (r < 0)
         return 1;
     if (streq(argv[2], "create"))
-        k = ks_grubenv_new(&e);
+        r = ks_grubenv_new(&e);
     else
-        k = ks_grubenv_load(r, argv[1], &e);
-    if (k < 0) {
-        fprintf(stderr, "grubenv-tool: %s: %s\n", argv[1], strerror(-k));
+        r = ks_grubenv_load(root, argv[1], &e);
+    if (r < 0) {
+        fprintf(stderr, "grubenv-tool: %s: %s\n", argv[1], strerror(-r));
         return 1;
     }
     if (streq(argv[2], "list")) {
@@ -42,20 +42,20 @@ int main(int argc, char **argv)
             if (!eq)
                 return 2;
             *eq = '\0';
-            k = ks_grubenv_set(e, argv[i], eq + 1);
+            r = ks_grubenv_set(e, argv[i], eq + 1);
         } else if (streq(argv[2], "unset")) {
-            k = ks_grubenv_unset(e, argv[i]);
+            r = ks_grubenv_unset(e, argv[i]);
         } else {
             return 2;
         }
-        if (k < 0) {
-            fprintf(stderr, "grubenv-tool: %s: %s\n", argv[i], strerror(-k));
+        if (r < 0) {
+            fprintf(stderr, "grubenv-tool: %s: %s\n", argv[i], strerror(-r));
             return 1;
         }
     }
-    k = ks_grubenv_save(e, r, argv[1]);
-    if (k < 0) {
-        fprintf(stderr, "grubenv-tool: cannot write %s: %s\n", argv[1], strerror(-k));
+    r = ks_grubenv_save(e, root, argv[1]);
+    if (r < 0) {
+        fprintf(stderr, "grubenv-tool: cannot write %s: %s\n", argv[1], strerror(-r));
         return 1;
     }
     return 0;

@@ -103,10 +103,10 @@ static void test_parse(void)
 
     for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
         ks_apt_status s = {0};
-        int k = ks_apt_status_parse(cases[i].line, strlen(cases[i].line), &s);
+        int r = ks_apt_status_parse(cases[i].line, strlen(cases[i].line), &s);
 
-        CHECK_MSG(k == cases[i].ret, "%s: returns %d, expected %d", cases[i].name, k, cases[i].ret);
-        if (k < 0 || cases[i].ret < 0)
+        CHECK_MSG(r == cases[i].ret, "%s: returns %d, expected %d", cases[i].name, r, cases[i].ret);
+        if (r < 0 || cases[i].ret < 0)
             continue;
         CHECK_MSG(s.kind == cases[i].kind, "%s: kind %d", cases[i].name, s.kind);
         CHECK_MSG(streq_ptr(s.subject, cases[i].subject), "%s: subject '%s'", cases[i].name,

@@ -47,8 +47,8 @@ static void test_parsers(void)
 
     for (size_t i = 0; i < ARRAY_SIZE(ids); i++) {
         char *id = (char *)"untouched";
-        int k = ks_boot_id_parse(ids[i].text, strlen(ids[i].text), &id);
-        CHECK_MSG(k == ids[i].ret, "boot id case %zu: %d", i, k);
+        int r = ks_boot_id_parse(ids[i].text, strlen(ids[i].text), &id);
+        CHECK_MSG(r == ids[i].ret, "boot id case %zu: %d", i, r);
         if (ids[i].id) {
             CHECK_STREQ(id, ids[i].id);
             free(id);
@@ -58,8 +58,8 @@ static void test_parsers(void)
     }
     for (size_t i = 0; i < ARRAY_SIZE(stats); i++) {
         uint64_t b = 12345;
-        int k = ks_btime_parse(stats[i].text, strlen(stats[i].text), &b);
-        CHECK_MSG(k == stats[i].ret, "btime case %zu: %d", i, k);
+        int r = ks_btime_parse(stats[i].text, strlen(stats[i].text), &b);
+        CHECK_MSG(r == stats[i].ret, "btime case %zu: %d", i, r);
         CHECK_INTEQ(b, stats[i].ret == 0 ? stats[i].btime : 12345);
     }
 }

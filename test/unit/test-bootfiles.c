@@ -72,7 +72,7 @@ static void test_kernel(void)
     for (size_t i = 0; i < ARRAY_SIZE(kernel_cases); i++) {
         _cleanup_free_ char *buf = NULL, *why = NULL;
         size_t len = 0;
-        int k;
+        int r;
 
         if (kernel_cases[i].head)
             buf = fixture(kernel_cases[i].head, &len);
@@ -103,11 +103,11 @@ static void test_kernel(void)
         case EDIT_NONE:
             break;
         }
-        k = ks_bootfile_kernel_check((const uint8_t *)buf, len, kernel_cases[i].size, &why);
-        CHECK_MSG((k == 0) == kernel_cases[i].ok, "%s: %d (%s)", kernel_cases[i].name, k,
+        r = ks_bootfile_kernel_check((const uint8_t *)buf, len, kernel_cases[i].size, &why);
+        CHECK_MSG((r == 0) == kernel_cases[i].ok, "%s: %d (%s)", kernel_cases[i].name, r,
                   strempty(why));
         if (!kernel_cases[i].ok) {
-            CHECK_INTEQ(k, -EBADMSG);
+            CHECK_INTEQ(r, -EBADMSG);
             CHECK_MSG(why && strstr(why, kernel_cases[i].why), "%s: '%s' lacks '%s'",
                       kernel_cases[i].name, strempty(why), kernel_cases[i].why);
         }
@@ -145,7 +145,7 @@ static void test_initrd(void)
         _cleanup_free_ char *buf = NULL, *why = NULL;
         const char *p;
         size_t len;
-        int k;
+        int r;
 
         if (initrd_cases[i].head) {
             buf = fixture(initrd_cases[i].head, &len);
@@ -154,11 +154,11 @@ static void test_initrd(void)
             p = initrd_cases[i].literal;
             len = initrd_cases[i].literal_len;
         }
-        k = ks_bootfile_initrd_check((const uint8_t *)p, len, len, &why);
-        CHECK_MSG((k == 0) == initrd_cases[i].ok, "%s: %d (%s)", initrd_cases[i].name, k,
+        r = ks_bootfile_initrd_check((const uint8_t *)p, len, len, &why);
+        CHECK_MSG((r == 0) == initrd_cases[i].ok, "%s: %d (%s)", initrd_cases[i].name, r,
                   strempty(why));
         if (!initrd_cases[i].ok)
-            CHECK_MSG(k == -EBADMSG && why && strstr(why, initrd_cases[i].why), "%s: '%s'",
+            CHECK_MSG(r == -EBADMSG && why && strstr(why, initrd_cases[i].why), "%s: '%s'",
                       initrd_cases[i].name, strempty(why));
     }
 }
@@ -220,7 +220,7 @@ static void test_grub_cfg(void)
         /* The NUL case: four NULs after the entry, counted by hand. */
         size_t suf_len = strlen(suf) + (strstr(cfg_cases[i].name, "NUL") ? 4 : 0);
         size_t len = strlen(pre) + (cfg_cases[i].fixture ? flen : 0) + suf_len;
-        int k;
+        int r;
 
         text = calloc(1, len + 1);
         if (!text)
@@ -229,8 +229,8 @@ static void test_grub_cfg(void)
         if (cfg_cases[i].fixture)
             memcpy(text + strlen(pre), real, flen);
         memcpy(text + len - suf_len, suf, suf_len);
-        k = ks_bootfile_grub_cfg_check(text, len, "kswap-trial", REL, &why);
-        CHECK_MSG(k == cfg_cases[i].ret, "%s: %d, want %d (%s)", cfg_cases[i].name, k,
+        r = ks_bootfile_grub_cfg_check(text, len, "kswap-trial", REL, &why);
+        CHECK_MSG(r == cfg_cases[i].ret, "%s: %d, want %d (%s)", cfg_cases[i].name, r,
                   cfg_cases[i].ret, strempty(why));
         if (cfg_cases[i].why)
             CHECK_MSG(why && strstr(why, cfg_cases[i].why), "%s: '%s' lacks '%s'",
@@ -327,7 +327,7 @@ static void test_settle(void)
         _cleanup_free_ char *path = NULL, *cmd = NULL;
         ks_bootfiles_stats st = {0};
         ks_findings f = {0};
-        int k;
+        int r;
 
         if (!mkdtemp(base))
             abort();
@@ -352,9 +352,9 @@ static void test_settle(void)
             break;
         }
         CHECK(ks_root_open(base, &root) == 0);
-        k = ks_bootfiles_settle(root, REL, "kswap-trial", &f, &st);
-        CHECK_MSG(k == (disk_cases[i].id ? 1 : 0), "%s: %d problems, %zu findings (%s)",
-                  disk_cases[i].name, k, f.n, f.n ? f.v[0].message : "");
+        r = ks_bootfiles_settle(root, REL, "kswap-trial", &f, &st);
+        CHECK_MSG(r == (disk_cases[i].id ? 1 : 0), "%s: %d problems, %zu findings (%s)",
+                  disk_cases[i].name, r, f.n, f.n ? f.v[0].message : "");
         if (disk_cases[i].id && f.n == 1) {
             CHECK_STREQ(f.v[0].id, disk_cases[i].id);
             CHECK_INTEQ(f.v[0].severity, KS_SEV_BLOCK);

@@ -173,7 +173,7 @@ static void check_scenario(const char *base, size_t idx)
     ks_bootfs b = {.mount_point = (char *)"untouched"};
     bool imaged = s->mkfs && have_mkfs(s->mkfs);
     FILE *f;
-    int k;
+    int r;
 
     fprintf(stderr, "scenario %zu: %s%s\n", idx, s->name,
             s->mkfs && !imaged ? " (no mkfs tool: image check skipped)" : "");
@@ -187,9 +187,9 @@ static void check_scenario(const char *base, size_t idx)
     CHECK_MSG(run("mkdir -p %s && cd %s && sh %s", dir, dir, script) == 0, "setup of %s", s->name);
 
     CHECK(ks_root_open(dir, &root) == 0);
-    k = ks_bootfs_probe(root, &b);
-    CHECK_MSG(k == s->ret, "%s: %d", s->name, k);
-    if (k < 0) {
+    r = ks_bootfs_probe(root, &b);
+    CHECK_MSG(r == s->ret, "%s: %d", s->name, r);
+    if (r < 0) {
         CHECK_STREQ(b.mount_point, "untouched");
         return;
     }

@@ -90,7 +90,7 @@ int main(void)
         const struct reach_case *t = &cases[i];
         _cleanup_free_ char *item = NULL;
         unsigned port = 0;
-        int fd = -1, queued = -1, k;
+        int fd = -1, queued = -1, r;
         ks_check chk = {0};
         ks_check_ctx ctx = {.program_timeout_ms = t->timeout_ms};
 
@@ -110,8 +110,8 @@ int main(void)
         }
         item = ks_asprintf("%s:%u", t->host, port);
         chk.arg = item;
-        k = ks_check_reach(&ctx, &chk);
-        CHECK_MSG(k == t->ret, "%s: %d, expected %d (%s)", t->name, k, t->ret,
+        r = ks_check_reach(&ctx, &chk);
+        CHECK_MSG(r == t->ret, "%s: %d, expected %d (%s)", t->name, r, t->ret,
                   strempty(chk.detail));
         CHECK_MSG(chk.detail && strstr(chk.detail, t->detail), "%s: detail '%s' lacks '%s'",
                   t->name, strempty(chk.detail), t->detail);

@@ -126,20 +126,20 @@ int main(void)
         ks_checklist l = {0};
         clock_t_ clk = {.now = 1000000};
         unsigned total = 0;
-        int k;
+        int r;
 
         for (size_t j = 0; j < MAX_CHECKS && s->checks[j].pass_at; j++)
             CHECK(ks_checklist_add(&l, "fake", s->checks[j].pass_at, s->checks[j].required,
                                    fake_check) == 0);
         progress_calls = 0;
-        k = ks_checks_run(&l, &(ks_check_ctx){0},
+        r = ks_checks_run(&l, &(ks_check_ctx){0},
                           &(ks_runner_opts){.timeout_ms = s->timeout_ms,
                                             .interval_ms = s->interval_ms,
                                             .now_ms = fake_now,
                                             .sleep_ms = fake_sleep,
                                             .progress = progress,
                                             .userdata = &clk});
-        CHECK_MSG(k == s->ret, "%s: returned %d", s->name, k);
+        CHECK_MSG(r == s->ret, "%s: returned %d", s->name, r);
         for (size_t j = 0; j < l.n; j++) {
             CHECK_MSG(l.v[j].attempts == s->attempts[j], "%s: check %zu ran %u times", s->name, j,
                       l.v[j].attempts);

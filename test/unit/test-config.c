@@ -156,8 +156,8 @@ int main(void)
     /* Table-driven: each text either parses, or fails with exactly this message. */
     for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
         c = ks_config_new();
-        int k = ks_config_parse(c, cases[i].text, "k.conf", &err);
-        CHECK_MSG(cases[i].error ? k == -EBADMSG : k == 0, "case %zu: %d", i, k);
+        int r = ks_config_parse(c, cases[i].text, "k.conf", &err);
+        CHECK_MSG(cases[i].error ? r == -EBADMSG : r == 0, "case %zu: %d", i, r);
         if (cases[i].error)
             CHECK_MSG(err && streq(err, cases[i].error), "case %zu: '%s'", i, strempty(err));
         free(TAKE_PTR(err));

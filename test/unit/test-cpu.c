@@ -199,9 +199,9 @@ static void check_parse(const char *what, const char *text, size_t len, int leve
                         bool hypervisor, const char *vendor)
 {
     ks_cpuinfo c = {};
-    int k = ks_cpuinfo_parse(text, len, &c);
+    int r = ks_cpuinfo_parse(text, len, &c);
 
-    CHECK_MSG(k == 0, "%s: parse gave %d", what, k);
+    CHECK_MSG(r == 0, "%s: parse gave %d", what, r);
     CHECK_MSG(c.level == level, "%s: level %d, want %d", what, c.level, level);
     CHECK_MSG(c.n_processors == n, "%s: %u processors, want %u", what, c.n_processors, n);
     CHECK_MSG(c.hypervisor == hypervisor, "%s: hypervisor %d", what, c.hypervisor);
@@ -310,11 +310,11 @@ static void test_texts(void)
 {
     for (size_t i = 0; i < ARRAY_SIZE(text_cases); i++) {
         ks_cpuinfo c = {.level = -7};
-        int k = ks_cpuinfo_parse(text_cases[i].text, strlen(text_cases[i].text), &c);
+        int r = ks_cpuinfo_parse(text_cases[i].text, strlen(text_cases[i].text), &c);
 
-        CHECK_MSG(k == text_cases[i].ret, "%s: got %d, want %d", text_cases[i].name, k,
+        CHECK_MSG(r == text_cases[i].ret, "%s: got %d, want %d", text_cases[i].name, r,
                   text_cases[i].ret);
-        if (k < 0) {
+        if (r < 0) {
             CHECK_MSG(c.level == -7 && !c.vendor_id, "%s: output touched", text_cases[i].name);
             continue;
         }

@@ -309,8 +309,8 @@ static void put(const char *root, const char *rel, const char *content)
         if (!f)
             abort();
         if (content[0] == '+')
-            for (int k = atoi(content + 1) * 16; k > 0; k--)
-                fprintf(f, "# %061d\n", k);
+            for (int r = atoi(content + 1) * 16; r > 0; r--)
+                fprintf(f, "# %061d\n", r);
         else
             fputs(content, f);
         fclose(f);

@@ -61,7 +61,7 @@ static void test_probe(void)
         ks_dpkg_lock_holder h = {0};
         lock_holder child = {0};
         pid_t want_pid = 0;
-        int self_fd = -1, k;
+        int self_fd = -1, r;
 
         if (!mkdtemp(base))
             abort();
@@ -91,9 +91,9 @@ static void test_probe(void)
             want_pid = getpid();
         }
         CHECK(ks_root_open(base, &root) == 0);
-        k = ks_dpkg_lock_probe(root, &h);
-        CHECK_MSG(k == cases[i].ret, "%s: %d, want %d", cases[i].name, k, cases[i].ret);
-        if (k > 0) {
+        r = ks_dpkg_lock_probe(root, &h);
+        CHECK_MSG(r == cases[i].ret, "%s: %d, want %d", cases[i].name, r, cases[i].ret);
+        if (r > 0) {
             CHECK_STREQ(h.lock, cases[i].want_lock);
             if (cases[i].want_pid)
                 CHECK_MSG(h.pid == want_pid, "%s: pid %d, want %d", cases[i].name, (int)h.pid,
@@ -109,7 +109,7 @@ static void test_probe(void)
         if (self_fd >= 0)
             close(self_fd);
         /* Released: free again. */
-        if (k > 0) {
+        if (r > 0) {
             ks_dpkg_lock_holder h2 = {0};
             CHECK_MSG(ks_dpkg_lock_probe(root, &h2) == 0, "%s: still held after release",
                       cases[i].name);

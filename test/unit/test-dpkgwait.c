@@ -39,7 +39,7 @@ int main(void)
         ks_dpkg_lock_holder h = {0};
         lock_holder child = {0};
         lines l = {0};
-        int k;
+        int r;
 
         if (!mkdtemp(base))
             abort();
@@ -51,10 +51,10 @@ int main(void)
             child =
                 lock_holder_start_for(path, LOCK_POSIX_WRITE, "unattended-upgr", cases[i].hold_ms);
         CHECK(ks_root_open(base, &root) == 0);
-        k = ks_dpkg_lock_wait(root, cases[i].timeout_ms, collect, &l, &h);
-        CHECK_MSG(k == cases[i].ret, "%s: %d", cases[i].name, k);
+        r = ks_dpkg_lock_wait(root, cases[i].timeout_ms, collect, &l, &h);
+        CHECK_MSG(r == cases[i].ret, "%s: %d", cases[i].name, r);
         CHECK_MSG((l.n > 0) == cases[i].progress, "%s: %u lines", cases[i].name, l.n);
-        if (k == -ETIMEDOUT) {
+        if (r == -ETIMEDOUT) {
             _cleanup_free_ char *who = ks_dpkg_lock_holder_describe(&h);
             _cleanup_free_ char *todo = ks_dpkg_lock_remedy(&h);
             CHECK_STREQ(h.lock, KS_DPKG_FRONTEND_LOCK_PATH);

@@ -169,9 +169,9 @@ static void test_errors(void)
     for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
         ks_grub_cfg *c = (ks_grub_cfg *)0x1;
         ks_grub_error err = {0};
-        int k = ks_grub_cfg_parse(cases[i].in, strlen(cases[i].in), &c, &err);
+        int r = ks_grub_cfg_parse(cases[i].in, strlen(cases[i].in), &c, &err);
 
-        CHECK_MSG(k == -EBADMSG, "'%s' gave %d", cases[i].in, k);
+        CHECK_MSG(r == -EBADMSG, "'%s' gave %d", cases[i].in, r);
         CHECK(c == (ks_grub_cfg *)0x1);
         CHECK_MSG(err.line == cases[i].line && err.column == cases[i].column,
                   "'%s': %u:%u (%s), want %u:%u", cases[i].in, err.line, err.column, err.message,
@@ -225,8 +225,8 @@ static void test_garbage(void)
     CHECK_INTEQ(ks_grub_cfg_parse(big, 65u << 20, &c, &err), -EFBIG);
     for (size_t i = 0; i < 1 << 16; i++)
         big[i] = (char)(i * 131 + 7);
-    int k = ks_grub_cfg_parse(big, 1 << 16, &c, &err);
-    CHECK(k == 0 || k == -EBADMSG);
+    int r = ks_grub_cfg_parse(big, 1 << 16, &c, &err);
+    CHECK(r == 0 || r == -EBADMSG);
     c = ks_grub_cfg_free(c);
     free(big);
 }

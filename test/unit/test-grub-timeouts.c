@@ -289,16 +289,16 @@ static void test_small(void)
         _cleanup_grub_cfg_ ks_grub_cfg *cfg = NULL;
         ks_grub_timeouts t = {NONE, NONE, NONE};
         ks_grub_error err;
-        int k;
+        int r;
 
-        k = ks_grub_cfg_parse(small[i].text, strlen(small[i].text), &cfg, &err);
-        CHECK_MSG(k == small[i].parsed, "case %zu: %d", i, k);
-        if (k < 0)
+        r = ks_grub_cfg_parse(small[i].text, strlen(small[i].text), &cfg, &err);
+        CHECK_MSG(r == small[i].parsed, "case %zu: %d", i, r);
+        if (r < 0)
             continue;
         CHECK_STREQ(cfg->lacks_write_support, small[i].lacks);
-        k = ks_grub_timeouts_run(cfg, &t);
-        CHECK_MSG(k == 0 || (k == -ELOOP && small[i].normal == NONE), "case %zu: %d", i, k);
-        if (k < 0)
+        r = ks_grub_timeouts_run(cfg, &t);
+        CHECK_MSG(r == 0 || (r == -ELOOP && small[i].normal == NONE), "case %zu: %d", i, r);
+        if (r < 0)
             continue;
         CHECK_MSG(t.after_failure == small[i].after_failure, "case %zu: %d", i, t.after_failure);
         CHECK_MSG(t.efi == small[i].efi, "case %zu: %d", i, t.efi);

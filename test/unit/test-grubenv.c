@@ -9,12 +9,12 @@
 
 static int read_fixture(const char *name, char **ret, size_t *ret_len)
 {
-    _cleanup_root_ ks_root *r = NULL;
-    int k = ks_root_open(ks_fixture_dir(), &r);
-    if (k < 0)
-        return k;
+    _cleanup_root_ ks_root *root = NULL;
+    int r = ks_root_open(ks_fixture_dir(), &root);
+    if (r < 0)
+        return r;
     _cleanup_free_ char *p = ks_asprintf("grub/%s", name);
-    return ks_root_read_file(r, p, 1 << 20, ret, ret_len);
+    return ks_root_read_file(root, p, 1 << 20, ret, ret_len);
 }
 
 static void test_fixtures(void)

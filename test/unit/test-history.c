@@ -99,14 +99,14 @@ static void test_parse_table(void)
     for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
         ks_history h = {0};
         _cleanup_free_ char *err = NULL;
-        int k = ks_history_parse(cases[i].text, strlen(cases[i].text), &h, &err);
+        int r = ks_history_parse(cases[i].text, strlen(cases[i].text), &h, &err);
 
-        CHECK_MSG(k == cases[i].ret, "%s: %d", cases[i].name, k);
+        CHECK_MSG(r == cases[i].ret, "%s: %d", cases[i].name, r);
         if (cases[i].error)
             CHECK_MSG(err && strstr(err, cases[i].error), "%s: '%s'", cases[i].name, strempty(err));
         else
             CHECK_MSG(!err, "%s: '%s'", cases[i].name, strempty(err));
-        if (k == 0) {
+        if (r == 0) {
             CHECK_MSG(h.n == cases[i].n, "%s: %zu records", cases[i].name, h.n);
             if (h.n > 0) {
                 CHECK_STREQ(h.v[0].outcome, cases[i].outcome0);

@@ -31,11 +31,11 @@ static void rm_rf(const char *path)
         fprintf(stderr, "cannot remove %s\n", path);
 }
 
-static void put(const ks_root *r, const char *path, const char *text)
+static void put(const ks_root *root, const char *path, const char *text)
 {
-    int k = ks_write_atomic(r, path, text, strlen(text), 0644);
-    if (k < 0) {
-        fprintf(stderr, "cannot write %s: %s\n", path, strerror(-k));
+    int r = ks_write_atomic(root, path, text, strlen(text), 0644);
+    if (r < 0) {
+        fprintf(stderr, "cannot write %s: %s\n", path, strerror(-r));
         exit(1);
     }
 }
@@ -225,13 +225,13 @@ static void test_parse_table(void)
     for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
         _cleanup_free_ char *text = NULL, *err = NULL;
         ks_journal *j = (ks_journal *)0x1;
-        int k;
+        int r;
 
         text = cases[i].from ? mutate(cases[i].from, cases[i].to) : strdup(cases[i].to);
-        k = ks_journal_parse(text, strlen(text), &j, &err);
-        CHECK_MSG(k == cases[i].ret, "case %zu: got %d (%s), expected %d", i, k, strempty(err),
+        r = ks_journal_parse(text, strlen(text), &j, &err);
+        CHECK_MSG(r == cases[i].ret, "case %zu: got %d (%s), expected %d", i, r, strempty(err),
                   cases[i].ret);
-        if (k == 0) {
+        if (r == 0) {
             CHECK(err == NULL);
             ks_journal_free(j);
         } else {
@@ -312,8 +312,8 @@ static void test_mutations(void)
     for (size_t cut = 0; cut + 2 < len; cut++) {
         ks_journal *j = NULL;
         char *err = NULL;
-        int k = ks_journal_parse(full_journal, cut, &j, &err);
-        if (k != -EBADMSG && k != -EPROTONOSUPPORT)
+        int r = ks_journal_parse(full_journal, cut, &j, &err);
+        if (r != -EBADMSG && r != -EPROTONOSUPPORT)
             bad++;
         ks_journal_free(j);
         free(err);
@@ -323,19 +323,19 @@ static void test_mutations(void)
     bad = 0;
     for (size_t i = 0; i < len; i++) {
         static const char repl[] = {'\0', '"', '}', ']', '0', 'x', '\\', ','};
-        for (size_t r = 0; r < sizeof(repl); r++) {
+        for (size_t res = 0; res < sizeof(repl); res++) {
             _cleanup_free_ char *t = strdup(full_journal), *out = NULL;
             ks_journal *j = NULL;
             char *err = NULL;
-            int k;
+            int r;
 
-            t[i] = repl[r];
-            k = ks_journal_parse(t, len, &j, &err);
-            if (k == 0 && ks_journal_format(j, &out) < 0)
+            t[i] = repl[res];
+            r = ks_journal_parse(t, len, &j, &err);
+            if (r == 0 && ks_journal_format(j, &out) < 0)
                 bad++;
-            if (k < 0 && (!err || j))
+            if (r < 0 && (!err || j))
                 bad++;
-            if (k != 0 && k != -EBADMSG && k != -EPROTONOSUPPORT)
+            if (r != 0 && r != -EBADMSG && r != -EPROTONOSUPPORT)
                 bad++;
             ks_journal_free(j);
             free(err);

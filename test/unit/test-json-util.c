@@ -33,9 +33,9 @@ static void test_documents(void)
         json_object *o = NULL;
         char *why = NULL;
         size_t len = documents[i].len ? documents[i].len : strlen(documents[i].text);
-        int k = ks_json_parse_document(documents[i].text, len, documents[i].max, &o, &why);
+        int r = ks_json_parse_document(documents[i].text, len, documents[i].max, &o, &why);
 
-        CHECK_MSG(k == documents[i].ret, "document %zu: %d", i, k);
+        CHECK_MSG(r == documents[i].ret, "document %zu: %d", i, r);
         CHECK_MSG((o != NULL) == (documents[i].ret == 0), "document %zu: value", i);
         CHECK_MSG(streq_ptr(why, documents[i].error), "document %zu: '%s'", i, strempty(why));
         json_object_put(o);

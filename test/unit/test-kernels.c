@@ -210,9 +210,9 @@ static void test_module_kind(const char *base)
 #undef X
     for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
         bool b = !t[i].builtin, m = !t[i].loadable;
-        int k = ks_kernel_module_kind(root, t[i].release, t[i].module, &b, &m);
-        CHECK_MSG(k == t[i].ret, "%s %s: %d", t[i].release, t[i].module, k);
-        if (k < 0)
+        int r = ks_kernel_module_kind(root, t[i].release, t[i].module, &b, &m);
+        CHECK_MSG(r == t[i].ret, "%s %s: %d", t[i].release, t[i].module, r);
+        if (r < 0)
             continue;
         CHECK_MSG(b == t[i].builtin, "%s %s builtin", t[i].release, t[i].module);
         CHECK_MSG(m == t[i].loadable, "%s %s module", t[i].release, t[i].module);

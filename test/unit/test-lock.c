@@ -76,8 +76,8 @@ static void test_parse(void)
     };
     for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
         pid_t p = 77;
-        int k = ks_lock_parse_pid(cases[i].text, strlen(cases[i].text), &p);
-        CHECK_MSG(k == cases[i].ret, "case %zu: %d", i, k);
+        int r = ks_lock_parse_pid(cases[i].text, strlen(cases[i].text), &p);
+        CHECK_MSG(r == cases[i].ret, "case %zu: %d", i, r);
         CHECK_INTEQ(p, cases[i].ret == 0 ? cases[i].pid : 77);
     }
 }
@@ -86,22 +86,22 @@ int main(void)
 {
     char tmpl[] = "/tmp/kswap-lock-XXXXXX";
     char *dir = mkdtemp(tmpl);
-    _cleanup_root_ ks_root *r = NULL;
+    _cleanup_root_ ks_root *root = NULL;
     _cleanup_free_ char *text = NULL, *cmd = NULL;
     ks_lock *l = NULL, *l2 = NULL;
     struct timespec t0;
     pid_t holder, seen = -1;
-    int go, status, k;
+    int go, status, r;
 
     test_parse();
-    CHECK(dir && ks_root_open(dir, &r) == 0);
-    if (!r)
+    CHECK(dir && ks_root_open(dir, &root) == 0);
+    if (!root)
         TEST_DONE();
     CHECK(KS_LOCK_TIMEOUT_MS_DEFAULT == 10000);
 
     /* Free: taken at once, parents created, our pid inside. */
-    CHECK(ks_lock_acquire(r, 0, &l, NULL) == 0);
-    CHECK(ks_root_read_file(r, KS_LOCK_PATH, 100, &text, NULL) == 0);
+    CHECK(ks_lock_acquire(root, 0, &l, NULL) == 0);
+    CHECK(ks_root_read_file(root, KS_LOCK_PATH, 100, &text, NULL) == 0);
     {
         char want[24];
         snprintf(want, sizeof(want), "%d\n", (int)getpid());
@@ -109,7 +109,7 @@ int main(void)
     }
     /* flock belongs to the open file: a second take in this process is refused too. */
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    CHECK(ks_lock_acquire(r, 0, &l2, &seen) == -EBUSY);
+    CHECK(ks_lock_acquire(root, 0, &l2, &seen) == -EBUSY);
     CHECK(l2 == NULL);
     CHECK_INTEQ(seen, getpid());
     CHECK(elapsed_ms(&t0) < 1000);
@@ -117,19 +117,19 @@ int main(void)
     CHECK(l == NULL);
     CHECK(ks_lock_release(NULL) == NULL);
     /* Released: no pid left for a waiter to blame. */
-    CHECK(ks_lock_read_holder(r, &seen) == 0);
+    CHECK(ks_lock_read_holder(root, &seen) == 0);
     CHECK_INTEQ(seen, 0);
 
     /* A child holds it: we wait the given time, then -EBUSY naming the child. */
     holder = spawn_holder(dir, &go);
     seen = -1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    k = ks_lock_acquire(r, 400, &l, &seen);
-    CHECK_INTEQ(k, -EBUSY);
+    r = ks_lock_acquire(root, 400, &l, &seen);
+    CHECK_INTEQ(r, -EBUSY);
     CHECK(l == NULL);
     CHECK_INTEQ(seen, holder);
     CHECK_MSG(elapsed_ms(&t0) >= 390 && elapsed_ms(&t0) < 3000, "waited %ld ms", elapsed_ms(&t0));
-    CHECK(ks_lock_read_holder(r, &seen) == 0 && seen == holder);
+    CHECK(ks_lock_read_holder(root, &seen) == 0 && seen == holder);
 
     /* It lets go while we wait: we get it within the wait. */
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -141,8 +141,8 @@ int main(void)
             _exit(1);
         _exit(0);
     }
-    k = ks_lock_acquire(r, 5000, &l, &seen);
-    CHECK_INTEQ(k, 0);
+    r = ks_lock_acquire(root, 5000, &l, &seen);
+    CHECK_INTEQ(r, 0);
     CHECK_MSG(elapsed_ms(&t0) >= 250 && elapsed_ms(&t0) < 4000, "got it after %ld ms",
               elapsed_ms(&t0));
     close(go);
@@ -153,23 +153,23 @@ int main(void)
 
     /* A holder killed with SIGKILL leaves no stale lock, only a stale pid. */
     holder = spawn_holder(dir, &go);
-    CHECK(ks_lock_acquire(r, 0, &l, &seen) == -EBUSY && seen == holder);
+    CHECK(ks_lock_acquire(root, 0, &l, &seen) == -EBUSY && seen == holder);
     kill(holder, SIGKILL);
     CHECK(waitpid(holder, &status, 0) == holder && WIFSIGNALED(status));
     close(go);
-    CHECK(ks_lock_read_holder(r, &seen) == 0 && seen == holder);
-    CHECK(ks_lock_acquire(r, 0, &l, NULL) == 0);
+    CHECK(ks_lock_read_holder(root, &seen) == 0 && seen == holder);
+    CHECK(ks_lock_acquire(root, 0, &l, NULL) == 0);
     free(text);
     text = NULL;
-    CHECK(ks_root_read_file(r, KS_LOCK_PATH, 100, &text, NULL) == 0);
-    CHECK(text && ks_safe_atoi(strtok(text, "\n"), &k) == 0 && k == getpid());
+    CHECK(ks_root_read_file(root, KS_LOCK_PATH, 100, &text, NULL) == 0);
+    CHECK(text && ks_safe_atoi(strtok(text, "\n"), &r) == 0 && r == getpid());
     l = ks_lock_release(l);
 
     /* A directory in the way: an error, not -EBUSY. */
     cmd = ks_asprintf("rm -f '%s/var/lib/kswap/lock' && mkdir '%s/var/lib/kswap/lock'", dir, dir);
     CHECK(cmd && system(cmd) == 0);
-    k = ks_lock_acquire(r, 0, &l, NULL);
-    CHECK_MSG(k < 0 && k != -EBUSY, "got %d", k);
+    r = ks_lock_acquire(root, 0, &l, NULL);
+    CHECK_MSG(r < 0 && r != -EBUSY, "got %d", r);
 
     free(cmd);
     cmd = ks_asprintf("rm -rf '%s'", dir);

@@ -165,10 +165,10 @@ static void test_cases(void)
 {
     for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
         ks_mountinfo mi = {.v = (ks_mount *)1, .n = 77};
-        int k = ks_mountinfo_parse(cases[i].text, strlen(cases[i].text), &mi);
+        int r = ks_mountinfo_parse(cases[i].text, strlen(cases[i].text), &mi);
 
-        CHECK_MSG(k == cases[i].ret, "case %zu: %d", i, k);
-        if (k < 0) {
+        CHECK_MSG(r == cases[i].ret, "case %zu: %d", i, r);
+        if (r < 0) {
             /* ret untouched on failure */
             CHECK_MSG(mi.n == 77 && mi.v == (ks_mount *)1, "case %zu", i);
             continue;

@@ -126,11 +126,11 @@ static void test_cases(void)
     for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
         size_t len = cases[i].len ? cases[i].len : strlen(cases[i].text);
         ks_os_release o = {.id = NULL};
-        int k;
+        int r;
 
-        k = ks_os_release_parse(cases[i].text, len, &o);
-        CHECK_MSG(k == cases[i].ret, "%s: got %d, want %d", cases[i].name, k, cases[i].ret);
-        if (k == 0) {
+        r = ks_os_release_parse(cases[i].text, len, &o);
+        CHECK_MSG(r == cases[i].ret, "%s: got %d, want %d", cases[i].name, r, cases[i].ret);
+        if (r == 0) {
             CHECK_STREQ(o.id, cases[i].id);
             CHECK_STREQ(o.version_id, cases[i].version_id);
             CHECK_STREQ(o.version_codename, cases[i].codename);

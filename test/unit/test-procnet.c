@@ -67,10 +67,10 @@ int main(void)
 {
     for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
         ks_socks s = {0};
-        int k = ks_procnet_parse(cases[i].text, strlen(cases[i].text), cases[i].v6, &s);
+        int r = ks_procnet_parse(cases[i].text, strlen(cases[i].text), cases[i].v6, &s);
 
-        CHECK_MSG(k == cases[i].ret, "%s: %d", cases[i].name, k);
-        if (k < 0) {
+        CHECK_MSG(r == cases[i].ret, "%s: %d", cases[i].name, r);
+        if (r < 0) {
             CHECK(s.v == NULL && s.n == 0);
             continue;
         }
@@ -92,8 +92,8 @@ int main(void)
         const char *t = cases[0].text;
         for (size_t n = 0; n <= strlen(t); n++) {
             ks_socks s = {0};
-            int k = ks_procnet_parse(t, n, false, &s);
-            CHECK(k == 0 || k == -EBADMSG);
+            int r = ks_procnet_parse(t, n, false, &s);
+            CHECK(r == 0 || r == -EBADMSG);
             ks_socks_done(&s);
         }
     }

@@ -135,10 +135,10 @@ static void test_configured(const char *base)
         for (size_t i = 0; i < MAX_EXPECT && scenarios[s].want[i].key; i++) {
             const expect *e = &scenarios[s].want[i];
             char *value = (char *)"unset", *f = (char *)"unset";
-            int k = ks_sysctl_configured(root, e->key, &value, &f);
+            int r = ks_sysctl_configured(root, e->key, &value, &f);
 
-            CHECK_MSG(k == 0, "%s: %s: %d", scenarios[s].name, e->key, k);
-            if (k < 0)
+            CHECK_MSG(r == 0, "%s: %s: %d", scenarios[s].name, e->key, r);
+            if (r < 0)
                 continue;
             CHECK_MSG(streq_ptr(value, e->value), "%s: %s = '%s', want '%s'", scenarios[s].name,
                       e->key, strempty(value), strempty(e->value));

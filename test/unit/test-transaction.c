@@ -14,7 +14,7 @@ static void put(const ks_root *r, const char *path, const char *text, mode_t mod
     CHECK_INTEQ(ks_write_atomic(r, path, text, strlen(text), mode), 0);
 }
 
-static void test_read_old(const ks_root *r)
+static void test_read_old(const ks_root *root)
 {
     static const struct {
         const char *path;
@@ -36,8 +36,8 @@ static void test_read_old(const ks_root *r)
         {"etc/link", 100, true, -ELOOP, false, NULL, 0},
     };
 
-    put(r, "etc/a", "alpha\n", 0640);
-    put(r, "etc/empty", "", 0600);
+    put(root, "etc/a", "alpha\n", 0640);
+    put(root, "etc/empty", "", 0600);
     {
         _cleanup_free_ char *link = ks_asprintf("%s/etc/link", dir);
         CHECK(link && symlink("a", link) == 0);
@@ -47,11 +47,11 @@ static void test_read_old(const ks_root *r)
         char *data = (char *)"untouched";
         size_t len = 99;
         mode_t mode = 077;
-        int k = ks_file_read_old(r, cases[i].path, cases[i].max, cases[i].nofollow, &exists, &data,
-                                 &len, &mode);
+        int r = ks_file_read_old(root, cases[i].path, cases[i].max, cases[i].nofollow, &exists,
+                                 &data, &len, &mode);
 
-        CHECK_MSG(k == cases[i].ret, "case %zu: %d", i, k);
-        if (k < 0) {
+        CHECK_MSG(r == cases[i].ret, "case %zu: %d", i, r);
+        if (r < 0) {
             CHECK_MSG(exists && len == 99 && mode == 077 && streq(data, "untouched"),
                       "case %zu: outputs touched on failure", i);
             continue;

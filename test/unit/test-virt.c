@@ -321,18 +321,18 @@ static void test_cases(void)
     for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
         char base[] = "/tmp/kswap-test-virt.XXXXXX";
         _cleanup_free_ char *word = NULL, *evidence = NULL, *cmd = NULL;
-        ks_root *r = NULL;
-        int k;
+        ks_root *root = NULL;
+        int r;
 
         CHECK(mkdtemp(base) != NULL);
         for (const file *f = cases[i].files; f->path; f++)
             put(base, f);
-        CHECK(ks_root_open(base, &r) == 0);
-        if (!r)
+        CHECK(ks_root_open(base, &root) == 0);
+        if (!root)
             continue;
-        CHECK(!ks_root_is_host(r));
-        k = ks_virt_detect(r, &word, &evidence);
-        CHECK_MSG(k == 0, "%s: %d", cases[i].name, k);
+        CHECK(!ks_root_is_host(root));
+        r = ks_virt_detect(root, &word, &evidence);
+        CHECK_MSG(r == 0, "%s: %d", cases[i].name, r);
         CHECK_MSG(streq_ptr(word, cases[i].word), "%s: got '%s', want '%s' (%s)", cases[i].name,
                   strempty(word), cases[i].word, strempty(evidence));
         CHECK_MSG(evidence && *evidence, "%s: no evidence", cases[i].name);
@@ -342,10 +342,10 @@ static void test_cases(void)
                       cases[i].evidence);
         /* The evidence is optional for the caller. */
         free(TAKE_PTR(word));
-        CHECK_INTEQ(ks_virt_detect(r, &word, NULL), 0);
+        CHECK_INTEQ(ks_virt_detect(root, &word, NULL), 0);
         CHECK_STREQ(word, cases[i].word);
 
-        ks_root_free(r);
+        ks_root_free(root);
         cmd = ks_asprintf("rm -rf '%s'", base);
         CHECK(system(cmd) == 0);
     }
