@@ -113,30 +113,46 @@ int ks_print_json_built(const char *what, ks_json_builder *b, json_object *o)
     return KS_EXIT_OK;
 }
 
-int ks_json_flush(const ks_cmd *cmd, bool json, int exit_code)
+/* The document printed when the command handed none over, or its own could not be finished. */
+static json_object *error_document(const ks_cmd *cmd, int exit_code)
 {
     ks_json_builder b = {0};
+    json_object *o = ks_jb_object(&b);
+
+    ks_jb_add(&b, o, "command", ks_jb_string(&b, cmd ? cmd->name : NULL));
+    ks_jb_add(&b, o, cmd && cmd->json_key ? cmd->json_key : "verdict",
+              ks_jb_string(&b, exit_code == KS_EXIT_REFUSED ? "refused" : "error"));
+    ks_jb_add(&b, o, "error", ks_jb_string(&b, first_error ? first_error : "failed"));
+    ks_jb_add(&b, o, "exit_code", ks_jb_int(&b, exit_code));
+    return ks_jb_finish(&b, o);
+}
+
+int ks_json_flush(const ks_cmd *cmd, bool json, int exit_code)
+{
     json_object *o = json_doc;
-    const char *s;
+    const char *s = NULL;
 
     json_doc = NULL;
     if (!json) {
         json_object_put(o);
         return exit_code;
     }
-    if (!o) {
-        /* The command failed before it had anything to show: still one document. */
-        o = ks_jb_object(&b);
-        ks_jb_add(&b, o, "command", ks_jb_string(&b, cmd ? cmd->name : NULL));
-        ks_jb_add(&b, o, cmd && cmd->json_key ? cmd->json_key : "verdict",
-                  ks_jb_string(&b, exit_code == KS_EXIT_REFUSED ? "refused" : "error"));
-        ks_jb_add(&b, o, "error", ks_jb_string(&b, first_error ? first_error : "failed"));
+    if (o) {
+        ks_json_builder b = {0};
+        ks_jb_add(&b, o, "exit_code", ks_jb_int(&b, exit_code));
+        o = ks_jb_finish(&b, o);
+        if (!o) {
+            ks_error("%s: cannot build the JSON document: %s", cmd ? cmd->name : "kswap",
+                     strerror(ENOMEM));
+            exit_code = KS_EXIT_ERROR;
+        }
     }
-    ks_jb_add(&b, o, "exit_code", ks_jb_int(&b, exit_code));
-    o = ks_jb_finish(&b, o);
-    s = o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-                                                  JSON_C_TO_STRING_NOSLASHESCAPE)
-          : NULL;
+    /* The command failed before it had anything to show: still one document. */
+    if (!o)
+        o = error_document(cmd, exit_code);
+    if (o)
+        s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                                                  JSON_C_TO_STRING_NOSLASHESCAPE);
     if (!s) {
         /* Not even the error document: stdout stays empty rather than half a document. */
         ks_error("cannot build the JSON document: %s", strerror(ENOMEM));
