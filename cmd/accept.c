@@ -259,7 +259,7 @@ static int run_accept(ks_ctx *ctx, int argc, char **argv)
     fflush(stdout);
     if (doc)
         run_hooks(ctx, &res, doc, cfg);
-    else if (!res.recorded)
+    else if (!res.recorded && res.outcome != KS_OUTCOME_NONE)
         ks_warn("no hook in '/%s' ran: the JSON document they read cannot be built: %s",
                 KS_HOOKS_DIR, strerror(ENOMEM));
     json_object_put(doc);
