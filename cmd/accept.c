@@ -34,55 +34,58 @@ static void check_progress(void *userdata, const ks_check *chk)
 
 json_object *ks_json_checks(const ks_checklist *l)
 {
-    json_object *arr = json_object_new_array();
+    ks_json_builder b = {0};
+    json_object *arr = ks_jb_array(&b);
 
     for (size_t i = 0; i < l->n; i++) {
         const ks_check *c = &l->v[i];
-        json_object *o = json_object_new_object();
-        json_object_object_add(o, "id", json_object_new_string(c->id));
-        json_object_object_add(o, "required", json_object_new_boolean(c->required));
-        json_object_object_add(o, "status",
-                               json_object_new_string(ks_check_status_to_string(c->status)));
-        json_object_object_add(o, "detail", ks_json_string_or_null(c->detail));
-        json_object_object_add(o, "attempts", json_object_new_int((int)c->attempts));
+        json_object *o = ks_jb_object(&b);
+        ks_jb_add(&b, o, "id", ks_jb_string(&b, c->id));
+        ks_jb_add(&b, o, "required", ks_jb_bool(&b, c->required));
+        ks_jb_add(&b, o, "status", ks_jb_string(&b, ks_check_status_to_string(c->status)));
+        ks_jb_add(&b, o, "detail", ks_jb_string(&b, c->detail));
+        ks_jb_add(&b, o, "attempts", ks_jb_int(&b, c->attempts));
         if (c->output)
-            json_object_object_add(o, "output", json_object_new_string(c->output));
-        json_object_array_add(arr, o);
+            ks_jb_add(&b, o, "output", ks_jb_string(&b, c->output));
+        ks_jb_push(&b, arr, o);
     }
-    return arr;
+    return ks_jb_finish(&b, arr);
 }
 
+/* The document of --json and of the hooks' stdin; NULL: out of memory. */
 static json_object *json_accept(const ks_accept_result *r, const ks_boot *b,
                                 const ks_grub_forecast *f, bool have_forecast)
 {
-    json_object *o = json_object_new_object();
+    ks_json_builder jb = {0};
+    json_object *o = ks_jb_object(&jb);
 
-    json_object_object_add(o, "outcome", ks_json_string_or_null(ks_outcome_to_string(r->outcome)));
-    json_object_object_add(o, "recorded", json_object_new_boolean(r->recorded));
-    json_object_object_add(o, "kernel", ks_json_string_or_null(r->kernel));
-    json_object_object_add(o, "expected_kernel", ks_json_string_or_null(r->expected_kernel));
-    json_object_object_add(o, "previous_boot", ks_json_string_or_null(r->previous_boot));
-    json_object_object_add(o, "trial_boot_logged",
-                           r->outcome == KS_OUTCOME_FELL_BACK && !r->recorded &&
-                                   r->trial_boot_logged >= 0
-                               ? json_object_new_boolean(r->trial_boot_logged)
-                               : NULL);
-    json_object_object_add(o, "old_kernel", ks_json_string_or_null(r->old_kernel));
-    json_object_object_add(o, "summary", ks_json_string_or_null(r->summary));
-    json_object_object_add(o, "checks", ks_json_checks(&r->checks));
-    json_object_object_add(o, "diff",
-                           ks_accept_diff_json(&r->checks, r->have_snapshot, r->new_items,
-                                               r->not_snapshotted, r->established_before,
-                                               r->established_now));
-    json_object_object_add(o, "pinned", json_object_new_boolean(r->pinned));
-    json_object_object_add(o, "reboot", json_object_new_boolean(r->reboot_claimed));
-    json_object_object_add(o, "error", ks_json_string_or_null(r->error));
-    json_object_object_add(
-        o, "state",
-        r->journal ? ks_json_string_or_null(ks_state_to_string(ks_journal_state(r->journal)))
-                   : NULL);
-    json_object_object_add(o, "grub", have_forecast ? ks_json_grub(b, f) : NULL);
-    return o;
+    ks_jb_add(&jb, o, "outcome", ks_jb_string(&jb, ks_outcome_to_string(r->outcome)));
+    ks_jb_add(&jb, o, "recorded", ks_jb_bool(&jb, r->recorded));
+    ks_jb_add(&jb, o, "kernel", ks_jb_string(&jb, r->kernel));
+    ks_jb_add(&jb, o, "expected_kernel", ks_jb_string(&jb, r->expected_kernel));
+    ks_jb_add(&jb, o, "previous_boot", ks_jb_string(&jb, r->previous_boot));
+    ks_jb_add(&jb, o, "trial_boot_logged",
+              r->outcome == KS_OUTCOME_FELL_BACK && !r->recorded && r->trial_boot_logged >= 0
+                  ? ks_jb_bool(&jb, r->trial_boot_logged)
+                  : NULL);
+    ks_jb_add(&jb, o, "old_kernel", ks_jb_string(&jb, r->old_kernel));
+    ks_jb_add(&jb, o, "summary", ks_jb_string(&jb, r->summary));
+    ks_jb_add(&jb, o, "checks", ks_jb_part(&jb, ks_json_checks(&r->checks)));
+    /* NULL without a snapshot is null; with one, it is out of memory. */
+    ks_jb_add(&jb, o, "diff",
+              r->have_snapshot
+                  ? ks_jb_part(&jb, ks_accept_diff_json(&r->checks, r->have_snapshot, r->new_items,
+                                                        r->not_snapshotted, r->established_before,
+                                                        r->established_now))
+                  : NULL);
+    ks_jb_add(&jb, o, "pinned", ks_jb_bool(&jb, r->pinned));
+    ks_jb_add(&jb, o, "reboot", ks_jb_bool(&jb, r->reboot_claimed));
+    ks_jb_add(&jb, o, "error", ks_jb_string(&jb, r->error));
+    ks_jb_add(&jb, o, "state",
+              r->journal ? ks_jb_string(&jb, ks_state_to_string(ks_journal_state(r->journal)))
+                         : NULL);
+    ks_jb_add(&jb, o, "grub", have_forecast ? ks_jb_part(&jb, ks_json_grub(b, f)) : NULL);
+    return ks_jb_finish(&jb, o);
 }
 
 /* What ran on the old kernel and came back, what did not, what is new. */
@@ -177,12 +180,12 @@ static int run_accept(ks_ctx *ctx, int argc, char **argv)
 {
     _cleanup_(ks_config_freep) ks_config *cfg = NULL;
     ks_accept_opts opts = {.timeout_s = -1};
-    ks_accept_result r = {0};
+    ks_accept_result res = {0};
     ks_grub_forecast f = {0};
     ks_boot b = {0};
     json_object *doc;
     bool have_forecast;
-    int c, k, exit_code;
+    int c, r, exit_code;
 
     while ((c = ks_getopt(&ks_cmd_accept, argc, argv)) != -1) {
         switch (c) {
@@ -209,65 +212,72 @@ static int run_accept(ks_ctx *ctx, int argc, char **argv)
     opts.check_progress = check_progress;
     opts.userdata = ctx;
 
-    k = ks_accept(ctx->root, &opts, &r);
-    if (k < 0) {
-        ks_error("accept: %s", r.error ? r.error : strerror(-k));
-        ks_accept_result_done(&r);
+    r = ks_accept(ctx->root, &opts, &res);
+    if (r < 0) {
+        ks_error("accept: %s", res.error ? res.error : strerror(-r));
+        ks_accept_result_done(&res);
         return KS_EXIT_ERROR;
     }
-    exit_code = outcome_exit(r.outcome);
+    exit_code = outcome_exit(res.outcome);
     /* trial-ok but not pinned and the old kernel runs: not done, whatever the verdict was */
-    if (r.pin_lost)
+    if (res.pin_lost)
         exit_code = KS_EXIT_ACCEPT_FAILED;
     have_forecast = ks_collect_forecast(ctx, &b, &f, NULL) >= 0;
-    doc = json_accept(&r, &b, &f, have_forecast);
+    doc = json_accept(&res, &b, &f, have_forecast);
     if (ctx->json) {
-        if (ks_print_json(doc) != KS_EXIT_OK)
+        /* The verdict is on disk whatever happens here; only its report can fail. */
+        if (!doc)
+            ks_error("accept: cannot build the JSON document: %s", strerror(ENOMEM));
+        if (!doc || ks_print_json(doc) != KS_EXIT_OK)
             exit_code = KS_EXIT_ERROR;
     } else {
-        print_human(ctx, &r, &b, &f, have_forecast);
+        print_human(ctx, &res, &b, &f, have_forecast);
     }
-    if (r.error)
-        ks_error("accept: %s", r.error);
-    if (r.outcome == KS_OUTCOME_TRIAL_HUNG && !r.recorded)
+    if (res.error)
+        ks_error("accept: %s", res.error);
+    if (res.outcome == KS_OUTCOME_TRIAL_HUNG && !res.recorded)
         ks_warn("TRIAL HUNG: the trial kernel %s missed its boot deadline, was rebooted by force "
                 "and %s runs; the trial is disarmed. %s",
-                strempty(r.expected_kernel), strempty(r.kernel),
-                r.journal ? strempty(ks_journal_get(r.journal, KS_JF_REASON)) : "");
-    if (r.outcome == KS_OUTCOME_FELL_BACK && !r.recorded)
+                strempty(res.expected_kernel), strempty(res.kernel),
+                res.journal ? strempty(ks_journal_get(res.journal, KS_JF_REASON)) : "");
+    if (res.outcome == KS_OUTCOME_FELL_BACK && !res.recorded)
         ks_warn("FELL BACK: the trial kernel %s did not come up and %s runs; the trial is "
                 "disarmed. %s",
-                strempty(r.expected_kernel), strempty(r.kernel),
-                r.trial_boot_logged == 0
+                strempty(res.expected_kernel), strempty(res.kernel),
+                res.trial_boot_logged == 0
                     ? "The trial boot left nothing in the system journal (it stopped in the "
                       "kernel or initramfs): read its console log (serial console, the "
                       "provider's console)"
                     : "Read the previous boot's log: journalctl -b -1");
-    if (r.pin_lost)
-        ks_warn("NOT PINNED: %s", strempty(r.summary));
+    if (res.pin_lost)
+        ks_warn("NOT PINNED: %s", strempty(res.summary));
     /* accept has no findings list: a failure to write kswap.prom is a warning on stderr. */
-    if (r.metrics_error)
-        ks_warn("metrics.unwritable: %s; the verdict stands", r.metrics_error);
-    if (r.history_error)
-        ks_warn("history: %s; the verdict stands", r.history_error);
+    if (res.metrics_error)
+        ks_warn("metrics.unwritable: %s; the verdict stands", res.metrics_error);
+    if (res.history_error)
+        ks_warn("history: %s; the verdict stands", res.history_error);
     fflush(stdout);
-    run_hooks(ctx, &r, doc, cfg);
+    if (doc)
+        run_hooks(ctx, &res, doc, cfg);
+    else if (!res.recorded && res.outcome != KS_OUTCOME_NONE)
+        ks_warn("no hook in '/%s' ran: the JSON document they read cannot be built: %s",
+                KS_HOOKS_DIR, strerror(ENOMEM));
     json_object_put(doc);
-    if (r.reboot_claimed) {
+    if (res.reboot_claimed) {
         _cleanup_free_ char *err = NULL;
-        bool warned = r.metrics_error;
+        bool warned = res.metrics_error;
 
         ks_swap_progress(ctx, "accept", "rebooting into the old kernel (once for this trial)");
-        if (ks_accept_reboot(ctx->root, &r, &err) < 0)
+        if (ks_accept_reboot(ctx->root, &res, &err) < 0)
             ks_error("accept: %s", err ? err : "cannot reboot");
-        if (r.metrics_error && !warned)
-            ks_warn("metrics.unwritable: %s", r.metrics_error);
-    } else if (r.reboot_refused && !r.recorded) {
+        if (res.metrics_error && !warned)
+            ks_warn("metrics.unwritable: %s", res.metrics_error);
+    } else if (res.reboot_refused && !res.recorded) {
         ks_warn("not rebooting again: this trial had its one reboot already");
     }
     ks_grub_forecast_done(&f);
     ks_boot_done(&b);
-    ks_accept_result_done(&r);
+    ks_accept_result_done(&res);
     return exit_code;
 }
 

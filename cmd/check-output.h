@@ -7,4 +7,4 @@
 
 /* The checks of accept and check as JSON: [{"id", "required", "status", "detail", "attempts",
  * "output"?}, ...] (cmd/accept.c). */
-json_object *ks_json_checks(const ks_checklist *l);
+json_object *ks_json_checks(const ks_checklist *l); /* NULL: out of memory */

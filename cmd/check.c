@@ -9,8 +9,8 @@
 static int run_check(ks_ctx *ctx, int argc, char **argv)
 {
     _cleanup_(ks_config_freep) ks_config *cfg = NULL;
-    ks_check_now_result r = {0};
-    int c, k, exit_code;
+    ks_check_now_result res = {0};
+    int c, r, exit_code;
 
     while ((c = ks_getopt(&ks_cmd_check, argc, argv)) != -1)
         return KS_EXIT_ERROR; /* ks_getopt said what was wrong */
@@ -18,39 +18,38 @@ static int run_check(ks_ctx *ctx, int argc, char **argv)
         return ks_usage_error(&ks_cmd_check, "unexpected argument '%s'", argv[optind]);
     if (ks_swap_config(ctx, &cfg) < 0)
         return KS_EXIT_ERROR;
-    k = ks_check_now(ctx->root, cfg, &r);
-    if (k < 0) {
-        ks_error("check: %s", r.error ? r.error : strerror(-k));
-        ks_check_now_result_done(&r);
+    r = ks_check_now(ctx->root, cfg, &res);
+    if (r < 0) {
+        ks_error("check: %s", res.error ? res.error : strerror(-r));
+        ks_check_now_result_done(&res);
         return KS_EXIT_ERROR;
     }
-    exit_code = r.passed ? KS_EXIT_OK : KS_EXIT_ACCEPT_FAILED;
+    exit_code = res.passed ? KS_EXIT_OK : KS_EXIT_ACCEPT_FAILED;
     if (ctx->json) {
-        json_object *o = json_object_new_object(), *sk = json_object_new_array();
-        json_object_object_add(o, "kernel", ks_json_string_or_null(r.kernel));
-        json_object_object_add(o, "passed", json_object_new_boolean(r.passed));
-        json_object_object_add(o, "checks", ks_json_checks(&r.checks));
-        json_object_object_add(o, "snapshot_items", json_object_new_int64(r.n_items));
-        for (char **p = r.not_snapshotted; p && *p; p++)
-            json_object_array_add(sk, json_object_new_string(*p));
-        json_object_object_add(o, "not_snapshotted", sk);
-        json_object_object_add(o, "established", json_object_new_int64(r.established));
-        if (ks_print_json(o) != KS_EXIT_OK)
+        ks_json_builder b = {0};
+        json_object *o = ks_jb_object(&b);
+        ks_jb_add(&b, o, "kernel", ks_jb_string(&b, res.kernel));
+        ks_jb_add(&b, o, "passed", ks_jb_bool(&b, res.passed));
+        ks_jb_add(&b, o, "checks", ks_jb_part(&b, ks_json_checks(&res.checks)));
+        ks_jb_add(&b, o, "snapshot_items", ks_jb_int(&b, res.n_items));
+        ks_jb_add(&b, o, "not_snapshotted", ks_jb_strv(&b, res.not_snapshotted));
+        ks_jb_add(&b, o, "established", ks_jb_int(&b, res.established));
+        if (ks_print_json_built("check", &b, o) != KS_EXIT_OK)
             exit_code = KS_EXIT_ERROR;
-        json_object_put(o);
     } else {
-        printf("checklist on %s: %s\n", strempty(r.kernel),
-               r.passed ? "every required check passes" : "a required check FAILS");
-        for (size_t i = 0; i < r.checks.n; i++) {
-            const ks_check *x = &r.checks.v[i];
+        printf("checklist on %s: %s\n", strempty(res.kernel),
+               res.passed ? "every required check passes" : "a required check FAILS");
+        for (size_t i = 0; i < res.checks.n; i++) {
+            const ks_check *x = &res.checks.v[i];
             printf("  %-4s %s%s: %s\n", ks_check_status_to_string(x->status), x->id,
                    x->required ? "" : " (wanted)", strempty(x->detail));
         }
-        printf("what runs now: %u items, %u established connections\n", r.n_items, r.established);
-        for (char **p = r.not_snapshotted; p && *p; p++)
+        printf("what runs now: %u items, %u established connections\n", res.n_items,
+               res.established);
+        for (char **p = res.not_snapshotted; p && *p; p++)
             printf("  not snapshotted: %s\n", *p);
     }
-    ks_check_now_result_done(&r);
+    ks_check_now_result_done(&res);
     return exit_code;
 }
 

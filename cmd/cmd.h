@@ -85,7 +85,7 @@ extern const ks_option ks_global_options[];
 int ks_getopt(const ks_cmd *cmd, int argc, char **argv);
 /* The option table of a command as help text (kswap help COMMAND, COMMAND --help). */
 void ks_print_command_help(const ks_cmd *cmd);
-json_object *ks_json_command_help(const ks_cmd *cmd);
+json_object *ks_json_command_help(const ks_cmd *cmd); /* NULL: out of memory */
 /* The candidate nearest to word by edit distance, or NULL when none is near enough. */
 const char *ks_nearest(const char *word, const char *const *candidates, size_t n);
 
@@ -114,12 +114,17 @@ int ks_usage_error(const ks_cmd *cmd, const char *fmt, ...) _printf_(2, 3);
  * prints exactly one document on every path. Returns KS_EXIT_OK.
  */
 int ks_print_json(json_object *o);
-/* JSON is built with lib/basic/json-util.h (one error rule: NULL for the whole on failure). */
+/*
+ * JSON is built with lib/basic/json-util.h (one error rule: NULL for the whole on failure).
+ * Finishes b's document o and hands it over; when any call of b failed, nothing is handed over
+ * and the command's error is "<what>: cannot build the JSON document: ..." (so main() prints
+ * the error document). Returns KS_EXIT_OK or KS_EXIT_ERROR.
+ */
+int ks_print_json_built(const char *what, ks_json_builder *b, json_object *o);
 /* Prints the document handed over (or the error document) with exit_code; returns the code. */
 int ks_json_flush(const ks_cmd *cmd, bool json, int exit_code);
 /* The first message given to ks_error, or NULL. */
 const char *ks_first_error(void);
-json_object *ks_json_string_or_null(const char *s);
 json_object *ks_json_findings(const ks_findings *f); /* NULL: out of memory */
 
 /* The human table of findings: one line per finding with a mark, then the remedy. */
@@ -134,5 +139,5 @@ const char *ks_color_reset(const ks_ctx *ctx);
 int ks_accept_unit_finding(const ks_ctx *ctx, ks_findings *f);
 
 /* A kernel's module set (verify, and plan when the target kernel is known). */
-json_object *ks_json_verify(const ks_verify_result *r);
+json_object *ks_json_verify(const ks_verify_result *r); /* NULL: out of memory */
 void ks_print_verify_modules(const ks_ctx *ctx, const ks_verify_result *r);

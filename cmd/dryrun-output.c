@@ -59,7 +59,8 @@ json_object *ks_json_dryrun(const ks_dryrun *d)
     ks_jb_add(&jb, o, "forecast_promised", ks_jb_bool(&jb, d->forecast_promised));
     ks_jb_add(&jb, o, "forecast_note", ks_jb_string(&jb, d->forecast_note));
     ks_jb_add(&jb, o, "grub_after",
-              d->forecast_known ? ks_json_grub(&d->boot_after, &d->forecast) : NULL);
+              d->forecast_known ? ks_jb_part(&jb, ks_json_grub(&d->boot_after, &d->forecast))
+                                : NULL);
     return ks_jb_finish(&jb, o);
 }
 

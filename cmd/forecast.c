@@ -17,56 +17,50 @@ static const char *boot_label(const ks_grub_forecast_boot *f)
     return f->one_shot ? "one-shot" : "default";
 }
 
-static json_object *forecast_json(const ks_grub_forecast *fc)
+static json_object *forecast_json(ks_json_builder *jb, const ks_grub_forecast *fc)
 {
-    json_object *a = json_object_new_array();
+    json_object *a = ks_jb_array(jb);
     for (size_t i = 0; i < fc->n; i++) {
         const ks_grub_forecast_boot *f = &fc->v[i];
-        json_object *o = json_object_new_object(), *ch = json_object_new_array();
-        json_object_object_add(o, "boot", json_object_new_int((int)f->boot));
-        json_object_object_add(o, "kernel", ks_json_string_or_null(f->kernel));
-        json_object_object_add(o, "title_path", ks_json_string_or_null(f->title_path));
-        json_object_object_add(o, "id_path", ks_json_string_or_null(f->id_path));
-        json_object_object_add(o, "one_shot", json_object_new_boolean(f->one_shot));
-        json_object_object_add(o, "waits", json_object_new_boolean(f->waits));
-        json_object_object_add(o, "waits_for", ks_json_string_or_null(f->wait_reason));
-        json_object_object_add(o, "timeout", json_object_new_int(f->timeout));
-        json_object_object_add(o, "default", ks_json_string_or_null(f->default_value));
-        json_object_object_add(o, "fell_back", json_object_new_boolean(f->fell_back));
-        json_object_object_add(o, "save_env_failures",
-                               json_object_new_int((int)f->save_env_failures));
-        for (char **c = f->changes; c && *c; c++)
-            json_object_array_add(ch, json_object_new_string(*c));
-        json_object_object_add(o, "env_changes", ch);
-        json_object_array_add(a, o);
+        json_object *o = ks_jb_object(jb);
+        ks_jb_add(jb, o, "boot", ks_jb_int(jb, f->boot));
+        ks_jb_add(jb, o, "kernel", ks_jb_string(jb, f->kernel));
+        ks_jb_add(jb, o, "title_path", ks_jb_string(jb, f->title_path));
+        ks_jb_add(jb, o, "id_path", ks_jb_string(jb, f->id_path));
+        ks_jb_add(jb, o, "one_shot", ks_jb_bool(jb, f->one_shot));
+        ks_jb_add(jb, o, "waits", ks_jb_bool(jb, f->waits));
+        ks_jb_add(jb, o, "waits_for", ks_jb_string(jb, f->wait_reason));
+        ks_jb_add(jb, o, "timeout", ks_jb_int(jb, f->timeout));
+        ks_jb_add(jb, o, "default", ks_jb_string(jb, f->default_value));
+        ks_jb_add(jb, o, "fell_back", ks_jb_bool(jb, f->fell_back));
+        ks_jb_add(jb, o, "save_env_failures", ks_jb_int(jb, f->save_env_failures));
+        ks_jb_add(jb, o, "env_changes", ks_jb_strv(jb, f->changes));
+        ks_jb_push(jb, a, o);
     }
     return a;
 }
 
-static json_object *env_json(const ks_grubenv *e)
+static json_object *env_json(ks_json_builder *jb, const ks_grubenv *e)
 {
     json_object *o;
     if (!e)
         return NULL;
-    o = json_object_new_object();
+    o = ks_jb_object(jb);
     for (size_t i = 0; i < ks_grubenv_count(e); i++)
-        json_object_object_add(o, ks_grubenv_name(e, i),
-                               json_object_new_string(ks_grubenv_value(e, i)));
+        ks_jb_add(jb, o, ks_grubenv_name(e, i), ks_jb_string(jb, ks_grubenv_value(e, i)));
     return o;
 }
 
 json_object *ks_json_grub(const ks_boot *b, const ks_grub_forecast *f)
 {
-    json_object *g = json_object_new_object(), *notes = json_object_new_array();
-    json_object_object_add(g, "forecast", forecast_json(f));
-    json_object_object_add(g, "env", env_json(b->env));
-    json_object_object_add(g, "env_writable", json_object_new_boolean(b->env_writable));
-    json_object_object_add(g, "env_unwritable_reason",
-                           ks_json_string_or_null(b->unwritable_reason));
-    for (char **n = f->notes; n && *n; n++)
-        json_object_array_add(notes, json_object_new_string(*n));
-    json_object_object_add(g, "not_followed", notes);
-    return g;
+    ks_json_builder jb = {0};
+    json_object *g = ks_jb_object(&jb);
+    ks_jb_add(&jb, g, "forecast", forecast_json(&jb, f));
+    ks_jb_add(&jb, g, "env", env_json(&jb, b->env));
+    ks_jb_add(&jb, g, "env_writable", ks_jb_bool(&jb, b->env_writable));
+    ks_jb_add(&jb, g, "env_unwritable_reason", ks_jb_string(&jb, b->unwritable_reason));
+    ks_jb_add(&jb, g, "not_followed", ks_jb_strv(&jb, f->notes));
+    return ks_jb_finish(&jb, g);
 }
 
 void ks_print_forecast(const ks_ctx *ctx, const ks_boot *b, const ks_grub_forecast *fc)

@@ -37,12 +37,12 @@ int ks_status_history(const ks_ctx *ctx)
     _cleanup_history_ ks_history h = {0};
     _cleanup_free_ char *err = NULL, *jerr = NULL;
     _cleanup_journal_ ks_journal *j = NULL;
-    int k = ks_history_load(ctx->root, &h, &err);
+    int r = ks_history_load(ctx->root, &h, &err);
 
-    if (k < 0)
+    if (r < 0)
         ks_error("cannot read the swap history '/%s': %s; the next swap moves it to '/%s' and "
                  "starts a new one",
-                 KS_HISTORY_PATH, err ? err : strerror(-k), KS_HISTORY_DAMAGED_PATH);
+                 KS_HISTORY_PATH, err ? err : strerror(-r), KS_HISTORY_DAMAGED_PATH);
     /* The state beside the history, as plain status gives it; a damaged journal is named. */
     if (ks_journal_load(ctx->root, &j, &jerr) < 0) {
         ks_error("cannot read the state journal '/%s': %s", KS_JOURNAL_PATH,
@@ -50,28 +50,23 @@ int ks_status_history(const ks_ctx *ctx)
         j = NULL;
     }
     if (ctx->json) {
-        json_object *o = json_object_new_object(), *a = json_object_new_array();
-        if (!o || !a)
-            return KS_EXIT_ERROR;
-        for (size_t i = h.n; k >= 0 && i-- > 0;) {
-            json_object *x = ks_history_record_to_json(&h.v[i]);
-            if (!x || json_object_array_add(a, x) < 0)
-                return KS_EXIT_ERROR;
+        ks_json_builder b = {0};
+        json_object *o = ks_jb_object(&b), *a = NULL;
+        if (r >= 0) {
+            a = ks_jb_array(&b);
+            for (size_t i = h.n; i-- > 0;)
+                ks_jb_push(&b, a, ks_jb_part(&b, ks_history_record_to_json(&h.v[i])));
         }
-        json_object_object_add(
-            o, "state",
-            json_object_new_string(k < 0 || !j ? "error"
-                                               : ks_state_to_string(ks_journal_state(j))));
-        json_object_object_add(o, "error",
-                               ks_json_string_or_null(k < 0 || !j ? ks_first_error() : NULL));
-        json_object_object_add(o, "history_file", json_object_new_string("/" KS_HISTORY_PATH));
-        json_object_object_add(o, "history", k < 0 ? NULL : a);
-        if (k < 0)
-            json_object_put(a);
-        ks_print_json(o);
-        json_object_put(o);
-    } else if (k >= 0) {
+        ks_jb_add(
+            &b, o, "state",
+            ks_jb_string(&b, r < 0 || !j ? "error" : ks_state_to_string(ks_journal_state(j))));
+        ks_jb_add(&b, o, "error", ks_jb_string(&b, r < 0 || !j ? ks_first_error() : NULL));
+        ks_jb_add(&b, o, "history_file", ks_jb_string(&b, "/" KS_HISTORY_PATH));
+        ks_jb_add(&b, o, "history", a);
+        if (ks_print_json_built("status --history", &b, o) != KS_EXIT_OK)
+            return KS_EXIT_ERROR;
+    } else if (r >= 0) {
         print_table(ctx, &h);
     }
-    return k < 0 || !j ? KS_EXIT_ERROR : KS_EXIT_OK;
+    return r < 0 || !j ? KS_EXIT_ERROR : KS_EXIT_OK;
 }

@@ -193,7 +193,7 @@ static int run_main(int argc, char **argv, ks_ctx *ctx, const ks_cmd **cmdp)
     bool dashdash = false, help_cmd = false;
     _cleanup_free_ char **args = NULL;
     char **rest;
-    int n = 0, k, ret;
+    int n = 0, r, ret;
 
     rest = args = calloc((size_t)argc + 1, sizeof(char *));
     if (!args)
@@ -207,10 +207,10 @@ static int run_main(int argc, char **argv, ks_ctx *ctx, const ks_cmd **cmdp)
             continue;
         }
         if (!dashdash) {
-            k = take_global(argc, argv, &i, &g, ctx);
-            if (k < 0)
+            r = take_global(argc, argv, &i, &g, ctx);
+            if (r < 0)
                 return KS_EXIT_ERROR;
-            if (k > 0)
+            if (r > 0)
                 continue;
         }
         rest[n++] = argv[i];
@@ -221,12 +221,12 @@ static int run_main(int argc, char **argv, ks_ctx *ctx, const ks_cmd **cmdp)
 
     if (g.version) {
         if (ctx->json) {
-            json_object *o = json_object_new_object();
-            json_object_object_add(o, "version", json_object_new_string(KSWAP_VERSION));
-            ks_print_json(o);
-            json_object_put(o);
-        } else
-            printf("kswap %s\n", KSWAP_VERSION);
+            ks_json_builder b = {0};
+            json_object *o = ks_jb_object(&b);
+            ks_jb_add(&b, o, "version", ks_jb_string(&b, KSWAP_VERSION));
+            return ks_print_json_built("version", &b, o);
+        }
+        printf("kswap %s\n", KSWAP_VERSION);
         return KS_EXIT_OK;
     }
     if (n > 0 && streq(rest[0], "help")) {
@@ -249,9 +249,8 @@ static int run_main(int argc, char **argv, ks_ctx *ctx, const ks_cmd **cmdp)
         return unknown_global(rest[0]);
     if (g.help) {
         if (ctx->json) {
-            json_object *o = ks_json_command_help(cmd);
-            ks_print_json(o);
-            json_object_put(o);
+            ks_json_builder b = {0};
+            return ks_print_json_built("help", &b, ks_jb_part(&b, ks_json_command_help(cmd)));
         } else if (cmd)
             ks_print_command_help(cmd);
         else
@@ -265,9 +264,9 @@ static int run_main(int argc, char **argv, ks_ctx *ctx, const ks_cmd **cmdp)
         return KS_EXIT_ERROR;
     }
 
-    k = ks_root_open(root_path, &ctx->root);
-    if (k < 0) {
-        ks_error("cannot open root directory '%s': %s", root_path, strerror(-k));
+    r = ks_root_open(root_path, &ctx->root);
+    if (r < 0) {
+        ks_error("cannot open root directory '%s': %s", root_path, strerror(-r));
         return KS_EXIT_ERROR;
     }
     ctx->color = !ctx->json && ks_want_color(g.color, STDOUT_FILENO);

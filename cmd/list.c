@@ -70,15 +70,15 @@ static json_object *list_json(const ks_kernel_list *l)
 static int run_list(ks_ctx *ctx, int argc, char **argv)
 {
     ks_kernel_list l = {0};
-    int c, k;
+    int c, r;
 
     while ((c = ks_getopt(&ks_cmd_list, argc, argv)) != -1)
         return KS_EXIT_ERROR;
     if (optind < argc)
         return ks_usage_error(&ks_cmd_list, "unexpected argument '%s'", argv[optind]);
-    k = ks_kernel_list_run(ctx->root, &l);
-    if (k < 0) {
-        ks_error("cannot list the kernels in '/boot': %s", strerror(-k));
+    r = ks_kernel_list_run(ctx->root, &l);
+    if (r < 0) {
+        ks_error("cannot list the kernels in '/boot': %s", strerror(-r));
         return KS_EXIT_ERROR;
     }
     /* What could not be read is said, and the rest is listed. */
@@ -89,18 +89,14 @@ static int run_list(ks_ctx *ctx, int argc, char **argv)
                 "kernel unknown",
                 l.journal_error);
     if (ctx->json) {
-        json_object *o = list_json(&l);
-        if (!o) {
-            ks_kernel_list_done(&l);
-            ks_error("out of memory");
-            return KS_EXIT_ERROR;
-        }
-        ks_print_json(o);
-        json_object_put(o);
-    } else
+        ks_json_builder b = {0};
+        r = ks_print_json_built("list", &b, ks_jb_part(&b, list_json(&l)));
+    } else {
         print_table(ctx, &l);
+        r = KS_EXIT_OK;
+    }
     ks_kernel_list_done(&l);
-    return KS_EXIT_OK;
+    return r;
 }
 
 const ks_cmd ks_cmd_list = {

@@ -100,30 +100,64 @@ int ks_print_json(json_object *o)
     return KS_EXIT_OK;
 }
 
+int ks_print_json_built(const char *what, ks_json_builder *b, json_object *o)
+{
+    assert(b);
+    o = ks_jb_finish(b, o);
+    if (!o) {
+        ks_error("%s: cannot build the JSON document: %s", what, strerror(ENOMEM));
+        return KS_EXIT_ERROR;
+    }
+    ks_print_json(o);
+    json_object_put(o);
+    return KS_EXIT_OK;
+}
+
+/* The document printed when the command handed none over, or its own could not be finished. */
+static json_object *error_document(const ks_cmd *cmd, int exit_code)
+{
+    ks_json_builder b = {0};
+    json_object *o = ks_jb_object(&b);
+
+    ks_jb_add(&b, o, "command", ks_jb_string(&b, cmd ? cmd->name : NULL));
+    ks_jb_add(&b, o, cmd && cmd->json_key ? cmd->json_key : "verdict",
+              ks_jb_string(&b, exit_code == KS_EXIT_REFUSED ? "refused" : "error"));
+    ks_jb_add(&b, o, "error", ks_jb_string(&b, first_error ? first_error : "failed"));
+    ks_jb_add(&b, o, "exit_code", ks_jb_int(&b, exit_code));
+    return ks_jb_finish(&b, o);
+}
+
 int ks_json_flush(const ks_cmd *cmd, bool json, int exit_code)
 {
     json_object *o = json_doc;
-    const char *s;
+    const char *s = NULL;
 
     json_doc = NULL;
     if (!json) {
         json_object_put(o);
         return exit_code;
     }
-    if (!o) {
-        /* The command failed before it had anything to show: still one document. */
-        o = json_object_new_object();
-        json_object_object_add(o, "command", ks_json_string_or_null(cmd ? cmd->name : NULL));
-        json_object_object_add(
-            o, cmd && cmd->json_key ? cmd->json_key : "verdict",
-            json_object_new_string(exit_code == KS_EXIT_REFUSED ? "refused" : "error"));
-        json_object_object_add(o, "error",
-                               json_object_new_string(first_error ? first_error : "failed"));
+    if (o) {
+        ks_json_builder b = {0};
+        ks_jb_add(&b, o, "exit_code", ks_jb_int(&b, exit_code));
+        o = ks_jb_finish(&b, o);
+        if (!o) {
+            ks_error("%s: cannot build the JSON document: %s", cmd ? cmd->name : "kswap",
+                     strerror(ENOMEM));
+            exit_code = KS_EXIT_ERROR;
+        }
     }
-    json_object_object_add(o, "exit_code", json_object_new_int(exit_code));
-    s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-                                              JSON_C_TO_STRING_NOSLASHESCAPE);
-    if (fputs(s, stdout) == EOF || fputc('\n', stdout) == EOF || fflush(stdout) == EOF) {
+    /* The command failed before it had anything to show: still one document. */
+    if (!o)
+        o = error_document(cmd, exit_code);
+    if (o)
+        s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                                                  JSON_C_TO_STRING_NOSLASHESCAPE);
+    if (!s) {
+        /* Not even the error document: stdout stays empty rather than half a document. */
+        ks_error("cannot build the JSON document: %s", strerror(ENOMEM));
+        exit_code = KS_EXIT_ERROR;
+    } else if (fputs(s, stdout) == EOF || fputc('\n', stdout) == EOF || fflush(stdout) == EOF) {
         ks_error("cannot write to standard output: %m");
         exit_code = KS_EXIT_ERROR;
     }
@@ -261,35 +295,31 @@ void ks_print_command_help(const ks_cmd *cmd)
     printf("\nSee kswap(8) for what each step does, the JSON fields and the exit codes.\n");
 }
 
-static json_object *options_json(const ks_option *opts)
+static json_object *options_json(ks_json_builder *b, const ks_option *opts)
 {
-    json_object *a = json_object_new_array();
+    json_object *a = ks_jb_array(b);
     for (const ks_option *o = opts; o && o->name; o++) {
-        json_object *j = json_object_new_object();
-        json_object_object_add(j, "name", json_object_new_string(o->name));
-        json_object_object_add(j, "argument", ks_json_string_or_null(o->arg));
-        json_object_object_add(j, "help", json_object_new_string(o->help));
-        json_object_object_add(j, "default", ks_json_string_or_null(o->def));
-        json_object_array_add(a, j);
+        json_object *j = ks_jb_object(b);
+        ks_jb_add(b, j, "name", ks_jb_string(b, o->name));
+        ks_jb_add(b, j, "argument", ks_jb_string(b, o->arg));
+        ks_jb_add(b, j, "help", ks_jb_string(b, o->help));
+        ks_jb_add(b, j, "default", ks_jb_string(b, o->def));
+        ks_jb_push(b, a, j);
     }
     return a;
 }
 
 json_object *ks_json_command_help(const ks_cmd *cmd)
 {
-    json_object *o = json_object_new_object();
-    json_object_object_add(o, "command", ks_json_string_or_null(cmd ? cmd->name : NULL));
-    json_object_object_add(o, "usage", ks_json_string_or_null(cmd ? cmd->usage : NULL));
-    json_object_object_add(o, "summary", ks_json_string_or_null(cmd ? cmd->summary : NULL));
+    ks_json_builder b = {0};
+    json_object *o = ks_jb_object(&b);
+    ks_jb_add(&b, o, "command", ks_jb_string(&b, cmd ? cmd->name : NULL));
+    ks_jb_add(&b, o, "usage", ks_jb_string(&b, cmd ? cmd->usage : NULL));
+    ks_jb_add(&b, o, "summary", ks_jb_string(&b, cmd ? cmd->summary : NULL));
     if (cmd)
-        json_object_object_add(o, "options", options_json(cmd->options));
-    json_object_object_add(o, "global_options", options_json(ks_global_options));
-    return o;
-}
-
-json_object *ks_json_string_or_null(const char *s)
-{
-    return s ? json_object_new_string(s) : NULL;
+        ks_jb_add(&b, o, "options", options_json(&b, cmd->options));
+    ks_jb_add(&b, o, "global_options", options_json(&b, ks_global_options));
+    return ks_jb_finish(&b, o);
 }
 
 bool ks_want_color(ks_color_mode mode, int fd)

@@ -9,110 +9,95 @@
 
 #define MIB (1024ULL * 1024ULL)
 
-static json_object *strv_json(char *const *l)
-{
-    json_object *a = json_object_new_array();
-    for (; l && *l; l++)
-        json_object_array_add(a, json_object_new_string(*l));
-    return a;
-}
-
+/* NULL: out of memory. */
 static json_object *plan_json(const ks_plan *p)
 {
-    json_object *o = json_object_new_object(), *host, *boot, *target, *grub, *bbr, *kernels;
+    ks_json_builder b = {0};
+    json_object *o = ks_jb_object(&b), *host, *boot, *target, *grub, *bbr, *kernels;
     ks_severity worst = ks_findings_worst(&p->findings);
 
-    json_object_object_add(o, "verdict", json_object_new_string(ks_verdict_to_string(worst)));
+    ks_jb_add(&b, o, "verdict", ks_jb_string(&b, ks_verdict_to_string(worst)));
 
-    host = json_object_new_object();
-    json_object_object_add(host, "os_id", ks_json_string_or_null(p->os_id));
-    json_object_object_add(host, "os_version_id", ks_json_string_or_null(p->os_version_id));
-    json_object_object_add(host, "os_codename", ks_json_string_or_null(p->os_codename));
-    json_object_object_add(host, "os_pretty_name", ks_json_string_or_null(p->os_pretty_name));
-    json_object_object_add(host, "virt", ks_json_string_or_null(p->virt));
-    json_object_object_add(host, "virt_evidence", ks_json_string_or_null(p->virt_evidence));
-    json_object_object_add(host, "x86_64_level", json_object_new_int(p->x86_64_level));
-    json_object_object_add(host, "x86_64_level_source",
-                           json_object_new_string(p->level_from_cpuid ? "cpuid" : "cpuinfo"));
-    json_object_object_add(host, "processors", json_object_new_int((int)p->n_processors));
-    json_object_object_add(host, "cpu_model", ks_json_string_or_null(p->cpu_model));
-    json_object_object_add(host, "running_kernel", ks_json_string_or_null(p->running_kernel));
-    kernels = json_object_new_array();
+    host = ks_jb_object(&b);
+    ks_jb_add(&b, host, "os_id", ks_jb_string(&b, p->os_id));
+    ks_jb_add(&b, host, "os_version_id", ks_jb_string(&b, p->os_version_id));
+    ks_jb_add(&b, host, "os_codename", ks_jb_string(&b, p->os_codename));
+    ks_jb_add(&b, host, "os_pretty_name", ks_jb_string(&b, p->os_pretty_name));
+    ks_jb_add(&b, host, "virt", ks_jb_string(&b, p->virt));
+    ks_jb_add(&b, host, "virt_evidence", ks_jb_string(&b, p->virt_evidence));
+    ks_jb_add(&b, host, "x86_64_level", ks_jb_int(&b, p->x86_64_level));
+    ks_jb_add(&b, host, "x86_64_level_source",
+              ks_jb_string(&b, p->level_from_cpuid ? "cpuid" : "cpuinfo"));
+    ks_jb_add(&b, host, "processors", ks_jb_int(&b, p->n_processors));
+    ks_jb_add(&b, host, "cpu_model", ks_jb_string(&b, p->cpu_model));
+    ks_jb_add(&b, host, "running_kernel", ks_jb_string(&b, p->running_kernel));
+    kernels = ks_jb_array(&b);
     for (size_t i = 0; i < p->kernels.n; i++)
-        json_object_array_add(kernels, json_object_new_string(p->kernels.v[i].release));
-    json_object_object_add(host, "installed_kernels", kernels);
-    json_object_object_add(o, "host", host);
+        ks_jb_push(&b, kernels, ks_jb_string(&b, p->kernels.v[i].release));
+    ks_jb_add(&b, host, "installed_kernels", kernels);
+    ks_jb_add(&b, o, "host", host);
 
-    boot = json_object_new_object();
-    json_object_object_add(boot, "firmware",
-                           json_object_new_string(p->secureboot.efi ? "uefi" : "bios"));
-    json_object_object_add(boot, "secure_boot", json_object_new_boolean(p->secureboot.enabled));
-    json_object_object_add(boot, "mount_point", ks_json_string_or_null(p->bootfs.mount_point));
-    json_object_object_add(boot, "device", ks_json_string_or_null(p->bootfs.source));
-    json_object_object_add(boot, "fs_type", ks_json_string_or_null(p->bootfs.fs_type));
-    json_object_object_add(boot, "uuid", ks_json_string_or_null(p->bootfs.uuid));
-    json_object_object_add(boot, "stack", strv_json(p->bootfs.stack));
-    json_object_object_add(boot, "env_writable", json_object_new_boolean(p->env_writable));
-    json_object_object_add(boot, "env_unwritable_reason",
-                           ks_json_string_or_null(p->bootfs.unwritable_reason));
-    json_object_object_add(boot, "free_bytes",
-                           json_object_new_int64((int64_t)p->bootfs.free_bytes));
-    json_object_object_add(boot, "needed_bytes",
-                           json_object_new_int64((int64_t)p->boot_needed_bytes));
-    json_object_object_add(o, "boot", boot);
+    boot = ks_jb_object(&b);
+    ks_jb_add(&b, boot, "firmware", ks_jb_string(&b, p->secureboot.efi ? "uefi" : "bios"));
+    ks_jb_add(&b, boot, "secure_boot", ks_jb_bool(&b, p->secureboot.enabled));
+    ks_jb_add(&b, boot, "mount_point", ks_jb_string(&b, p->bootfs.mount_point));
+    ks_jb_add(&b, boot, "device", ks_jb_string(&b, p->bootfs.source));
+    ks_jb_add(&b, boot, "fs_type", ks_jb_string(&b, p->bootfs.fs_type));
+    ks_jb_add(&b, boot, "uuid", ks_jb_string(&b, p->bootfs.uuid));
+    ks_jb_add(&b, boot, "stack", ks_jb_strv(&b, p->bootfs.stack));
+    ks_jb_add(&b, boot, "env_writable", ks_jb_bool(&b, p->env_writable));
+    ks_jb_add(&b, boot, "env_unwritable_reason", ks_jb_string(&b, p->bootfs.unwritable_reason));
+    ks_jb_add(&b, boot, "free_bytes", ks_jb_int(&b, (int64_t)p->bootfs.free_bytes));
+    ks_jb_add(&b, boot, "needed_bytes", ks_jb_int(&b, (int64_t)p->boot_needed_bytes));
+    ks_jb_add(&b, o, "boot", boot);
 
-    target = json_object_new_object();
-    json_object_object_add(target, "branch",
-                           json_object_new_string(ks_branch_to_string(p->branch)));
-    json_object_object_add(target, "package", ks_json_string_or_null(p->target_package));
-    json_object_object_add(target, "release", ks_json_string_or_null(p->target_release));
-    json_object_object_add(target, "installed", json_object_new_boolean(p->target_installed));
-    json_object_object_add(target, "repository_suite", ks_json_string_or_null(p->xanmod_suite));
+    target = ks_jb_object(&b);
+    ks_jb_add(&b, target, "branch", ks_jb_string(&b, ks_branch_to_string(p->branch)));
+    ks_jb_add(&b, target, "package", ks_jb_string(&b, p->target_package));
+    ks_jb_add(&b, target, "release", ks_jb_string(&b, p->target_release));
+    ks_jb_add(&b, target, "installed", ks_jb_bool(&b, p->target_installed));
+    ks_jb_add(&b, target, "repository_suite", ks_jb_string(&b, p->xanmod_suite));
     {
-        json_object *repo = json_object_new_object(), *comps = NULL;
-        json_object_object_add(repo, "uri", ks_json_string_or_null(p->repo_uri));
-        json_object_object_add(repo, "suite", ks_json_string_or_null(p->xanmod_suite));
+        json_object *repo = ks_jb_object(&b), *comps = NULL;
+        ks_jb_add(&b, repo, "uri", ks_jb_string(&b, p->repo_uri));
+        ks_jb_add(&b, repo, "suite", ks_jb_string(&b, p->xanmod_suite));
         if (p->repo_components) {
-            comps = json_object_new_array();
+            comps = ks_jb_array(&b);
             for (char **c = p->repo_components; *c; c++)
-                json_object_array_add(comps, json_object_new_string(*c));
+                ks_jb_push(&b, comps, ks_jb_string(&b, *c));
         }
-        json_object_object_add(repo, "components", comps);
-        json_object_object_add(repo, "configured", json_object_new_boolean(p->repo_configured));
-        json_object_object_add(target, "repository", repo);
+        ks_jb_add(&b, repo, "components", comps);
+        ks_jb_add(&b, repo, "configured", ks_jb_bool(&b, p->repo_configured));
+        ks_jb_add(&b, target, "repository", repo);
     }
-    json_object_object_add(o, "target", target);
+    ks_jb_add(&b, o, "target", target);
     if (p->verified)
-        json_object_object_add(o, "modules", ks_json_verify(&p->verify));
+        ks_jb_add(&b, o, "modules", ks_jb_part(&b, ks_json_verify(&p->verify)));
 
-    grub = json_object_new_object();
-    json_object_object_add(grub, "default", ks_json_string_or_null(p->grub_default));
-    json_object_object_add(grub, "default_file", ks_json_string_or_null(p->grub_default_file));
-    json_object_object_add(
-        grub, "recordfail_timeout",
-        p->recordfail_timeout == INT_MIN ? NULL : json_object_new_int(p->recordfail_timeout));
-    json_object_object_add(grub, "panic", ks_json_string_or_null(p->panic_value));
-    json_object_object_add(grub, "panic_source", ks_json_string_or_null(p->panic_source));
-    json_object_object_add(o, "grub", grub);
+    grub = ks_jb_object(&b);
+    ks_jb_add(&b, grub, "default", ks_jb_string(&b, p->grub_default));
+    ks_jb_add(&b, grub, "default_file", ks_jb_string(&b, p->grub_default_file));
+    ks_jb_add(&b, grub, "recordfail_timeout",
+              p->recordfail_timeout == INT_MIN ? NULL : ks_jb_int(&b, p->recordfail_timeout));
+    ks_jb_add(&b, grub, "panic", ks_jb_string(&b, p->panic_value));
+    ks_jb_add(&b, grub, "panic_source", ks_jb_string(&b, p->panic_source));
+    ks_jb_add(&b, o, "grub", grub);
 
-    bbr = json_object_new_object();
-    json_object_object_add(bbr, "congestion_control_live", ks_json_string_or_null(p->cc_live));
-    json_object_object_add(bbr, "congestion_control_configured",
-                           ks_json_string_or_null(p->cc_config));
-    json_object_object_add(bbr, "congestion_control_file",
-                           ks_json_string_or_null(p->cc_config_file));
-    json_object_object_add(bbr, "default_qdisc_live", ks_json_string_or_null(p->qdisc_live));
-    json_object_object_add(bbr, "default_qdisc_configured",
-                           ks_json_string_or_null(p->qdisc_config));
-    json_object_object_add(bbr, "tcp_bbr",
-                           json_object_new_string(p->bbr_builtin  ? "builtin"
-                                                  : p->bbr_module ? "module"
-                                                                  : "absent"));
-    json_object_object_add(bbr, "modules_load_file", ks_json_string_or_null(p->bbr_listed_file));
-    json_object_object_add(o, "bbr", bbr);
+    bbr = ks_jb_object(&b);
+    ks_jb_add(&b, bbr, "congestion_control_live", ks_jb_string(&b, p->cc_live));
+    ks_jb_add(&b, bbr, "congestion_control_configured", ks_jb_string(&b, p->cc_config));
+    ks_jb_add(&b, bbr, "congestion_control_file", ks_jb_string(&b, p->cc_config_file));
+    ks_jb_add(&b, bbr, "default_qdisc_live", ks_jb_string(&b, p->qdisc_live));
+    ks_jb_add(&b, bbr, "default_qdisc_configured", ks_jb_string(&b, p->qdisc_config));
+    ks_jb_add(&b, bbr, "tcp_bbr",
+              ks_jb_string(&b, p->bbr_builtin  ? "builtin"
+                               : p->bbr_module ? "module"
+                                               : "absent"));
+    ks_jb_add(&b, bbr, "modules_load_file", ks_jb_string(&b, p->bbr_listed_file));
+    ks_jb_add(&b, o, "bbr", bbr);
 
-    json_object_object_add(o, "findings", ks_json_findings(&p->findings));
-    return o;
+    ks_jb_add(&b, o, "findings", ks_jb_part(&b, ks_json_findings(&p->findings)));
+    return ks_jb_finish(&b, o);
 }
 
 static void plan_print(const ks_ctx *ctx, const ks_plan *p)
@@ -176,7 +161,7 @@ static int run_plan(ks_ctx *ctx, int argc, char **argv)
     _cleanup_(ks_config_freep) ks_config *cfg = NULL;
     _cleanup_free_ char *cfg_err = NULL;
     ks_plan p = {0};
-    int c, k, ret;
+    int c, r, ret;
 
     while ((c = ks_getopt(&ks_cmd_plan, argc, argv)) != -1) {
         switch (c) {
@@ -200,47 +185,45 @@ static int run_plan(ks_ctx *ctx, int argc, char **argv)
     if (opts.kernel && opts.deb)
         return ks_usage_error(&ks_cmd_plan, "options '--kernel' and '--deb' exclude each other");
 
-    k = ks_config_load(ctx->root, ctx->config_path, &cfg, &cfg_err);
-    if (k < 0 && k != -EBADMSG) {
-        ks_error("cannot read the configuration: %s", cfg_err ? cfg_err : strerror(-k));
+    r = ks_config_load(ctx->root, ctx->config_path, &cfg, &cfg_err);
+    if (r < 0 && r != -EBADMSG) {
+        ks_error("cannot read the configuration: %s", cfg_err ? cfg_err : strerror(-r));
         return KS_EXIT_ERROR;
     }
     /* A configuration that cannot be read as written blocks; the rest is assessed with the
      * defaults, so that one typo does not hide every other finding. */
     opts.config = cfg;
-    k = ks_plan_run(ctx->root, &opts, &p);
-    if (k >= 0 && !cfg &&
+    r = ks_plan_run(ctx->root, &opts, &p);
+    if (r >= 0 && !cfg &&
         ks_findings_add(&p.findings, "config.invalid", KS_SEV_BLOCK,
                         "fix the configuration; every other command refuses it too",
                         "the configuration is invalid: %s", cfg_err ? cfg_err : "cannot parse") < 0)
-        k = -ENOMEM;
-    if (k >= 0 && ks_accept_unit_finding(ctx, &p.findings) < 0)
+        r = -ENOMEM;
+    if (r >= 0 && ks_accept_unit_finding(ctx, &p.findings) < 0)
         ks_warn("cannot tell whether kswap-accept.service is enabled");
-    if (k < 0) {
+    if (r < 0) {
         if (p.error_detail)
             ks_error("cannot assess '%s': %s", ks_root_path(ctx->root), p.error_detail);
         else
             ks_error("cannot assess '%s': cannot read '%s': %s", ks_root_path(ctx->root),
                      strempty(p.error_file),
-                     k == -EBADMSG ? "not in the expected format" : ks_strerror(k));
+                     r == -EBADMSG ? "not in the expected format" : ks_strerror(r));
         if (ctx->json) {
-            json_object *o = json_object_new_object();
-            json_object_object_add(o, "verdict", json_object_new_string("error"));
-            json_object_object_add(o, "error_file", ks_json_string_or_null(p.error_file));
-            json_object_object_add(
-                o, "error",
-                json_object_new_string(p.error_detail ? p.error_detail : ks_strerror(k)));
-            ks_print_json(o);
-            json_object_put(o);
+            ks_json_builder b = {0};
+            json_object *o = ks_jb_object(&b);
+            ks_jb_add(&b, o, "verdict", ks_jb_string(&b, "error"));
+            ks_jb_add(&b, o, "error_file", ks_jb_string(&b, p.error_file));
+            ks_jb_add(&b, o, "error",
+                      ks_jb_string(&b, p.error_detail ? p.error_detail : ks_strerror(r)));
+            (void)ks_print_json_built("plan", &b, o);
         }
         ks_plan_done(&p);
         return KS_EXIT_ERROR;
     }
 
     if (ctx->json) {
-        json_object *o = plan_json(&p);
-        ret = ks_print_json(o);
-        json_object_put(o);
+        ks_json_builder b = {0};
+        ret = ks_print_json_built("plan", &b, ks_jb_part(&b, plan_json(&p)));
     } else {
         plan_print(ctx, &p);
         ret = KS_EXIT_OK;

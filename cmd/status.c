@@ -181,21 +181,21 @@ static int run_status(ks_ctx *ctx, int argc, char **argv)
         r = next.exit_code; /* one code per state; --ack did what was asked: 0 */
     if (ctx->json) {
         /* Even when the boot setup cannot be read: the journal, and what went wrong. */
-        json_object *o = json_object_new_object();
-        json_object_object_add(
-            o, "state",
-            json_object_new_string(!have_forecast || !j ? "error"
-                                                        : ks_state_to_string(ks_journal_state(j))));
-        json_object_object_add(
-            o, "error", ks_json_string_or_null(have_forecast && j ? NULL : ks_first_error()));
-        json_object_object_add(o, "running", ks_json_string_or_null(running));
-        json_object_object_add(o, "journal", j ? ks_journal_to_json(j) : NULL);
-        json_object_object_add(o, "grub", have_forecast ? ks_json_grub(&b, &f) : NULL);
-        json_object_object_add(o, "findings", ks_json_findings(&findings));
+        ks_json_builder jb = {0};
+        json_object *o = ks_jb_object(&jb);
+        ks_jb_add(&jb, o, "state",
+                  ks_jb_string(&jb, !have_forecast || !j
+                                        ? "error"
+                                        : ks_state_to_string(ks_journal_state(j))));
+        ks_jb_add(&jb, o, "error", ks_jb_string(&jb, have_forecast && j ? NULL : ks_first_error()));
+        ks_jb_add(&jb, o, "running", ks_jb_string(&jb, running));
+        ks_jb_add(&jb, o, "journal", j ? ks_jb_part(&jb, ks_journal_to_json(j)) : NULL);
+        ks_jb_add(&jb, o, "grub", have_forecast ? ks_jb_part(&jb, ks_json_grub(&b, &f)) : NULL);
+        ks_jb_add(&jb, o, "findings", ks_jb_part(&jb, ks_json_findings(&findings)));
         if (j)
-            ks_json_add_next(o, &next);
-        ks_print_json(o);
-        json_object_put(o);
+            ks_json_add_next(&jb, o, &next);
+        if (ks_print_json_built("status", &jb, o) != KS_EXIT_OK)
+            r = KS_EXIT_ERROR;
     } else if (!have_forecast) {
         goto out;
     } else {

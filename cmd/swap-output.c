@@ -185,10 +185,10 @@ void ks_print_next(const ks_next *n)
         printf("next: %s\n", strempty(n->why));
 }
 
-void ks_json_add_next(json_object *o, const ks_next *n)
+void ks_json_add_next(ks_json_builder *b, json_object *o, const ks_next *n)
 {
-    json_object_object_add(o, "next", ks_json_string_or_null(n->command));
-    json_object_object_add(o, "next_reason", ks_json_string_or_null(n->why));
+    ks_jb_add(b, o, "next", ks_jb_string(b, n->command));
+    ks_jb_add(b, o, "next_reason", ks_jb_string(b, n->why));
 }
 
 int ks_swap_config(const ks_ctx *ctx, ks_config **ret)
@@ -249,10 +249,9 @@ int ks_swap_render(const ks_ctx *ctx, const char *what, const ks_swap_result *r)
 
     if (ctx->json) {
         ks_json_builder jb = {0};
-        json_object *o = r->journal ? ks_journal_to_json(r->journal) : ks_jb_object(&jb), *v;
+        json_object *o =
+            r->journal ? ks_jb_part(&jb, ks_journal_to_json(r->journal)) : ks_jb_object(&jb);
 
-        if (!o)
-            jb.failed = true;
         ks_jb_add(&jb, o, "result",
                   ks_jb_string(&jb, r->status == KS_SWAP_DONE && r->dry ? "dry-run"
                                     : r->status == KS_SWAP_DONE         ? "done"
@@ -262,25 +261,16 @@ int ks_swap_render(const ks_ctx *ctx, const char *what, const ks_swap_result *r)
                                                                         : "failed"));
         ks_jb_add(&jb, o, "error", ks_jb_string(&jb, r->status == KS_SWAP_DONE ? NULL : r->error));
         ks_jb_add(&jb, o, "output", ks_jb_string(&jb, r->output));
-        v = ks_json_findings(&r->findings);
-        if (!v)
-            jb.failed = true;
-        ks_jb_add(&jb, o, "findings", v);
-        ks_jb_add(&jb, o, "grub", have_forecast ? ks_json_grub(&b, &f) : NULL);
+        ks_jb_add(&jb, o, "findings", ks_jb_part(&jb, ks_json_findings(&r->findings)));
+        ks_jb_add(&jb, o, "grub", have_forecast ? ks_jb_part(&jb, ks_json_grub(&b, &f)) : NULL);
         if (r->dry)
-            ks_jb_add(&jb, o, "dry_run", r->status == KS_SWAP_DONE ? ks_json_dryrun(r->dry) : NULL);
+            ks_jb_add(&jb, o, "dry_run",
+                      r->status == KS_SWAP_DONE ? ks_jb_part(&jb, ks_json_dryrun(r->dry)) : NULL);
         if (streq(what, "rollback"))
-            ks_jb_add(&jb, o, "removed", ks_json_removed(r));
-        o = ks_jb_finish(&jb, o);
-        if (o)
-            ks_json_add_next(o, &next);
-        if (!o) {
-            ks_error("%s: cannot build the JSON document: %s", what, strerror(ENOMEM));
+            ks_jb_add(&jb, o, "removed", ks_jb_part(&jb, ks_json_removed(r)));
+        ks_json_add_next(&jb, o, &next);
+        if (ks_print_json_built(what, &jb, o) != KS_EXIT_OK)
             exit_code = KS_EXIT_ERROR;
-        } else if (ks_print_json(o) != KS_EXIT_OK) {
-            exit_code = KS_EXIT_ERROR;
-        }
-        json_object_put(o);
     } else {
         if (r->findings.n > 0) {
             ks_print_findings(ctx, &r->findings);

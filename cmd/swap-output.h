@@ -21,7 +21,8 @@ typedef struct ks_next {
 /* running and boot_id are what runs now (either may be NULL); free why with free(). */
 ks_next ks_next_step(const ks_journal *j, const char *running, const char *boot_id);
 void ks_print_next(const ks_next *n);
-void ks_json_add_next(json_object *o, const ks_next *n);
+/* "next" and "next_reason" of n, added to o with b. */
+void ks_json_add_next(ks_json_builder *b, json_object *o, const ks_next *n);
 int ks_swap_config(const ks_ctx *ctx, ks_config **ret);
 /* Prints the result (human or JSON) with the forecast and returns the exit code. */
 int ks_swap_render(const ks_ctx *ctx, const char *what, const ks_swap_result *r);

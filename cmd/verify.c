@@ -4,40 +4,29 @@
 #include "cmd/cmd.h"
 #include "lib/kernel/verify.h"
 
-static json_object *strv_array(char *const *l)
-{
-    json_object *a = json_object_new_array();
-    for (; l && *l; l++)
-        json_object_array_add(a, json_object_new_string(*l));
-    return a;
-}
-
 json_object *ks_json_verify(const ks_verify_result *r)
 {
-    json_object *o = json_object_new_object(), *mods = json_object_new_array();
+    ks_json_builder b = {0};
+    json_object *o = ks_jb_object(&b), *mods = ks_jb_array(&b);
 
-    json_object_object_add(o, "kernel", json_object_new_string(r->release));
-    json_object_object_add(o, "source",
-                           json_object_new_string(ks_verify_source_to_string(r->source)));
+    ks_jb_add(&b, o, "kernel", ks_jb_string(&b, r->release));
+    ks_jb_add(&b, o, "source", ks_jb_string(&b, ks_verify_source_to_string(r->source)));
     for (size_t i = 0; i < r->n_modules; i++) {
         const ks_module_report *m = &r->modules[i];
-        json_object *j = json_object_new_object();
-        json_object_object_add(j, "name", json_object_new_string(m->name));
-        json_object_object_add(j, "state",
-                               json_object_new_string(ks_module_state_to_string(m->state)));
-        json_object_object_add(j, "version", ks_json_string_or_null(m->version));
-        json_object_object_add(j, "file", ks_json_string_or_null(m->file));
-        json_object_object_add(j, "missing_deps", strv_array(m->missing_deps));
-        json_object_array_add(mods, j);
+        json_object *j = ks_jb_object(&b);
+        ks_jb_add(&b, j, "name", ks_jb_string(&b, m->name));
+        ks_jb_add(&b, j, "state", ks_jb_string(&b, ks_module_state_to_string(m->state)));
+        ks_jb_add(&b, j, "version", ks_jb_string(&b, m->version));
+        ks_jb_add(&b, j, "file", ks_jb_string(&b, m->file));
+        ks_jb_add(&b, j, "missing_deps", ks_jb_strv(&b, m->missing_deps));
+        ks_jb_push(&b, mods, j);
     }
-    json_object_object_add(o, "modules", mods);
-    json_object_object_add(o, "bbr_version",
-                           r->bbr_version < 0 ? NULL : json_object_new_int(r->bbr_version));
-    json_object_object_add(o, "findings", ks_json_findings(&r->findings));
-    json_object_object_add(
-        o, "verdict",
-        json_object_new_string(ks_verdict_to_string(ks_findings_worst(&r->findings))));
-    return o;
+    ks_jb_add(&b, o, "modules", mods);
+    ks_jb_add(&b, o, "bbr_version", r->bbr_version < 0 ? NULL : ks_jb_int(&b, r->bbr_version));
+    ks_jb_add(&b, o, "findings", ks_jb_part(&b, ks_json_findings(&r->findings)));
+    ks_jb_add(&b, o, "verdict",
+              ks_jb_string(&b, ks_verdict_to_string(ks_findings_worst(&r->findings))));
+    return ks_jb_finish(&b, o);
 }
 
 void ks_print_verify_modules(const ks_ctx *ctx, const ks_verify_result *r)
@@ -84,7 +73,7 @@ static int run_verify(ks_ctx *ctx, int argc, char **argv)
     _cleanup_free_ char *error = NULL;
     ks_verify_opts opts = {.error = &error};
     ks_verify_result res = {0};
-    int c, k, ret;
+    int c, r, ret;
 
     while ((c = ks_getopt(&ks_cmd_verify, argc, argv)) != -1) {
         switch (c) {
@@ -103,22 +92,22 @@ static int run_verify(ks_ctx *ctx, int argc, char **argv)
     if (!opts.release == !opts.deb_path)
         return ks_usage_error(&ks_cmd_verify, "give exactly one of --kernel and --deb");
 
-    k = ks_config_load(ctx->root, ctx->config_path, &cfg, &error);
-    if (k >= 0) {
+    r = ks_config_load(ctx->root, ctx->config_path, &cfg, &error);
+    if (r >= 0) {
         ks_info(ctx, "verifying %s", opts.release ? opts.release : opts.deb_path);
-        k = ks_verify_run(ctx->root, cfg, &opts, &res);
+        r = ks_verify_run(ctx->root, cfg, &opts, &res);
     }
-    if (k < 0) {
+    if (r < 0) {
         if (!error)
             error = ks_asprintf("cannot verify '%s': %s",
-                                opts.release ? opts.release : opts.deb_path, strerror(-k));
-        ks_error("%s", error ? error : strerror(-k));
+                                opts.release ? opts.release : opts.deb_path, strerror(-r));
+        ks_error("%s", error ? error : strerror(-r));
         if (ctx->json) {
-            json_object *o = json_object_new_object();
-            json_object_object_add(o, "verdict", json_object_new_string("error"));
-            json_object_object_add(o, "error", ks_json_string_or_null(error));
-            ks_print_json(o);
-            json_object_put(o);
+            ks_json_builder b = {0};
+            json_object *o = ks_jb_object(&b);
+            ks_jb_add(&b, o, "verdict", ks_jb_string(&b, "error"));
+            ks_jb_add(&b, o, "error", ks_jb_string(&b, error));
+            (void)ks_print_json_built("verify", &b, o);
         }
         return KS_EXIT_ERROR;
     }
@@ -128,9 +117,8 @@ static int run_verify(ks_ctx *ctx, int argc, char **argv)
                 res.deb_stats.passes, res.deb_stats.modules);
 
     if (ctx->json) {
-        json_object *o = ks_json_verify(&res);
-        ret = ks_print_json(o);
-        json_object_put(o);
+        ks_json_builder b = {0};
+        ret = ks_print_json_built("verify", &b, ks_jb_part(&b, ks_json_verify(&res)));
     } else {
         verify_print(ctx, &res);
         ret = KS_EXIT_OK;

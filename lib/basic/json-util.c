@@ -55,6 +55,21 @@ json_object *ks_jb_array(ks_json_builder *b)
     return check(b, json_object_new_array());
 }
 
+json_object *ks_jb_strv(ks_json_builder *b, char *const *l)
+{
+    json_object *a = ks_jb_array(b);
+
+    for (; l && *l; l++)
+        ks_jb_push(b, a, ks_jb_string(b, *l));
+    return a;
+}
+
+json_object *ks_jb_part(ks_json_builder *b, json_object *v)
+{
+    assert(b);
+    return check(b, v);
+}
+
 void ks_jb_add(ks_json_builder *b, json_object *o, const char *key, json_object *v)
 {
     assert(b);

@@ -22,6 +22,10 @@ json_object *ks_jb_int(ks_json_builder *b, int64_t v);
 json_object *ks_jb_bool(ks_json_builder *b, bool v);
 json_object *ks_jb_object(ks_json_builder *b);
 json_object *ks_jb_array(ks_json_builder *b);
+/* The array of the strings of l (NULL l: the empty array). */
+json_object *ks_jb_strv(ks_json_builder *b, char *const *l);
+/* A value built and finished elsewhere (NULL: that failed), passed on: NULL is a failure. */
+json_object *ks_jb_part(ks_json_builder *b, json_object *v);
 /* Adds v (taken over; NULL: null) under key to the object o (NULL o: a failure). */
 void ks_jb_add(ks_json_builder *b, json_object *o, const char *key, json_object *v);
 /* Appends v (taken over) to the array a. */

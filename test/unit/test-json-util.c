@@ -88,6 +88,25 @@ int main(void)
         CHECK(ks_jb_finish(&b, top) == NULL);
         CHECK(ks_jb_finish(&(ks_json_builder){0}, NULL) == NULL);
     }
+    {
+        /* A list of strings is an array, NULL the empty one; a part that failed elsewhere
+         * (NULL) fails this document too, where a NULL value would be null. */
+        ks_json_builder b = {0};
+        json_object *o = ks_jb_object(&b);
+        char *const l[] = {"a", "b\"c", NULL};
+
+        ks_jb_add(&b, o, "l", ks_jb_strv(&b, l));
+        ks_jb_add(&b, o, "e", ks_jb_strv(&b, NULL));
+        ks_jb_add(&b, o, "p", ks_jb_part(&b, ks_jb_strv(&(ks_json_builder){0}, l + 1)));
+        CHECK(!b.failed);
+        ks_jb_add(&b, o, "q", ks_jb_part(&b, NULL));
+        CHECK(b.failed);
+        b.failed = false;
+        o = ks_jb_finish(&b, o);
+        CHECK_STREQ(o ? text(o) : NULL,
+                    "{\"l\":[\"a\",\"b\\\"c\"],\"e\":[],\"p\":[\"b\\\"c\"],\"q\":null}");
+        json_object_put(o);
+    }
     test_documents();
     TEST_DONE();
 }
