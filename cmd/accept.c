@@ -141,30 +141,30 @@ static void print_human(const ks_ctx *ctx, const ks_accept_result *r, const ks_b
 }
 
 /* After the verdict: pinned/ or failed/ hooks with the JSON on stdin; failures are logged. */
-static void run_hooks(const ks_ctx *ctx, const ks_accept_result *r, json_object *doc,
+static void run_hooks(const ks_ctx *ctx, const ks_accept_result *res, json_object *doc,
                       const ks_config *cfg)
 {
     _cleanup_strv_free_ char **failures = NULL;
     const char *which;
-    int tmo = 30, k;
+    int tmo = 30, r;
 
-    if (r->recorded)
+    if (res->recorded)
         return;
-    if (r->outcome == KS_OUTCOME_TRIAL_OK && r->pinned)
+    if (res->outcome == KS_OUTCOME_TRIAL_OK && res->pinned)
         which = "pinned";
-    else if (r->outcome == KS_OUTCOME_HEALTH_FAILED || r->outcome == KS_OUTCOME_FELL_BACK ||
-             r->outcome == KS_OUTCOME_TRIAL_HUNG)
+    else if (res->outcome == KS_OUTCOME_HEALTH_FAILED || res->outcome == KS_OUTCOME_FELL_BACK ||
+             res->outcome == KS_OUTCOME_TRIAL_HUNG)
         which = "failed";
     else
         return;
     if (cfg && (ks_config_get_int(cfg, "accept", "hook_timeout", 30, &tmo) < 0 || tmo <= 0))
         tmo = 30;
-    k = ks_accept_run_hooks(ctx->root, which,
+    r = ks_accept_run_hooks(ctx->root, which,
                             json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN),
                             (unsigned)tmo * 1000u, &failures);
-    if (k < 0)
+    if (r < 0)
         ks_warn("cannot run the %s hooks in '/%s/%s': %s", which, KS_HOOKS_DIR, which,
-                strerror(-k));
+                strerror(-r));
     for (char **f = failures; f && *f; f++)
         ks_warn("hook %s/%s", which, *f);
 }

@@ -45,9 +45,9 @@ static int run_apply(ks_ctx *ctx, int argc, char **argv)
 {
     ks_apply_opts o = {.branch = KS_BRANCH_LTS};
     _cleanup_(ks_config_freep) ks_config *cfg = NULL;
-    _cleanup_swap_result_ ks_swap_result r = {0};
+    _cleanup_swap_result_ ks_swap_result res = {0};
     bool yes = false, branch = false, dry = false;
-    int c, k, n = 0;
+    int c, r, n = 0;
 
     while ((c = ks_getopt(&ks_cmd_apply, argc, argv)) != -1) {
         switch (c) {
@@ -102,8 +102,8 @@ static int run_apply(ks_ctx *ctx, int argc, char **argv)
     /* Without the unit nothing judges the trial boot: refuse before anything changes. */
     {
         ks_findings unit = {0};
-        k = ks_accept_unit_finding(ctx, &unit);
-        if (k == 0) {
+        r = ks_accept_unit_finding(ctx, &unit);
+        if (r == 0) {
             ks_error("%s; nothing changed. To fix: %s; then apply again", unit.v[0].message,
                      unit.v[0].remedy);
             ks_findings_clear(&unit);
@@ -131,16 +131,16 @@ static int run_apply(ks_ctx *ctx, int argc, char **argv)
                                 .live = isatty(STDERR_FILENO) ? ks_swap_progress_live : NULL,
                                 .trace = ks_swap_trace,
                                 .userdata = ctx};
-    k = dry ? ks_apply_dry_run(ctx->root, &o, &r) : ks_apply(ctx->root, &o, &r);
+    r = dry ? ks_apply_dry_run(ctx->root, &o, &res) : ks_apply(ctx->root, &o, &res);
     /* A failure is shown like any result (lib/engine/swap.h), unless it has no words. */
-    if (k < 0 && !r.error) {
-        ks_error("apply: %s", strerror(-k));
+    if (r < 0 && !res.error) {
+        ks_error("apply: %s", strerror(-r));
         return KS_EXIT_ERROR;
     }
-    k = ks_swap_render(ctx, "apply", &r);
-    if (r.status == KS_SWAP_DONE && !r.rebooting && !ctx->json && !dry)
+    r = ks_swap_render(ctx, "apply", &res);
+    if (res.status == KS_SWAP_DONE && !res.rebooting && !ctx->json && !dry)
         printf("\nReboot to start the trial (systemctl reboot); 'kswap rollback' cancels it.\n");
-    return k;
+    return r;
 }
 
 const ks_cmd ks_cmd_apply = {

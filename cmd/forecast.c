@@ -98,26 +98,26 @@ void ks_print_forecast(const ks_ctx *ctx, const ks_boot *b, const ks_grub_foreca
 int ks_collect_forecast(const ks_ctx *ctx, ks_boot *b, ks_grub_forecast *f, ks_findings *findings)
 {
     _cleanup_free_ char *err = NULL;
-    int k;
+    int r;
 
-    k = ks_boot_load(ctx->root, b, &err);
-    if (k < 0) {
-        ks_error("%s", err ? err : strerror(-k));
-        return k;
+    r = ks_boot_load(ctx->root, b, &err);
+    if (r < 0) {
+        ks_error("%s", err ? err : strerror(-r));
+        return r;
     }
-    k = ks_boot_forecast(b, f);
-    if (k < 0) {
+    r = ks_boot_forecast(b, f);
+    if (r < 0) {
         /* -ELOOP here is the evaluator's own limit, not a symbolic link. */
         ks_error("cannot forecast the next boots: %s",
-                 k == -ELOOP ? "grub.cfg runs beyond the evaluator's limits (too many steps or "
+                 r == -ELOOP ? "grub.cfg runs beyond the evaluator's limits (too many steps or "
                                "too much expanded text); GRUB itself may never reach the menu"
-                             : strerror(-k));
-        return k;
+                             : strerror(-r));
+        return r;
     }
     if (findings) {
-        k = ks_boot_forecast_findings(b, f, findings);
-        if (k < 0)
-            return k;
+        r = ks_boot_forecast_findings(b, f, findings);
+        if (r < 0)
+            return r;
     }
     return 0;
 }

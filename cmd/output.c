@@ -375,27 +375,27 @@ int ks_accept_unit_finding(const ks_ctx *ctx, ks_findings *f)
 {
     _cleanup_free_ char *how = NULL;
     ks_unit_state s;
-    int k = ks_unit_state_get(ctx->root, KS_ACCEPT_UNIT, &s, &how);
+    int r = ks_unit_state_get(ctx->root, KS_ACCEPT_UNIT, &s, &how);
 
-    if (k < 0)
-        return k;
+    if (r < 0)
+        return r;
     if (s == KS_UNIT_ENABLED)
-        k = ks_findings_add(f, "accept.unit-disabled", KS_SEV_OK, NULL,
+        r = ks_findings_add(f, "accept.unit-disabled", KS_SEV_OK, NULL,
                             KS_ACCEPT_UNIT " starts at boot (%s)", how);
     else if (s == KS_UNIT_DISABLED)
-        k = ks_findings_add(f, "accept.unit-disabled", KS_SEV_WARN,
+        r = ks_findings_add(f, "accept.unit-disabled", KS_SEV_WARN,
                             "systemctl enable " KS_ACCEPT_UNIT,
                             KS_ACCEPT_UNIT " is installed but not enabled (%s): the trial boot "
                                            "would run unjudged",
                             how);
     else
-        k = ks_findings_add(f, "accept.unit-disabled", KS_SEV_WARN,
+        r = ks_findings_add(f, "accept.unit-disabled", KS_SEV_WARN,
                             "install kswap's package, or copy " KS_ACCEPT_UNIT
                             " to /etc/systemd/system, then systemctl enable " KS_ACCEPT_UNIT,
                             KS_ACCEPT_UNIT " is not installed (%s): the trial boot would run "
                                            "unjudged",
                             how);
-    return k < 0 ? k : s == KS_UNIT_ENABLED;
+    return r < 0 ? r : s == KS_UNIT_ENABLED;
 }
 
 json_object *ks_json_findings(const ks_findings *f)

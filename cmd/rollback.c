@@ -12,9 +12,9 @@ static const ks_option rollback_options[] = {
 static int run_rollback(ks_ctx *ctx, int argc, char **argv)
 {
     _cleanup_(ks_config_freep) ks_config *cfg = NULL;
-    _cleanup_swap_result_ ks_swap_result r = {0};
+    _cleanup_swap_result_ ks_swap_result res = {0};
     bool purge = false, reboot = false;
-    int c, k;
+    int c, r;
 
     while ((c = ks_getopt(&ks_cmd_rollback, argc, argv)) != -1) {
         switch (c) {
@@ -32,20 +32,20 @@ static int run_rollback(ks_ctx *ctx, int argc, char **argv)
         return ks_usage_error(&ks_cmd_rollback, "unexpected argument '%s'", argv[optind]);
     if (ks_swap_config(ctx, &cfg) < 0)
         return KS_EXIT_ERROR;
-    k = ks_rollback(ctx->root,
+    r = ks_rollback(ctx->root,
                     &(ks_swap_common){.config = cfg,
                                       .progress = ks_swap_progress,
                                       .progress_fd = ks_swap_progress_fd(),
                                       .live = isatty(STDERR_FILENO) ? ks_swap_progress_live : NULL,
                                       .trace = ks_swap_trace,
                                       .userdata = ctx},
-                    purge, reboot, &r);
+                    purge, reboot, &res);
     /* A failure is shown like any result (lib/engine/swap.h), unless it has no words. */
-    if (k < 0 && !r.error) {
-        ks_error("rollback: %s", strerror(-k));
+    if (r < 0 && !res.error) {
+        ks_error("rollback: %s", strerror(-r));
         return KS_EXIT_ERROR;
     }
-    return ks_swap_render(ctx, "rollback", &r);
+    return ks_swap_render(ctx, "rollback", &res);
 }
 
 const ks_cmd ks_cmd_rollback = {

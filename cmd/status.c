@@ -13,11 +13,11 @@ static ks_journal *load_journal(const ks_ctx *ctx)
 {
     _cleanup_free_ char *err = NULL;
     ks_journal *j = NULL;
-    int k = ks_journal_load(ctx->root, &j, &err);
-    if (k < 0)
+    int r = ks_journal_load(ctx->root, &j, &err);
+    if (r < 0)
         ks_error("cannot read the state journal '/%s': %s", KS_JOURNAL_PATH,
-                 err ? err : strerror(-k));
-    return k < 0 ? NULL : j;
+                 err ? err : strerror(-r));
+    return r < 0 ? NULL : j;
 }
 
 static void print_journal(const ks_ctx *ctx, const ks_journal *j)
@@ -111,11 +111,11 @@ static ks_journal *wait_verdict(const ks_ctx *ctx, int timeout_s, const char *bo
  */
 static void acknowledge(const ks_ctx *ctx, const ks_journal *j)
 {
-    int k = ks_motd_clear(ctx->root);
-    if (k < 0)
-        ks_warn("cannot remove '/%s': %s", KS_MOTD_PATH, strerror(-k));
-    if (j && !trial_pending(j) && (k = ks_trial_flag_clear(ctx->root)) < 0)
-        ks_warn("cannot remove '/%s': %s", KS_TRIAL_FLAG_PATH, strerror(-k));
+    int r = ks_motd_clear(ctx->root);
+    if (r < 0)
+        ks_warn("cannot remove '/%s': %s", KS_MOTD_PATH, strerror(-r));
+    if (j && !trial_pending(j) && (r = ks_trial_flag_clear(ctx->root)) < 0)
+        ks_warn("cannot remove '/%s': %s", KS_TRIAL_FLAG_PATH, strerror(-r));
 }
 
 static const ks_option status_options[] = {

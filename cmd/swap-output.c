@@ -194,10 +194,10 @@ void ks_json_add_next(ks_json_builder *b, json_object *o, const ks_next *n)
 int ks_swap_config(const ks_ctx *ctx, ks_config **ret)
 {
     _cleanup_free_ char *err = NULL;
-    int k = ks_config_load(ctx->root, ctx->config_path, ret, &err);
-    if (k < 0)
-        ks_error("cannot read the configuration: %s", err ? err : strerror(-k));
-    return k;
+    int r = ks_config_load(ctx->root, ctx->config_path, ret, &err);
+    if (r < 0)
+        ks_error("cannot read the configuration: %s", err ? err : strerror(-r));
+    return r;
 }
 
 int ks_swap_render(const ks_ctx *ctx, const char *what, const ks_swap_result *r)
