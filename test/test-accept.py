@@ -280,6 +280,19 @@ if scenario("trial-hung"):
     p, _ = kswap(r, "status", "--wait", "--timeout", "3")
     check(p.returncode == 3, "status --wait: exit 3 after trial-hung", p.stderr)
 
+if scenario("trial-hung-order"):
+    # Issue 12 (a) on the whole VM: the mark of userspace (ordered after local-fs.target, whose
+    # failure started emergency mode) landed after the emergency mark: emergency is the stage.
+    r = fresh("trialhung-order", boot=OLD)
+    with open(os.path.join(r, "var/lib/kswap/trial-stages"), "w") as f:
+        f.write("emergency 59\nuserspace 60\ndeadline 85 emergency mode; state initializing; "
+                "jobs: systemd-tmpfiles-setup.service start running\n")
+    p, d = kswap(r, "--json", "accept")
+    st = json.load(open(os.path.join(r, "var/lib/kswap/state.json")))
+    check(p.returncode == 3 and d and d["outcome"] == "trial-hung" and
+          "furthest stage: emergency;" in (st.get("reason") or ""),
+          "userspace marked after emergency: the furthest stage is emergency", st.get("reason"))
+
 if scenario("stages-no-deadline"):
     # Stage marks without a deadline line: the trial reached userspace and then rebooted some
     # other way (a panic): fell-back, with the furthest stage.
