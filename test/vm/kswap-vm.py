@@ -1047,7 +1047,8 @@ def stuck_measures(pf, text, grub, seen):
     # marks[0] is qemu's start, marks[k] the k-th load
     if 0 <= i and i + 2 < len(marks) - 1 and i + 1 < len(grub) and grub[i + 1] == pf.old:
         out.append(f"GRUB loaded the old kernel {marks[i + 2] - marks[i + 1]:.0f} s after it "
-                   f"loaded the trial kernel (qemu's cold restart and firmware included)")
+                   "loaded the trial kernel (host time; with a reboot between them qemu's cold "
+                   "restart and firmware included)")
     if HANG_LINE in seen and i >= 0 and i + 2 < len(marks) - 1:
         m = re.search(r"KSWAP-VM HANG at uptime (\d+)", text)
         out.append(f"the trial hung at uptime {m.group(1) if m else '?'} s; GRUB loaded the old "
@@ -1287,6 +1288,10 @@ def check_stuck_serial(pf, name, text):
         # GRUB's own words (2.06): the load failed, then it went on to entry 0 by itself.
         expect("invalid magic number" in seg or "error:" in seg,
                f"GRUB did not say why it could not load {pf.new}: {seg[:600]!r}")
+        # GRUB 2.06 prints "Press any key to continue..." and waits (grub_wait_after_message,
+        # a bounded wait), then takes the fallback entry kswap set: no key needed.
+        expect("Falling back to `kswap way back" in seg,
+               f"GRUB did not fall back to kswap's way-back entry: {seg[:600]!r}")
         expect("Linux version" not in seg, "a kernel started between the two GRUB loads")
         return
     expect("Kernel panic" not in seg, "the trial kernel panicked (it must hang or stall)")
