@@ -8,7 +8,8 @@ usage: kswap-vm.py build [--layout ext4|btrfs|repo] [--suite bookworm|trixie]
                          [--firmware bios|uefi]   build (or find in the cache) the image
        kswap-vm.py run SCENARIO...       happy happy-deb health panic btrfs accept-hang repo
                                          repo-badsig trixie-happy trixie-panic uefi-happy
-                                         uefi-panic
+                                         uefi-panic trial-emergency trial-stuck-job
+                                         trial-bad-kernel trial-watchdog
        kswap-vm.py check SCENARIO SERIAL_LOG   the scenario's assertions on a kept serial log
 Environment: KSWAP_VM=1 is required (otherwise exit 77); KS_CACHE (default
 /var/cache/kswap-test/vm) holds the images; KS_BUILD_ROOT is the meson build dir whose kswap is
@@ -35,6 +36,9 @@ before arming, OLD keeps booting). health, panic and btrfs name NEW with --deb (
 "src=deb"); happy uses --kernel. repo and repo-badsig (layout repo: the ext4 disk whose tree
 runs REPO_OLD, the kernel before OLD, without OLD and NEW) install through real apt from the
 signed repository of test/vm/vmrepo.py, a third disk (/dev/vdc): REPO_OLD -> OLD -> NEW.
+trial-emergency, trial-stuck-job, trial-bad-kernel and trial-watchdog (issue 12, suite
+vm-extra): a trial stuck in emergency mode, behind a start job that never ends, a vmlinuz GRUB
+cannot load, a hang only qemu's i6300esb ends; each back on OLD by itself (see SCENARIOS).
 
 Platforms (vmplatform.py): trixie-* run the bookworm scenario of the same name on Debian 13
 (mmdebstrap trixie from this machine's mirror with the suite replaced; OLD and NEW from trixie's
