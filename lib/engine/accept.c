@@ -277,7 +277,7 @@ static char *trial_kernel_damage(acc *a, const char *new)
 {
     _cleanup_free_ char *path = new ? ks_asprintf("boot/vmlinuz-%s", new) : NULL;
     _cleanup_free_ char *why = NULL;
-    _cleanup_close_ int fd = -1;
+    _cleanup_close_ int fd = -EBADF;
     uint8_t head[1024];
     struct stat st;
     size_t n = 0;
