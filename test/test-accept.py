@@ -280,6 +280,19 @@ if scenario("trial-hung"):
     p, _ = kswap(r, "status", "--wait", "--timeout", "3")
     check(p.returncode == 3, "status --wait: exit 3 after trial-hung", p.stderr)
 
+if scenario("trial-hung-order"):
+    # Issue 12 (a) on the whole VM: the mark of userspace (ordered after local-fs.target, whose
+    # failure started emergency mode) landed after the emergency mark: emergency is the stage.
+    r = fresh("trialhung-order", boot=OLD)
+    with open(os.path.join(r, "var/lib/kswap/trial-stages"), "w") as f:
+        f.write("emergency 59\nuserspace 60\ndeadline 85 emergency mode; state initializing; "
+                "jobs: systemd-tmpfiles-setup.service start running\n")
+    p, d = kswap(r, "--json", "accept")
+    st = json.load(open(os.path.join(r, "var/lib/kswap/state.json")))
+    check(p.returncode == 3 and d and d["outcome"] == "trial-hung" and
+          "furthest stage: emergency;" in (st.get("reason") or ""),
+          "userspace marked after emergency: the furthest stage is emergency", st.get("reason"))
+
 if scenario("stages-no-deadline"):
     # Stage marks without a deadline line: the trial reached userspace and then rebooted some
     # other way (a panic): fell-back, with the furthest stage.
@@ -317,6 +330,32 @@ if scenario("fell-back-unlogged"):
     p, d = kswap(r, "--json", "accept")
     check(d and d.get("trial_boot_logged") is True and "trial boot's warning" in
           (d.get("previous_boot") or ""), "another boot id: the trial boot's journal is shown", d)
+
+if scenario("fell-back-grub"):
+    # Issue 12 (c): the trial's vmlinuz went bad after arming (apply read it back intact), GRUB
+    # could not load it and went on to entry 0: no stage marks, the journal's previous boot is
+    # the arming boot. Accept names GRUB and the damage, not the kernel or the initramfs.
+    for how in ("zeroed", "missing"):
+        r = fresh("fellback-grub-" + how, boot=OLD)
+        armed_id = json.load(open(os.path.join(r, "var/lib/kswap/state.json")))["armed_boot_id"]
+        with open(os.path.join(r, "var/log/fake-journal-previous-boot-id"), "w") as f:
+            f.write(armed_id.replace("-", "") + "\n")
+        vmlinuz = os.path.join(r, "boot", "vmlinuz-" + NEW)
+        if how == "zeroed":
+            with open(vmlinuz, "r+b") as f:
+                f.write(b"\0" * 4096)
+        else:
+            os.unlink(vmlinuz)
+        p, d = kswap(r, "--json", "accept")
+        st = json.load(open(os.path.join(r, "var/lib/kswap/state.json")))
+        reason = st.get("reason") or ""
+        check(p.returncode == 3 and d and d["outcome"] == "fell-back", f"{how} vmlinuz: fell-back, exit 3",
+              p.stderr)
+        want = "first bytes are zeros" if how == "zeroed" else "is missing"
+        check("never started: GRUB could not load it" in reason and f"vmlinuz-{NEW}" in reason and
+              want in reason and "initramfs" not in reason,
+              f"{how} vmlinuz: the reason names GRUB and the damage ({want})", reason)
+        check("GRUB could not load it" in p.stderr, f"{how} vmlinuz: reported loudly", p.stderr)
 
 if scenario("no-reboot"):
     r = fresh("noreboot", boot=None)

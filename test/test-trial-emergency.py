@@ -14,15 +14,20 @@ builder; SYSTEMD_LOG_LEVEL=debug prints every job it installs and dumps the unit
     sulogin or reads a terminal, so nothing that waits for input stands before the deadline;
   - the deadline unit keeps IgnoreOnIsolate=yes (isolating emergency.target does not stop it),
     DefaultDependencies=no, FailureAction=reboot-force, StandardInput null;
-  - the generator's output does not depend on systemd.unit= (the same files with and without).
+  - the generator's output does not depend on systemd.unit= (the same files with and without);
+  - with ACCEPT_UNIT (the built kswap-accept.service) enabled beside a oneshot that never ends
+    and is ordered before multi-user.target (issue 12 (b), a start job that never ends): the
+    multi-user transaction starts both, and accept's ordering closure holds the stuck job, so
+    accept cannot judge (and pin) a boot whose start jobs never end.
 The generator's normal directory is not searched under --root (systemd-analyze fills a
 temporary one with this machine's own generators), so its output goes into the root's
 /run/systemd/system, where .wants/ links and units mean the same.
-usage: test-trial-emergency.py GENERATOR (exit 77 without systemd-analyze or systemd's units)
+usage: test-trial-emergency.py GENERATOR [ACCEPT_UNIT] (exit 77 without systemd-analyze or systemd's units)
 """
 import os, re, shutil, subprocess, sys, tempfile, time
 
 GEN = sys.argv[1]
+ACCEPT_UNIT = sys.argv[2] if len(sys.argv) > 2 else None
 checks = failures = 0
 
 
@@ -139,6 +144,39 @@ try:
     check(not ({"emergency.service", "rescue.service", "emergency.target", "rescue.target",
                 "local-fs.target", "sysinit.target", "basic.target"} & seen),
           "the deadline is ordered after no target or shell of the emergency path", sorted(seen))
+
+    if ACCEPT_UNIT:
+        # Issue 12 (b): a start job that never ends, before multi-user.target, as a node's own
+        # unit would be; kswap-accept.service enabled as its [Install] says.
+        etc = os.path.join(root, "etc/systemd/system")
+        shutil.copy(ACCEPT_UNIT, os.path.join(etc, "kswap-accept.service"))
+        with open(os.path.join(etc, "kswap-test-stuck.service"), "w") as f:
+            f.write("[Unit]\nDescription=a start job that never ends\nBefore=multi-user.target\n"
+                    "[Service]\nType=oneshot\nExecStart=/bin/sleep infinity\n"
+                    "TimeoutStartSec=infinity\n")
+        os.makedirs(os.path.join(etc, "multi-user.target.wants"), exist_ok=True)
+        for u in ("kswap-accept.service", "kswap-test-stuck.service"):
+            os.symlink("../" + u, os.path.join(etc, "multi-user.target.wants", u))
+        rc, jobs, blocks, text = verify("multi-user.target")
+        check({"kswap-accept.service", "kswap-test-stuck.service"} <= jobs,
+              "multi-user.target's start transaction starts kswap-accept and the stuck job",
+              sorted(jobs))
+        seen, todo = set(), ["kswap-accept.service"]
+        while todo:
+            u = todo.pop()
+            if u in seen:
+                continue
+            seen.add(u)
+            b = blocks.get(u)
+            if b is None:
+                _, _, bl, _ = verify(u)
+                b = bl.get(u, [])
+            # only what orders after (what accept's start job waits for)
+            todo += sorted(deps(b, "After") - seen)
+        check("kswap-test-stuck.service" in seen and "multi-user.target" in seen,
+              "kswap-accept.service is ordered after the stuck start job (through "
+              "multi-user.target): no verdict while a start job never ends",
+              sorted(seen)[:40])
 finally:
     shutil.rmtree(work, ignore_errors=True)
 print(f"{checks} checks, {failures} failed ({time.monotonic() - t0:.1f} s)")

@@ -131,6 +131,51 @@ try:
     check("rc=0" in p.stdout and "kswap trial stage" not in p.stdout,
           "kswap-trial-mark does nothing without the marker", p.stdout + p.stderr)
 
+    # kswap-trial-mark on a trial boot, in a root of its own (KSWAP_MARK_ROOT) with the fake
+    # systemctl: the whole-VM scenario trial-emergency reached emergency mode with / still
+    # read-only, and its first marks were lost. Here var/lib/kswap cannot be made at first (a
+    # file stands in its way, as a read-only / would refuse it), then can.
+    mroot = os.path.join(work, "mark-root")
+    os.makedirs(os.path.join(mroot, "var/lib"))
+    open(os.path.join(mroot, "var/lib/kswap"), "w").close()
+    trial_cmd = "BOOT_IMAGE=/boot/vmlinuz-6.12.30-x64v3-xanmod1 ro kswap.trial=0123abcd kswap.deadline=60"
+
+    def mark(stage, result=None, cmdline=trial_cmd):
+        env = dict(os.environ, PATH=FAKES + ":" + os.environ["PATH"], SYSTEMD_PROC_CMDLINE=cmdline,
+                   KSWAP_MARK_ROOT=mroot, KSWAP_ROOT=mroot)
+        if result:
+            env["SERVICE_RESULT"] = result
+        return subprocess.run(["sh", MARK, stage], env=env, capture_output=True, text=True)
+
+    def stages(path):
+        f = os.path.join(mroot, path)
+        return [l.split()[0] for l in open(f)] if os.path.isfile(f) else None
+
+    p1, p2 = mark("userspace"), mark("emergency")
+    check(p1.returncode == 0 and p2.returncode == 0 and stages("var/lib/kswap/trial-stages") is None
+          and stages("run/kswap/trial-stages") == ["userspace", "emergency"],
+          "mark with /var unwritable: the marks are kept in /run/kswap", (p1.stderr, p2.stderr))
+    p3 = mark("multi-user")
+    check(stages("run/kswap/trial-stages") == ["userspace", "emergency"] and "no mark" in p3.stdout,
+          "mark multi-user while multi-user.target is not active (emergency mode): no mark",
+          p3.stdout + p3.stderr)
+    os.unlink(os.path.join(mroot, "var/lib/kswap"))
+    p4 = mark("deadline", result="timeout")
+    check(p4.returncode == 0 and stages("var/lib/kswap/trial-stages") == ["userspace", "emergency", "deadline"],
+          "the deadline's mark, once /var can be written, carries the earlier ones",
+          (stages("var/lib/kswap/trial-stages"), p4.stderr))
+    os.makedirs(os.path.join(mroot, "run/fake-units"), exist_ok=True)
+    with open(os.path.join(mroot, "run/fake-units/multi-user.target"), "w") as f:
+        f.write("active\n")
+    mark("multi-user")
+    check(stages("var/lib/kswap/trial-stages") == ["userspace", "emergency", "deadline", "multi-user"],
+          "mark multi-user with multi-user.target active: marked", stages("var/lib/kswap/trial-stages"))
+    shutil.rmtree(os.path.join(mroot, "run/kswap"))
+    os.unlink(os.path.join(mroot, "var/lib/kswap/trial-stages"))
+    mark("userspace", cmdline=trial_cmd.replace("kswap.trial=", "kswap.triall="))
+    check(stages("var/lib/kswap/trial-stages") is None and stages("run/kswap/trial-stages") is None,
+          "mark without the marker (a look-alike argument): nothing written")
+
     # kswap-trial-watchdog release, with the fake busctl first on PATH and the real
     # systemd-analyze (cat-config --root, timespan).
     def release(cmdline, conf=None, result="success", fail=False):

@@ -10,10 +10,12 @@
 #include "lib/engine/history.h"
 #include "lib/engine/bootctl.h"
 #include "lib/host/boot-identity.h"
+#include "lib/host/bootfiles.h"
 #include "lib/host/kernels.h"
 #include "lib/engine/lock.h"
 #include "lib/engine/metrics-file.h"
 #include "lib/engine/run-snapshot.h"
+#include "lib/basic/fileio.h"
 #include "lib/basic/spawn.h"
 #include "lib/engine/trial.h"
 #include "lib/engine/trialboot.h"
@@ -265,6 +267,33 @@ static char *previous_boot_log(acc *a)
     return journal_query(a, argv, 4000);
 }
 
+/*
+ * The trial kernel's file as GRUB finds it now, by the bzImage check apply ran on it before
+ * arming (lib/host/bootfiles.h): missing or damaged now, it went bad after arming, GRUB could
+ * not load it and went on to entry 0, the old kernel (fallback). NULL when it looks like a
+ * kernel or cannot be read: nothing to say.
+ */
+static char *trial_kernel_damage(acc *a, const char *new)
+{
+    _cleanup_free_ char *path = new ? ks_asprintf("boot/vmlinuz-%s", new) : NULL;
+    _cleanup_free_ char *why = NULL;
+    _cleanup_close_ int fd = -EBADF;
+    uint8_t head[1024];
+    struct stat st;
+    size_t n = 0;
+
+    if (!path)
+        return NULL;
+    fd = ks_root_open_regular(a->root, path, 0);
+    if (fd == -ENOENT)
+        return ks_asprintf("/%s is missing", path);
+    if (fd < 0 || fstat(fd, &st) < 0 || ks_pread_all(fd, head, sizeof(head), 0, &n) < 0)
+        return NULL;
+    if (ks_bootfile_kernel_check(head, n, (uint64_t)st.st_size, &why) >= 0)
+        return NULL;
+    return ks_asprintf("/%s: %s", path, why ? why : "damaged");
+}
+
 static int judge_fell_back(acc *a)
 {
     _cleanup_free_ char *reason = NULL;
@@ -293,6 +322,15 @@ static int judge_fell_back(acc *a)
                                           : "did not come up",
                                  last ? last : "GRUB, kernel or initramfs", a->r->kernel);
         }
+    }
+    if (!reason && a->r->trial_boot_logged != 1) {
+        /* No stage marks, no journal of its own: did the trial kernel ever start? */
+        _cleanup_free_ char *damage = trial_kernel_damage(a, new);
+        if (damage)
+            reason = ks_asprintf("the trial kernel %s never started: GRUB could not load it (%s; "
+                                 "it was read back intact before arming) and went on to the "
+                                 "old kernel by itself; %s runs",
+                                 new, damage, a->r->kernel);
     }
     if (!reason && a->r->trial_boot_logged == 0)
         reason = ks_asprintf("the trial kernel %s did not come up; %s runs; the trial boot left "

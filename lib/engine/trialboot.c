@@ -256,7 +256,7 @@ bool ks_trial_grubd_exists(const ks_root *root)
 
 int ks_trial_stages_read(const ks_root *root, bool *ret_deadline, char **ret_last, char **ret_text)
 {
-    _cleanup_free_ char *text = NULL, *last = NULL;
+    _cleanup_free_ char *text = NULL, *last = NULL, *mode = NULL;
     bool deadline = false;
     size_t len = 0;
     int r;
@@ -272,7 +272,15 @@ int ks_trial_stages_read(const ks_root *root, bool *ret_deadline, char **ret_las
         if (n > 0 && n < 32) {
             if (n == 8 && memcmp(p, "deadline", 8) == 0)
                 deadline = true;
-            else {
+            else if ((n == 9 && memcmp(p, "emergency", 9) == 0) ||
+                     (n == 6 && memcmp(p, "rescue", 6) == 0)) {
+                /* The mode the boot sat in, whatever came after: the marks of units ordered
+                 * after local-fs.target (userspace) may land after the emergency mark. */
+                free(mode);
+                mode = strndup(p, n);
+                if (!mode)
+                    return -ENOMEM;
+            } else {
                 free(last);
                 last = strndup(p, n);
                 if (!last)
@@ -284,7 +292,7 @@ int ks_trial_stages_read(const ks_root *root, bool *ret_deadline, char **ret_las
     if (ret_deadline)
         *ret_deadline = deadline;
     if (ret_last)
-        *ret_last = TAKE_PTR(last);
+        *ret_last = mode ? TAKE_PTR(mode) : TAKE_PTR(last);
     if (ret_text)
         *ret_text = TAKE_PTR(text);
     return 1;

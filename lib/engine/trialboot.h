@@ -105,7 +105,10 @@ bool ks_trial_grubd_exists(const ks_root *root);
  * What the trial boot's units left in var/lib/kswap/trial-stages (one line each: a stage name,
  * the seconds since the kernel's start, then free text), for people: the last stage reached,
  * and whether the deadline fired ("deadline" line). 0: no file; 1: read. *ret_last: the last
- * stage, *ret_text: the whole file (at most 4 KiB), either may be NULL.
+ * stage, or emergency/rescue when the boot reached one of those modes (the whole-VM scenario
+ * trial-emergency marked userspace after emergency: both are ordered after local-fs.target,
+ * whose failure started emergency mode), *ret_text: the whole file (at most 4 KiB), either
+ * may be NULL.
  */
 int ks_trial_stages_read(const ks_root *root, bool *ret_deadline, char **ret_last, char **ret_text);
 int ks_trial_stages_clear(const ks_root *root);

@@ -8,7 +8,8 @@ usage: kswap-vm.py build [--layout ext4|btrfs|repo] [--suite bookworm|trixie]
                          [--firmware bios|uefi]   build (or find in the cache) the image
        kswap-vm.py run SCENARIO...       happy happy-deb health panic btrfs accept-hang repo
                                          repo-badsig trixie-happy trixie-panic uefi-happy
-                                         uefi-panic
+                                         uefi-panic trial-emergency trial-stuck-job
+                                         trial-bad-kernel trial-watchdog
        kswap-vm.py check SCENARIO SERIAL_LOG   the scenario's assertions on a kept serial log
 Environment: KSWAP_VM=1 is required (otherwise exit 77); KS_CACHE (default
 /var/cache/kswap-test/vm) holds the images; KS_BUILD_ROOT is the meson build dir whose kswap is
@@ -35,6 +36,9 @@ before arming, OLD keeps booting). health, panic and btrfs name NEW with --deb (
 "src=deb"); happy uses --kernel. repo and repo-badsig (layout repo: the ext4 disk whose tree
 runs REPO_OLD, the kernel before OLD, without OLD and NEW) install through real apt from the
 signed repository of test/vm/vmrepo.py, a third disk (/dev/vdc): REPO_OLD -> OLD -> NEW.
+trial-emergency, trial-stuck-job, trial-bad-kernel and trial-watchdog (issue 12, suite
+vm-extra): a trial stuck in emergency mode, behind a start job that never ends, a vmlinuz GRUB
+cannot load, a hang only qemu's i6300esb ends; each back on OLD by itself (see SCENARIOS).
 
 Platforms (vmplatform.py): trixie-* run the bookworm scenario of the same name on Debian 13
 (mmdebstrap trixie from this machine's mirror with the suite replaced; OLD and NEW from trixie's
@@ -205,6 +209,30 @@ app)
     say "APP refusing to start on $NEW at uptime $(cut -d. -f1 /proc/uptime)"; exit 1
   fi
   exit 0 ;;
+hang)
+  # Issue 12 (d), kswap-vm-trial-hang.service on the trial boot: wait until PID 1 holds the
+  # watchdog the trial entry armed (systemd.watchdog_device=), say so, then one SCHED_FIFO 99
+  # busy loop per CPU with the RT throttle off (sched_rt_runtime_us=-1). From then on no
+  # SCHED_OTHER task runs again: not PID 1 (no watchdog ping, no deadline timer, no reboot),
+  # not khungtaskd; the soft-lockup detector sees nothing (its stopper threads outrank RT) and
+  # RCU none either (user-mode spinning is a quiescent state), so nothing panics. The kernel's
+  # own interrupts and timers still run: softdog would fire too; a lockup of every CPU with
+  # interrupts off (lkdtm, test_lockup: not in Debian's kernel) is what only a hypervisor
+  # watchdog catches.
+  i=0
+  while ! ls -l /proc/1/fd 2>/dev/null | grep -q watchdog; do
+    # no watchdog after 300 s: no hang either (the scenario then fails on its trial-ok)
+    i=$((i + 1)); [ $i -gt 300 ] && { say "NOHANG PID 1 holds no watchdog after 300 s"; exit 1; }
+    sleep 1
+  done
+  w=/sys/class/watchdog/watchdog0
+  say "HANG at uptime $(cut -d. -f1 /proc/uptime) watchdog=$(cat $w/identity 2>/dev/null | tr ' ' _) state=$(cat $w/state 2>/dev/null) timeout=$(cat $w/timeout 2>/dev/null) deadline=$(grep -o 'kswap\.deadline=[0-9]*' /proc/cmdline)"
+  sync
+  echo -1 > /proc/sys/kernel/sched_rt_runtime_us
+  for c in $(seq 0 $(($(nproc) - 1))); do
+    taskset -c $c chrt -f 99 sh -c 'while :; do :; done' &
+  done
+  wait; exit 0 ;;
 firstboot)
   [ -e /etc/kswap-vm/firstboot ] || exit 0
   if update-grub > /dev/ttyS0 2>&1; then
@@ -253,6 +281,29 @@ for a in $(echo "$plan" | tr ',' ' '); do
     printf '[accept]\ndeadline = 60\nscript_timeout = 3600\n' > /etc/kswap/kswap.conf.d/50-vm-hang.conf
     printf '#!/bin/sh\n[ "$(uname -r)" = "%s" ] && sleep 3600\nexit 0\n' "$NEW" > /etc/kswap/checks.d/required/50-vm-hang
     chmod 755 /etc/kswap/checks.d/required/50-vm-hang; sync ;;
+  deadline|deadline300)
+    # Issue 12 (a)-(d): the trial's deadline, short to keep boots cheap (60: the minimum); the
+    # watchdog scenario's 300 s lets only the i6300esb bring a hung trial back.
+    s=60; [ "$a" = deadline300 ] && s=300
+    mkdir -p /etc/kswap/kswap.conf.d
+    printf '[accept]\ndeadline = %s\n' "$s" > /etc/kswap/kswap.conf.d/50-vm-deadline.conf; sync ;;
+  emergency)
+    # Issue 12 (a): the trial boot mounts a data disk that does not exist (the generator
+    # kswap-vm-trial-mount, on the boot whose command line carries kswap.trial= only): its
+    # device times out, local-fs.target fails, emergency mode, sulogin waits on the console.
+    touch /etc/kswap-vm/trial-emergency; sync ;;
+  stuckjob)
+    # Issue 12 (b): a start job that never ends, multi-user.target waits for it (trial only).
+    systemctl enable kswap-vm-trial-stuck.service 2> /dev/ttyS0; sync ;;
+  hang)
+    # Issue 12 (d): every CPU taken by a SCHED_FIFO spinner once PID 1 holds the watchdog
+    # (trial only): nothing else runs again, nothing panics.
+    systemctl enable kswap-vm-trial-hang.service 2> /dev/ttyS0; sync ;;
+  badkernel)
+    # Issue 12 (c): NEW's kernel damaged after arming (its bzImage header zeroed, same size):
+    # GRUB cannot load it and must go on to entry 0, OLD, by itself.
+    dd if=/dev/zero of=/boot/vmlinuz-$NEW bs=4096 count=1 conv=notrunc 2> /dev/null; sync
+    say "BADKERNEL $n $(od -A d -t x1 -j 514 -N 4 /boot/vmlinuz-$NEW | head -1)" ;;
   badinitrd)
     # NEW dies after arming: its initrd no longer has the root disk's driver.
     cp /usr/local/lib/kswap-vm/initrd-broken.img /boot/initrd.img-$NEW; sync ;;
@@ -300,6 +351,32 @@ ExecStart=/usr/local/lib/kswap-vm/vm late
 [Install]
 WantedBy=multi-user.target
 """,
+    # Issue 12 (b): a start job that never ends; enabled by the plan (stuckjob), harmful on
+    # the trial boot only.
+    "kswap-vm-trial-stuck.service": """[Unit]
+Description=kswap VM test: a start job that never ends (trial boot only)
+ConditionKernelCommandLine=kswap.trial
+Before=multi-user.target
+[Service]
+Type=oneshot
+ExecStart=/bin/sleep infinity
+TimeoutStartSec=infinity
+[Install]
+WantedBy=multi-user.target
+""",
+    # Issue 12 (d): the whole machine hangs without a panic (trial boot only; enabled by the
+    # plan: hang). Before multi-user.target, so accept never runs.
+    "kswap-vm-trial-hang.service": """[Unit]
+Description=kswap VM test: a hang only the watchdog ends (trial boot only)
+ConditionKernelCommandLine=kswap.trial
+Before=multi-user.target
+[Service]
+Type=oneshot
+ExecStart=/usr/local/lib/kswap-vm/vm hang
+TimeoutStartSec=infinity
+[Install]
+WantedBy=multi-user.target
+""",
     "vm-app.service": """[Unit]
 Description=kswap VM test: the workload accept checks
 [Service]
@@ -324,6 +401,34 @@ ExecStart=/bin/cat
 StandardInput=socket
 """,
 }
+
+# Issue 12 (a): a mount that fails on the trial boot only, as systemd-fstab-generator would
+# write it for an fstab line naming a disk that is not there (its device timeout 5 s instead of
+# 90 s, so that emergency mode comes well before the 60 s deadline). Only on the boot whose
+# command line carries kswap.trial= and once the plan said "emergency".
+TRIAL_MOUNT_GENERATOR = r"""#!/bin/sh
+# kswap VM test (test/vm/kswap-vm.py, scenario trial-emergency). Not part of kswap.
+[ -e /etc/kswap-vm/trial-emergency ] || exit 0
+grep -q 'kswap\.trial=' /proc/cmdline 2>/dev/null || exit 0
+d=${1:-/run/systemd/generator}
+cat > "$d/mnt-kswapdata.mount" <<UNIT
+[Unit]
+Description=kswap VM test: a data disk only the trial boot mounts (it does not exist)
+ConditionKernelCommandLine=kswap.trial
+Before=local-fs.target
+[Mount]
+What=/dev/disk/by-uuid/@MISSING_UUID@
+Where=/mnt/kswapdata
+Type=ext4
+UNIT
+dev='dev-disk-by\x2duuid-@MISSING_UNIT@.device'
+mkdir -p "$d/$dev.d" "$d/local-fs.target.requires"
+printf '[Unit]\nJobRunningTimeoutSec=5s\n' > "$d/$dev.d/timeout.conf"
+ln -sf ../mnt-kswapdata.mount "$d/local-fs.target.requires/mnt-kswapdata.mount"
+"""
+MISSING_UUID = "5a1e0000-6b73-7761-7000-0000000000dd"
+TRIAL_MOUNT_GENERATOR = TRIAL_MOUNT_GENERATOR.replace("@MISSING_UUID@", MISSING_UUID).replace(
+    "@MISSING_UNIT@", MISSING_UUID.replace("-", "\\x2d"))
 
 KSWAP_CONF = """# kswap VM test (test/vm/kswap-vm.py): checks that fit the VM.
 [verify]
@@ -539,6 +644,7 @@ def vm_files(pf, old=None):
         "etc/default/grub": (0o644, DEFAULT_GRUB.format(root=ROOT_UUID, old=old)),
         "etc/hostname": (0o644, "kswap-vm\n"),
         "etc/kswap-vm/firstboot": (0o644, ""),
+        "etc/systemd/system-generators/kswap-vm-trial-mount": (0o755, TRIAL_MOUNT_GENERATOR),
         "var/lib/kswap-vm/boots": (0o644, "0\n"),
     }
     for n, t in UNITS.items():
@@ -851,13 +957,14 @@ def build_disk(pf, layout):
 
 # ---------------------------------------------------------------- scenarios
 def boot_sequence(pf, img, plan, log_path, total_timeout, extra=(), boot_timeout=BOOT_TIMEOUT,
-                  watch=(), seen=None):
+                  watch=(), seen=None, qemu_extra=()):
     """Boots an overlay of img with the plan until the VM powers off. Returns the serial text,
     why it was stopped (None: it powered off), its seconds and the seconds of each boot (from
     qemu's start or the previous GRUB "Loading Linux" to the next; the last to the power-off).
     With seen (a dict), each line of watch that reaches the serial log is recorded as
     seen[line] = (host time, GRUB loads so far), and seen["marks"] holds the load times.
-    extra: images attached read-only after the plan's disk (/dev/vdc, ...)."""
+    extra: images attached read-only after the plan's disk (/dev/vdc, ...); qemu_extra: more
+    qemu options (devices) for every boot."""
     work = os.path.dirname(log_path)
     ovl = os.path.join(work, "overlay.qcow2")
     if os.path.exists(ovl):
@@ -882,7 +989,7 @@ def boot_sequence(pf, img, plan, log_path, total_timeout, extra=(), boot_timeout
     while True:
         seg = os.path.getsize(log_path)
         with open(log_path, "ab") as out:
-            p = subprocess.Popen(pf.qemu(work) + ["-serial", "stdio"] +
+            p = subprocess.Popen(pf.qemu(work) + list(qemu_extra) + ["-serial", "stdio"] +
                                  (["-no-reboot"] if cold else []) +
                                  ["-drive", f"file={ovl},format=qcow2,if=virtio",
                                   "-drive", f"file={ctl},format=raw,if=virtio"] +
@@ -899,8 +1006,9 @@ def boot_sequence(pf, img, plan, log_path, total_timeout, extra=(), boot_timeout
                     if seen is not None and w not in seen and w.encode() in text:
                         seen[w] = (now, n)
                 if n != starts:
+                    # one mark per load (GRUB's fallback loads twice within a second)
+                    marks += [now] * (n - starts)
                     starts, last_start = n, now
-                    marks.append(now)
                 if now - last_start > boot_timeout:
                     why = f"boot {starts} took more than {boot_timeout} s"
                 elif now - t0 > total_timeout:
@@ -929,13 +1037,34 @@ def boot_sequence(pf, img, plan, log_path, total_timeout, extra=(), boot_timeout
 
 # The health scenario's workload saying it fails on the trial kernel (the guest script's "app").
 FAILURE_LINE = "KSWAP-VM APP refusing"
+# The watchdog scenario's trial saying it hangs now (the guest script's "hang").
+HANG_LINE = "KSWAP-VM HANG at uptime"
+
+
+def stuck_measures(pf, text, grub, seen):
+    """Issue 12's measures of a stuck trial (host time, to the second): from GRUB loading NEW
+    (the trial kernel's start, or GRUB's failed attempt) to GRUB loading OLD again, and for
+    the watchdog scenario from the hang to that load."""
+    marks = seen.get("marks") or []
+    out = []
+    i = grub.index(pf.new) if pf.new in grub else -1
+    # marks[0] is qemu's start, marks[k] the k-th load
+    if 0 <= i and i + 2 < len(marks) - 1 and i + 1 < len(grub) and grub[i + 1] == pf.old:
+        out.append(f"GRUB loaded the old kernel {marks[i + 2] - marks[i + 1]:.0f} s after it "
+                   "loaded the trial kernel (host time; with a reboot between them qemu's cold "
+                   "restart and firmware included)")
+    if HANG_LINE in seen and i >= 0 and i + 2 < len(marks) - 1:
+        m = re.search(r"KSWAP-VM HANG at uptime (\d+)", text)
+        out.append(f"the trial hung at uptime {m.group(1) if m else '?'} s; GRUB loaded the old "
+                   f"kernel {marks[i + 2] - seen[HANG_LINE][0]:.0f} s later")
+    return out
 
 
 def parse(text):
     grub = re.findall(r"Loading Linux (\S+) \.\.\.", text)
     boots = {}
     kinds = "EARLY|BOOT|STATUS|APPLY|ACCEPT|DONE|WAIT-EXPIRED|GUARD|REPO|REPOSRC|REPOLISTS|" \
-            "REPOPKGS|JOURNAL"
+            "REPOPKGS|JOURNAL|BADKERNEL"
     for m in re.finditer(rf"KSWAP-VM ({kinds}) (\d+) ?(.*)", text):
         kind, n, rest = m.group(1), int(m.group(2)), m.group(3).strip()
         b = boots.setdefault(n, {})
@@ -1007,7 +1136,36 @@ SCENARIOS = {
     # fails with apt's words, nothing is installed, the next boot is REPO_OLD again.
     "repo-badsig": ("repo", "src=repo\n1=repo1,apply,repoinfo,reboot\n2=repoinfo,poweroff",
                     ['REPO_OLD', 'REPO_OLD'], ['REPO_OLD', 'REPO_OLD']),
+    # Issue 12 (a)-(d), suite vm-extra: stuck trials that must come back to OLD by themselves.
+    # (a) The trial mounts a disk that is not there (a generator on the trial boot only): its
+    # device times out, local-fs.target fails, emergency mode, sulogin waits; the 60 s deadline
+    # reboots it by force into OLD: trial-hung, furthest stage emergency. Whether the trial's
+    # root file system is writable in emergency mode depends on the race between
+    # systemd-remount-fs and the device's 5 s (its job goes with the emergency transaction when
+    # it has not run yet): read-only, the trial's count of boots is lost and the OLD boot after
+    # it is boot 2 again (userspace [OLD, OLD], check_scenario); both happened here.
+    # check_stuck_serial asserts the trial's EARLY line either way.
+    "trial-emergency": ("ext4", "1=deadline,emergency,apply-reboot,wait\n2=poweroff\n3=poweroff",
+                        ['OLD', 'NEW', 'OLD'], ['OLD', 'OLD']),
+    # (b) A start job that never ends holds multi-user.target (and accept, ordered after it):
+    # the deadline reboots into OLD: trial-hung, furthest stage userspace.
+    "trial-stuck-job": ("ext4", "1=deadline,stuckjob,apply-reboot,wait\n3=poweroff",
+                        ['OLD', 'NEW', 'OLD'], ['OLD', 'NEW', 'OLD']),
+    # (c) NEW's vmlinuz damaged after apply returned, before the reboot: GRUB cannot load it
+    # and starts OLD by itself in the same boot (fallback, no key); NEW never reaches
+    # userspace.
+    "trial-bad-kernel": ("ext4", "1=apply,badkernel,reboot\n2=poweroff",
+                         ['OLD', 'NEW', 'OLD'], ['OLD', 'OLD']),
+    # (d) qemu's i6300esb on every boot (so the trial arms the device, not softdog); the trial
+    # hangs without a panic once PID 1 holds the watchdog, with a 300 s deadline the reset must
+    # come well before; only the watchdog brings it back.
+    "trial-watchdog": ("ext4", "1=deadline300,hang,apply-reboot,wait\n3=poweroff",
+                       ['OLD', 'NEW', 'OLD'], ['OLD', 'NEW', 'OLD']),
 }
+# qemu options of a scenario's every boot, after the platform's.
+SCENARIO_QEMU = {"trial-watchdog": ["-device", "i6300esb", "-action", "watchdog=reset"]}
+# The stuck trials of issue 12 (in suite vm-extra).
+STUCK = ("trial-emergency", "trial-stuck-job", "trial-bad-kernel", "trial-watchdog")
 
 
 # Other platforms: name -> (suite, firmware, the bookworm BIOS scenario it repeats). Each asserts
@@ -1050,6 +1208,9 @@ def check_scenario(pf, name, spec, grub, boots):
     """name: the bookworm BIOS twin; spec: resolve()'s with the platform's kernels."""
     layout, plan, want_grub, want_user = spec
     OLD, NEW = pf.old, pf.new  # noqa: N806
+    if name == "trial-emergency" and boots.get(3):
+        # the trial's root was writable in emergency mode: its boot counted (see SCENARIOS)
+        want_user = [OLD, NEW, OLD]
     expect(grub == want_grub, f"GRUB started {grub}, expected {want_grub}")
     got_user = [boots.get(i, {}).get("kernel") for i in range(1, len(want_user) + 1)]
     expect(got_user == want_user, f"userspace boots ran {got_user}, expected {want_user}")
@@ -1109,6 +1270,8 @@ def check_scenario(pf, name, spec, grub, boots):
             expect(g.startswith("marker=0 deadline=not-found"), f"boot {n} has trial protections: {g}")
         fc = last["status"]["grub"]["forecast"]
         expect([b.get("kernel") for b in fc][:3] == [OLD, OLD, OLD], f"forecast {fc}")
+    elif name in STUCK:
+        check_stuck(pf, name, boots, state, outcome, last)
     elif name in ("repo", "repo-badsig"):
         check_repo(name, boots, state, outcome)
     elif name == "btrfs":
@@ -1117,6 +1280,90 @@ def check_scenario(pf, name, spec, grub, boots):
                if f.get("severity") == "block"] if isinstance(a1.get("apply"), dict) else []
         expect("grub.env-unwritable" in ids, f"blocking findings {ids}")
         expect(state not in ("armed", "trial-booted", "pinned"), f"journal {state} {outcome}")
+
+
+def trial_segment(pf, text):
+    """The serial text from GRUB loading NEW to GRUB loading OLD next (the trial boot)."""
+    at = text.find(f"Loading Linux {pf.new} ")
+    end = text.find(f"Loading Linux {pf.old} ", at) if at >= 0 else -1
+    return text[at:end] if at >= 0 and end >= 0 else ""
+
+
+def check_stuck_serial(pf, name, text):
+    """The serial line's side of issue 12's stuck trials: how the trial ended."""
+    seg = trial_segment(pf, text)
+    expect(seg, f"no GRUB load of {pf.old} after {pf.new} on the serial line")
+    if name == "trial-bad-kernel":
+        # GRUB's own words (2.06): the load failed, then it went on to entry 0 by itself.
+        expect("invalid magic number" in seg or "error:" in seg,
+               f"GRUB did not say why it could not load {pf.new}: {seg[:600]!r}")
+        # GRUB 2.06 prints "Press any key to continue..." and waits (grub_wait_after_message,
+        # a bounded wait), then takes the fallback entry kswap set: no key needed.
+        expect("Falling back to `kswap way back" in seg,
+               f"GRUB did not fall back to kswap's way-back entry: {seg[:600]!r}")
+        expect("Linux version" not in seg, "a kernel started between the two GRUB loads")
+        return
+    expect("Kernel panic" not in seg, "the trial kernel panicked (it must hang or stall)")
+    if name == "trial-emergency":
+        # systemd's own words on the console: the failed mount, emergency mode, the shell
+        # (sulogin, waiting on the console: the root account is locked, nobody answers)
+        # (systemd's status lines: colours stripped, unit names cut with "…" at 80 columns)
+        plain = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", seg)
+        for want in (rf"KSWAP-VM EARLY \d KERNEL {re.escape(pf.new)}",
+                     r"Dependency failed for mnt-(kswapdata\.mount|…)",
+                     r"Dependency failed for .*Local File Systems",
+                     r"Reached target emergency\.target", r"You are in emergency mode"):
+            expect(re.search(want, plain), f"the trial boot's console lacks {want!r}")
+    if name == "trial-watchdog":
+        m = re.search(r"KSWAP-VM HANG at uptime (\d+) watchdog=(\S*) state=(\S*) "
+                      r"timeout=(\S*) deadline=kswap\.deadline=(\d+)", seg)
+        expect(m, "the trial did not say it hangs now (PID 1 holding the watchdog)")
+        expect("i6300ESB" in m.group(2) and m.group(3) == "active",
+               f"the trial's watchdog is {m.group(2)} {m.group(3)}, expected the i6300ESB, active")
+        expect(m.group(5) == "300", f"the trial's deadline is {m.group(5)}, expected 300")
+        # Nobody in the guest rebooted it: no "reboot:" of the kernel (the deadline's
+        # reboot-force, a panic's reboot) after the hang; the next boot came from the reset.
+        after = seg[m.end():]
+        expect("reboot: " not in after and "Rebooting" not in after,
+               f"the guest rebooted itself after the hang: {after[-800:]!r}")
+
+
+def check_stuck(pf, name, boots, state, outcome, last):
+    """Issue 12 (a)-(d): the trial got stuck (or never started), came back to OLD by itself,
+    and accept there names what happened."""
+    a1 = boots[1]
+    expect("wait-expired" not in a1, "boot 1 did not reboot")
+    reason = ((last.get("status") or {}).get("journal") or {}).get("reason") or ""
+    fc = last["status"]["grub"]["forecast"]
+    expect([b.get("kernel") for b in fc][:3] == [pf.old] * 3, f"forecast {fc}")
+    expect(state != "pinned", f"journal {state} {outcome}")
+    if name == "trial-bad-kernel":
+        expect(a1.get("apply_rc") == 0, f"apply exited {a1.get('apply_rc')}")
+        expect("00 00 00 00" in a1.get("badkernel", ""), f"vmlinuz not damaged: "
+               f"{a1.get('badkernel')}")
+        # NEW never started: nothing of it in the journal, no stage marks
+        expect(outcome == "fell-back", f"journal {state} {outcome}")
+        expect("GRUB could not load" in reason, f"journal reason: {reason}")
+        return
+    expect(a1.get("apply_rc") in (None, 0), f"apply exited {a1.get('apply_rc')}")
+    back = max(boots)  # OLD again (the emergency trial's boot is not counted: read-only root)
+    if name != "trial-emergency":
+        expect(boots[2].get("kernel") == pf.new and "status" not in boots[2],
+               "the trial boot got to the scenario's report (after multi-user.target and accept)")
+    for n in (1, back):
+        g = boots[n].get("guard", "")
+        expect(g.startswith("marker=0 deadline=not-found"), f"boot {n} has trial protections: {g}")
+    stage = {"trial-emergency": "emergency", "trial-stuck-job": "userspace",
+             "trial-watchdog": "userspace"}[name]
+    if name == "trial-watchdog":
+        # The i6300esb reset the hung trial: no deadline mark (its unit never ran out), so
+        # accept cannot tell a reset from a panic or a power cut: fell-back, with the stage.
+        expect(outcome == "fell-back", f"journal {state} {outcome}")
+        expect("deadline" not in reason, f"journal reason: {reason}")
+    else:
+        expect(outcome == "trial-hung", f"journal {state} {outcome}")
+        expect("deadline" in reason, f"journal reason: {reason}")
+    expect(f"furthest stage: {stage};" in reason, f"journal reason (stage {stage}): {reason}")
 
 
 def check_repo(name, boots, state, outcome):
@@ -1237,12 +1484,15 @@ def run_scenarios(names):
         seen = {}
         text, why, secs, per_boot = boot_sequence(
             pf, img, plan, log_path, total_timeout=min(len(want_grub) * boot_limit, limit),
-            extra=extra, boot_timeout=boot_limit, watch=(FAILURE_LINE,), seen=seen)
+            extra=extra, boot_timeout=boot_limit, watch=(FAILURE_LINE, HANG_LINE), seen=seen,
+            qemu_extra=SCENARIO_QEMU.get(name, ()))
         grub, boots = parse(text)
         try:
             expect(why is None, why or "")
             check_platform(pf, text, grub)
             check_scenario(pf, twin, spec, grub, boots)
+            if twin in STUCK:
+                check_stuck_serial(pf, twin, text)
             if twin == "panic":
                 # initramfs-tools' panic() with panic=5, after GRUB loaded NEW
                 at = text.find(f"Loading Linux {pf.new} ")
@@ -1261,6 +1511,9 @@ def run_scenarios(names):
                           f"{up.group(1) if up else '?'} s after its start; GRUB loaded the old "
                           f"kernel {nxt[0] - t_fail:.0f} s after the failure (host time, qemu's "
                           f"cold restart and firmware included)", flush=True)
+            if twin in STUCK:
+                for ln in stuck_measures(pf, text, grub, seen):
+                    print("  measured: " + ln, flush=True)
             for n, whole, inst in apply_times(boots):
                 print(f"  apply of boot {n}: {whole:.0f} s, of it the install step (apt-get "
                       f"update, install, dpkg and its hooks) {inst:.0f} s, the other steps "
@@ -1294,6 +1547,8 @@ def main():
         try:
             check_platform(pf, text, grub)
             check_scenario(pf, twin, spec, grub, boots)
+            if twin in STUCK:
+                check_stuck_serial(pf, twin, text)
         except Failed as e:
             print(f"FAIL {args[1]}: {e}")
             return 1
