@@ -1242,6 +1242,12 @@ def check_scenario(pf, name, spec, grub, boots):
         fc = last["status"]["grub"]["forecast"]
         kernels = [b.get("kernel") for b in fc]
         expect(kernels[:3] == [NEW, NEW, NEW], f"forecast after pin: {kernels}")
+        # Issue 12: the old kernel's boot and the pinned kernel's boot carry none of the trial's
+        # protections (only boot 2, the trial, does).
+        for n, want in ((1, "marker=0 deadline=not-found"), (2, "marker=1 deadline=loaded"),
+                        (3, "marker=0 deadline=not-found")):
+            g = boots[n].get("guard", "")
+            expect(g.startswith(want), f"boot {n}: protections '{g}', expected '{want}'")
     elif name == "health":
         expect(a1.get("apply_rc") in (None, 0), f"apply exited {a1.get('apply_rc')}")
         expect("wait-expired" not in boots[2], "accept did not reboot after the failed check")
