@@ -87,6 +87,23 @@ def deps(block, *kinds):
     return {m.group(2) for l in block for m in [re.match(r"^(\w+): (\S+) \(", l)] if m and m.group(1) in kinds}
 
 
+def closure(blocks, start, *kinds):
+    """Every unit reachable from start through the given dependency kinds, with the block
+    systemd printed for it (verify() again for a unit the first transaction did not show)."""
+    seen, todo = {}, [start]
+    while todo:
+        u = todo.pop()
+        if u in seen:
+            continue
+        b = blocks.get(u)
+        if b is None:
+            _, _, bl, _ = verify(u)
+            b = bl.get(u, [])
+        seen[u] = b
+        todo += sorted(deps(b, *kinds) - set(seen))
+    return seen
+
+
 work = tempfile.mkdtemp(prefix="kswap-emergency-")
 root = os.path.join(work, "root")
 t0 = time.monotonic()
@@ -124,18 +141,9 @@ try:
           [l for l in dl if l.startswith("RuntimeMaxSec")])
 
     # The closure of what the deadline's start job waits for or needs, unit by unit.
-    seen, todo, waits = set(), ["kswap-trial-deadline.service"], {}
-    while todo:
-        u = todo.pop()
-        if u in seen:
-            continue
-        seen.add(u)
-        b = blocks.get(u)
-        if b is None:
-            _, _, bl, _ = verify(u)
-            b = bl.get(u, [])
-        waits[u] = b
-        todo += sorted(deps(b, "After", "Requires", "BindsTo", "Requisite") - seen)
+    waits = closure(blocks, "kswap-trial-deadline.service", "After", "Requires", "BindsTo",
+                    "Requisite")
+    seen = set(waits)
     bad = {u for u, b in waits.items() if u in sulogin_units or any(
         "sulogin" in l or re.match(r"^StandardInput: tty", l) for l in b)}
     check(not bad and len(seen) >= 2,
@@ -161,18 +169,8 @@ try:
         check({"kswap-accept.service", "kswap-test-stuck.service"} <= jobs,
               "multi-user.target's start transaction starts kswap-accept and the stuck job",
               sorted(jobs))
-        seen, todo = set(), ["kswap-accept.service"]
-        while todo:
-            u = todo.pop()
-            if u in seen:
-                continue
-            seen.add(u)
-            b = blocks.get(u)
-            if b is None:
-                _, _, bl, _ = verify(u)
-                b = bl.get(u, [])
-            # only what orders after (what accept's start job waits for)
-            todo += sorted(deps(b, "After") - seen)
+        # only what orders after (what accept's start job waits for)
+        seen = set(closure(blocks, "kswap-accept.service", "After"))
         check("kswap-test-stuck.service" in seen and "multi-user.target" in seen,
               "kswap-accept.service is ordered after the stuck start job (through "
               "multi-user.target): no verdict while a start job never ends",
