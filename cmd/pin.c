@@ -27,7 +27,6 @@ static int run_pin(ks_ctx *ctx, int argc, char **argv)
     r = ks_pin(ctx->root,
                &(ks_swap_common){.config = cfg,
                                  .progress = ks_swap_progress,
-                                 .progress_fd = ks_swap_progress_fd(),
                                  .live = isatty(STDERR_FILENO) ? ks_swap_progress_live : NULL,
                                  .trace = ks_swap_trace,
                                  .userdata = ctx},

@@ -86,12 +86,6 @@ void ks_swap_trace(void *userdata, const char *what, const char *message)
     fprintf(stderr, "  %s %s\n", what, ks_esc(message));
 }
 
-int ks_swap_progress_fd(void)
-{
-    /* Only a person at a terminal wants apt's progress bars; logs get the final output. */
-    return isatty(STDERR_FILENO) ? STDERR_FILENO : -EBADF;
-}
-
 static bool failed_outcome(ks_outcome o)
 {
     return o == KS_OUTCOME_HEALTH_FAILED || o == KS_OUTCOME_FELL_BACK;

@@ -6,7 +6,6 @@
 #include "lib/engine/swap.h"
 
 void ks_swap_progress(void *userdata, const char *step, const char *message);
-int ks_swap_progress_fd(void);
 /* On a terminal only: the live line within an apt phase (ks_swap_common.live). */
 void ks_swap_progress_live(void *userdata, const char *step, const char *message);
 /* -v: each program run and each file read or written (ks_swap_common.trace). */

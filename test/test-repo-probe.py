@@ -162,6 +162,10 @@ for name, repo_suite, suite, packages, signer, refused, words in cases:
         check(p.returncode == 0 and d and d.get("state") == "armed",
               f"{name}: a repository apt trusts and that carries {META}: armed",
               f"{p.returncode} {err} {p.stderr[-2000:]}")
+        check("[repository] apt download: " in p.stderr and "[repository] apt took " in p.stderr
+              and "Reading package lists" not in p.stderr,
+              f"{name}: the check's progress is kswap's own lines from APT::Status-Fd, not apt's output",
+              p.stderr[-2000:])
         src = open(os.path.join(root, "etc/apt/sources.list.d/xanmod.sources")).read()
         check(f"URIs: file:{repo}\n" in src and "Suites: bookworm\n" in src,
               f"{name}: the source kswap wrote names the repository", src)

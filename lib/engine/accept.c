@@ -535,10 +535,8 @@ static int judge_checks(acc *a)
 
 static int pin_now(acc *a, ks_lock **lock)
 {
-    ks_swap_common common = {.config = a->o->config,
-                             .progress = a->o->progress,
-                             .progress_fd = -EBADF,
-                             .userdata = a->o->userdata};
+    ks_swap_common common = {
+        .config = a->o->config, .progress = a->o->progress, .userdata = a->o->userdata};
     ks_swap_result pr = {0};
     int r;
 

@@ -707,6 +707,7 @@ static int probe_repository(run *x, const ks_apt_takeover *source, const char *p
                     NULL,
                     NULL};
     ks_repo_probe_result pr = {0};
+    apt_watch w = {.x = x, .step = "repository", .phase = KS_APT_PHASE_NONE, .start = mono_s()};
     bool refused;
     int r;
 
@@ -734,10 +735,13 @@ static int probe_repository(run *x, const ks_apt_takeover *source, const char *p
     r = ks_repo_probe(&(ks_repo_probe_opts){.apt_get = path,
                                             .env = env,
                                             .timeout_ms = timeout_ms(x, "apt_timeout", 1800),
-                                            .progress_fd = x->c->progress_fd,
+                                            .on_status = apt_status_bytes,
+                                            .status_userdata = &w,
                                             .source = source,
                                             .package = package},
                       &pr);
+    if (r >= 0)
+        apt_summary(&w);
     if (r >= 0 && pr.verdict == KS_REPO_OK) {
         progress(x, "repository", "%s %s carries %s %s (%zu packages)", source->uri, source->suite,
                  package, strempty(pr.version), pr.n_packages);

@@ -30,8 +30,6 @@ typedef struct ks_swap_common {
     const ks_config *config;
     unsigned lock_timeout_ms; /* 0: KS_LOCK_TIMEOUT_MS_DEFAULT */
     ks_progress_fn progress;  /* optional: one line per step, for stderr */
-    int progress_fd;          /* >= 0: a terminal where apt's own progress is shown as it runs;
-                               * -EBADF: none */
     void *userdata;
     /* Optional, with the same userdata: on a terminal, apt's progress within a phase as one
      * line that replaces itself (progress gets a line per phase either way); with -v, each

@@ -224,15 +224,21 @@ static char *source_words(const ks_apt_takeover *t)
                        strempty(c));
 }
 
+#define PROBE_STATUS_FD 3
+
 static int run_update(const ks_repo_probe_opts *o, const char *dir, const char *sources,
                       ks_spawn_result *res)
 {
     _cleanup_free_ char *opt_list = ks_asprintf("Dir::Etc::sourcelist=%s", sources),
                         *opt_lists = ks_asprintf("Dir::State::Lists=%s/lists", dir),
                         *opt_cache = ks_asprintf("Dir::Cache=%s/cache", dir);
+    /* -1 is apt's own default: no status lines when nobody reads them. */
+    const char *status_opt = o->on_status ? "APT::Status-Fd=3" /* PROBE_STATUS_FD */
+                                          : "APT::Status-Fd=-1";
     if (!opt_list || !opt_lists || !opt_cache)
         return -ENOMEM;
     char *argv[] = {(char *)o->apt_get, (char *)"-q",
+                    (char *)"-o",       (char *)status_opt,
                     (char *)"-o",       opt_list,
                     (char *)"-o",       (char *)"Dir::Etc::sourceparts=-",
                     (char *)"-o",       opt_lists,
@@ -242,9 +248,11 @@ static int run_update(const ks_repo_probe_opts *o, const char *dir, const char *
                     (char *)"-o",       (char *)"Acquire::GzipIndexes=false",
                     (char *)"-o",       (char *)"APT::Get::List-Cleanup=0",
                     (char *)"update",   NULL};
-    return ks_spawn(
-        argv, KS_SPAWN_OPTS(.timeout_ms = o->timeout_ms, .env = o->env, .tee_fd = o->progress_fd),
-        res);
+    return ks_spawn(argv,
+                    KS_SPAWN_OPTS(.timeout_ms = o->timeout_ms, .env = o->env,
+                                  .status_fd = o->on_status ? PROBE_STATUS_FD : -EBADF,
+                                  .on_status = o->on_status, .status_userdata = o->status_userdata),
+                    res);
 }
 
 int ks_repo_probe(const ks_repo_probe_opts *o, ks_repo_probe_result *ret)

@@ -18,7 +18,10 @@ typedef struct ks_repo_probe_opts {
     const char *apt_get; /* the apt-get to run (a path) */
     char *const *env;    /* extra environment for it */
     unsigned timeout_ms; /* for apt-get update */
-    int progress_fd;     /* >= 0: apt's output also goes there as it comes; -EBADF: not */
+    /* Optional: apt's status lines (APT::Status-Fd, lib/repo/apt-status.h) as they come, so
+     * the caller can show the download's progress instead of apt's raw output. */
+    void (*on_status)(void *userdata, const char *data, size_t n);
+    void *status_userdata;
     const ks_apt_takeover *source;
     const char *package; /* must be in the index */
     const char *tmp_dir; /* where the private folder is made; NULL: $TMPDIR or /tmp */
