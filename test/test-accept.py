@@ -633,6 +633,32 @@ if any(scenario(n) for n in ("snapshot", "check")):
             check(p.returncode == 3 and d["outcome"] == "health-failed" and took < 30 and c.get("attempts") == 1,
                   f"{name}: health-failed at once ({took:.1f} s of a 120 s timeout, {c.get('attempts')} attempt)",
                   (p.returncode, c, p.stderr[-500:]))
+        # A unit that ran before and that systemd skipped on the trial boot by its own condition
+        # (systemd-fsck-root.service when the new initramfs checked the root file system): a
+        # boot task (oneshot) passes; a daemon does not come back, a final failure.
+        for kind, type_, want in (("oneshot", "oneshot\n", True), ("daemon", None, False)):
+            r = fresh_plain("plain-skipped-" + kind)
+            j = json.loads(get(r, "var/lib/kswap/state.json"))
+            j["running"]["items"].append("service:skipped.service")
+            put(r, "var/lib/kswap/state.json", json.dumps(j))
+            put(r, "run/fake-units/skipped.service", "inactive\n")
+            put(r, "run/fake-units/skipped.service.condition", "no\n")
+            if type_:
+                put(r, "run/fake-units/skipped.service.type", type_)
+            t0 = time.monotonic()
+            p, d = kswap(r, "--json", "accept", "--no-reboot", "--no-pin", "--timeout", "120")
+            took = time.monotonic() - t0
+            c = by_id(d).get("service:skipped.service", {})
+            if want:
+                check(p.returncode == 0 and d["outcome"] == "trial-ok" and c.get("status") == "pass" and
+                      "skipped on this boot" in (c.get("detail") or ""),
+                      "a oneshot skipped by its condition on the trial boot passes, saying so",
+                      (p.returncode, c, p.stderr[-500:]))
+            else:
+                check(p.returncode == 3 and d["outcome"] == "health-failed" and c.get("attempts") == 1 and
+                      took < 30 and "conditions does not hold" in (c.get("detail") or ""),
+                      f"a daemon skipped by its condition: health-failed at once ({took:.1f} s)",
+                      (p.returncode, c, p.stderr[-500:]))
         r = fresh_plain("plain-activating")
         put(r, "run/fake-units/xray.service", "activating\nactivating\nactive\n")
         p, d = kswap(r, "--json", "accept", "--no-pin", "--timeout", "20")
