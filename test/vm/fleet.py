@@ -360,12 +360,23 @@ def scenario_rollout(work, pf, img, measures):
         expect(lines and lines[-1] == "rollout complete", f"the summary table: {lines}")
         for n in nodes:
             r = doc["nodes"].get(n.name) or {}
-            expect((r.get("outcome"), r.get("state"), r.get("running")) == ("trial-ok", "pinned", NEW),
-                   f"{n.name}: report {r}")
+            # status --wait returns at the verdict: accept pins a moment later (trial-booted,
+            # then pinned); the node's own status says pinned below
+            expect(r.get("outcome") == "trial-ok" and r.get("state") in ("trial-booted", "pinned")
+                   and r.get("running") == NEW, f"{n.name}: report {r}")
+            p = ssh(key, n, "kswap", "--json", "status")
+            try:
+                st = json.loads(p.stdout)
+            except ValueError:
+                st = {}
+            expect(vm.journal(st) == ("pinned", "trial-ok") and st.get("running") == NEW,
+                   f"{n.name}: kswap status after the rollout: {vm.journal(st)} ({p.stdout[:300]})")
             expect((r.get("old"), r.get("new")) == (OLD, NEW), f"{n.name}: old/new {r}")
             expect(not r.get("power_cycled") and not r.get("error"), f"{n.name}: report {r}")
             expect(n.loads() == [OLD, NEW], f"{n.name}: GRUB loaded {n.loads()}, expected "
                    f"[{OLD}, {NEW}]")
+            # the node's own report of its trial boot (kswap-vm.py's late hook, after accept)
+            n.wait_for(r"KSWAP-VM STATUS 2 ", 600)
             st = status_json(n.text(), 2)
             expect(vm.journal(st) == ("pinned", "trial-ok"),
                    f"{n.name}: the trial boot's status {vm.journal(st)}")
