@@ -9,8 +9,10 @@ a chroot from the tree's own sources (Debian's archive, as mmdebstrap wrote them
   python3         Ansible's modules run on the node;
   cloud-init      the bootstrap scenario (NoCloud seed: a disk labelled cidata).
 and the files below: systemd-networkd with DHCP on the VM's NIC (qemu's user network answers;
-restrict=on keeps the guest off every other network), cloud-init looking for NoCloud only (no
-seed disk: ds-identify disables cloud-init for that boot, so the SSH nodes never run it).
+restrict=on keeps the guest off every other network), cloud-init looking for NoCloud only.
+Without a seed disk (the SSH nodes) cloud-init still runs, with its fallback datasource None
+(its per-instance modules once: host keys, a default user); nothing of the test depends on it.
+No dbus: `shutdown -r 0` fails there, which is why the role reboots with systemctl reboot.
 
 Cached as CACHE/rootfs-fleet-KEY.tar, keyed by the base tree's key, the packages, the files
 and this file's text; a new kswap then costs the fleet disk only a tar extraction.
@@ -25,7 +27,7 @@ PACKAGES = ["openssh-server", "python3", "cloud-init"]
 FILES = {
     # DHCP on the virtio NIC qemu's user network gives (10.0.2.15, route via 10.0.2.2).
     "etc/systemd/network/80-kswap-vm.network": "[Match]\nName=en*\n[Network]\nDHCP=ipv4\n",
-    # NoCloud only: without a cidata disk ds-identify finds nothing and cloud-init stays off.
+    # NoCloud only (a cidata disk); without one cloud-init falls back to its datasource None.
     "etc/cloud/cloud.cfg.d/90-kswap-vm.cfg": "datasource_list: [ NoCloud ]\n",
 }
 APT_TIMEOUT = 1800
