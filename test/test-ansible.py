@@ -96,7 +96,8 @@ def run(name, hosts, extra=(), again=False):
     env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_RETRY_FILES_ENABLED="0",
                ANSIBLE_LOCAL_TEMP=tmp, ANSIBLE_REMOTE_TEMP=tmp, ANSIBLE_HOME=tmp,
                ANSIBLE_HOST_KEY_CHECKING="0", ANSIBLE_CONFIG=cfg,
-               ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_INVENTORY_UNPARSED_WARNING="0")
+               ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_INVENTORY_UNPARSED_WARNING="0",
+               ANSIBLE_LIBRARY=os.path.join(src, "test", "ansible", "library"))
     t0 = time.time()
     p = subprocess.run([playbook, "-i", os.path.join(d, "inventory.json"),
                         os.path.join(src, "ansible", "rollout.yml"),
@@ -246,7 +247,7 @@ if scenario("canary-hangs"):
           resets(r["node1"]))
     check(n1.get("power_cycled") and n1.get("outcome") == "fell-back" and n1.get("running") == OLD,
           "after the reset: verdict read on the old kernel (fell-back), power_cycled in the report", n1)
-    check(p.returncode != 0 and s and "canary node1" in s["stopped"] and "power-cycled" in s["stopped"],
+    check(p.returncode != 0 and s and s["stopped"] == "canary node1: fell-back (power-cycled: no answer after the trial reboot)",
           "the rollout stops naming the canary and the power-cycle", s)
     check("power-cycled;" in p.stdout, "the summary table's detail says power-cycled", p.stdout[-3000:])
     check(untouched(r["node2"]) and untouched(r["node3"]), "node2 and node3 never applied",
@@ -263,6 +264,22 @@ if scenario("hangs-no-command"):
           "no power-cycle command: the error says the node is down and what to set", n1)
     check(s and "canary node1" in s["stopped"] and untouched(r["node2"]), "the rollout stops at the canary", s)
     check(resets(r["node1"]) == [], "nothing reset the node")
+
+if scenario("reboot-command-fails"):
+    # The reboot command failed (no D-Bus for `shutdown -r 0`): the node never went down; it is
+    # not hung, so no power-cycle even with a command set, and the trial stays armed.
+    d = os.path.join(work, "reboot-command-fails")
+    p, s, r = run("reboot-command-fails", [("node1", "ubuntu-24.04-kvm", CONF,
+                                            {"sim_reboot_command_fails": True,
+                                             "kswap_power_cycle_command": power_cycle_argv(os.path.join(d, "node1"))}),
+                                           ("node2", "ubuntu-24.04-kvm", CONF, {})])
+    n1 = (s or {}).get("nodes", {}).get("node1", {})
+    check(resets(r["node1"]) == [], "a failed reboot command is not a hang: nothing reset the node",
+          resets(r["node1"]))
+    check(p.returncode != 0 and "did not reboot" in n1.get("error", "") and "Failed to connect to bus" in n1.get("error", "")
+          and not n1.get("power_cycled"), "the error says the node did not reboot and why", n1)
+    check(s and "canary node1" in s["stopped"] and untouched(r["node2"]), "the rollout stops at the canary", s)
+    check(journal(r["node1"]).get("state") == "armed", "node1's trial stays armed", journal(r["node1"]))
 
 if scenario("batch-hangs"):
     d = os.path.join(work, "batch-hangs")

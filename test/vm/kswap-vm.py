@@ -4,7 +4,7 @@
 kernels, systemd and the kswap build under test goes through apply, the trial boot, accept and
 pin, and survives a failing and a dying kernel.
 
-usage: kswap-vm.py build [--layout ext4|btrfs|repo] [--suite bookworm|trixie]
+usage: kswap-vm.py build [--layout ext4|btrfs|repo|fleet] [--suite bookworm|trixie]
                          [--firmware bios|uefi]   build (or find in the cache) the image
        kswap-vm.py run SCENARIO...       happy happy-deb health panic btrfs accept-hang repo
                                          repo-badsig trixie-happy trixie-panic uefi-happy
@@ -36,6 +36,8 @@ before arming, OLD keeps booting). health, panic and btrfs name NEW with --deb (
 "src=deb"); happy uses --kernel. repo and repo-badsig (layout repo: the ext4 disk whose tree
 runs REPO_OLD, the kernel before OLD, without OLD and NEW) install through real apt from the
 signed repository of test/vm/vmrepo.py, a third disk (/dev/vdc): REPO_OLD -> OLD -> NEW.
+Layout fleet (test/vm/fleet.py, vmfleet.py): the ext4 disk whose tree adds openssh-server,
+python3 and cloud-init, for Ansible over SSH and the cloud-init bootstrap.
 trial-emergency, trial-stuck-job, trial-bad-kernel and trial-watchdog (issue 12, suite
 vm-extra): a trial stuck in emergency mode, behind a start job that never ends, a vmlinuz GRUB
 cannot load, a hang only qemu's i6300esb ends; each back on OLD by itself (see SCENARIOS).
@@ -70,6 +72,7 @@ import kstest  # noqa: E402
 import vmplatform  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import vmfleet  # noqa: E402
 import vmrepo  # noqa: E402
 
 SKIP = 77
@@ -850,8 +853,12 @@ def broken_initrd(src, tmp, out, new):
 
 def build_disk(pf, layout):
     # Layout repo (bookworm BIOS): the ext4 disk whose tree runs REPO_OLD, without OLD and NEW
-    # (vmrepo.py).
+    # (vmrepo.py). Layout fleet (bookworm BIOS): the ext4 disk of the fleet tree (vmfleet.py).
     fs, old, start_deb = layout, pf.old, None
+    if layout == "fleet":
+        if pf.name != "bookworm-bios":
+            raise ValueError("the fleet layout is bookworm BIOS only")
+        fs = "ext4"
     if layout == "repo":
         if pf.name != "bookworm-bios":
             raise ValueError("the repo layout is bookworm BIOS only")
@@ -872,6 +879,13 @@ def build_disk(pf, layout):
                                           [f"linux-image-{OLD}", f"linux-image-{NEW}"])
             log(f"the repo tree ({REPO_OLD} installed, {OLD} and {NEW} purged): "
                 f"{time.monotonic() - t_k:.0f} s")
+        if layout == "fleet":
+            t_k = time.monotonic()
+            try:
+                tar, key1 = vmfleet.tree(CACHE, tar, key1)
+            except vmfleet.LayerError as e:
+                skip(str(e))
+            log(f"the fleet tree ({' '.join(vmfleet.PACKAGES)}): {time.monotonic() - t_k:.0f} s")
         with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
             stage = stage_kswap(tmp)
             files = vm_files(pf, old)
@@ -957,14 +971,15 @@ def build_disk(pf, layout):
 
 # ---------------------------------------------------------------- scenarios
 def boot_sequence(pf, img, plan, log_path, total_timeout, extra=(), boot_timeout=BOOT_TIMEOUT,
-                  watch=(), seen=None, qemu_extra=()):
+                  watch=(), seen=None, qemu_extra=(), stop=None):
     """Boots an overlay of img with the plan until the VM powers off. Returns the serial text,
     why it was stopped (None: it powered off), its seconds and the seconds of each boot (from
     qemu's start or the previous GRUB "Loading Linux" to the next; the last to the power-off).
     With seen (a dict), each line of watch that reaches the serial log is recorded as
     seen[line] = (host time, GRUB loads so far), and seen["marks"] holds the load times.
     extra: images attached read-only after the plan's disk (/dev/vdc, ...); qemu_extra: more
-    qemu options (devices) for every boot."""
+    qemu options (devices) for every boot; stop: a threading.Event that ends the sequence (qemu
+    killed) from another thread (test/vm/fleet.py runs one sequence per node)."""
     work = os.path.dirname(log_path)
     ovl = os.path.join(work, "overlay.qcow2")
     if os.path.exists(ovl):
@@ -1013,6 +1028,8 @@ def boot_sequence(pf, img, plan, log_path, total_timeout, extra=(), boot_timeout
                     why = f"boot {starts} took more than {boot_timeout} s"
                 elif now - t0 > total_timeout:
                     why = f"the scenario took more than {total_timeout} s"
+                elif stop is not None and stop.is_set():
+                    why = "stopped"
                 if why:
                     p.kill()
                     p.wait()
@@ -1575,10 +1592,11 @@ def main():
         if suite not in SUITE_PACKAGES or firmware not in GRUB_TARGET:
             print(f"unknown suite {suite} or firmware {firmware}")
             return 2
-        if layout not in ("ext4", "btrfs", "repo") or (firmware == "uefi" and layout != "ext4") \
-                or (layout == "repo" and (suite, firmware) != ("bookworm", "bios")):
+        if layout not in ("ext4", "btrfs", "repo", "fleet") \
+                or (firmware == "uefi" and layout != "ext4") \
+                or (layout in ("repo", "fleet") and (suite, firmware) != ("bookworm", "bios")):
             print(f"no {layout} layout for {suite} {firmware}: ext4 everywhere, btrfs on BIOS, "
-                  "repo on bookworm BIOS only")
+                  "repo and fleet on bookworm BIOS only")
             return 2
         pf = Platform(suite, firmware)
         try:
