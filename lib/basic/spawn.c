@@ -102,14 +102,13 @@ static int keep_output(ks_spawn_result *r, size_t *cap, size_t max, const char *
 static void child_exec(const char *exe, char *const argv[], char **env, const ks_spawn_opts *o,
                        int out_fd, int status_wfd)
 {
-    if (!o->passthrough) {
-        int nul = o->stdin_fd >= 0 ? o->stdin_fd : open("/dev/null", O_RDONLY);
-        /* Own process group: a timeout kills the program and everything it started. */
-        setpgid(0, 0);
-        if (nul < 0 || dup2(nul, STDIN_FILENO) < 0 || dup2(out_fd, STDOUT_FILENO) < 0 ||
-            dup2(out_fd, STDERR_FILENO) < 0)
-            _exit(127);
-    }
+    int nul = o->stdin_fd >= 0 ? o->stdin_fd : open("/dev/null", O_RDONLY);
+
+    /* Own process group: a timeout kills the program and everything it started. */
+    setpgid(0, 0);
+    if (nul < 0 || dup2(nul, STDIN_FILENO) < 0 || dup2(out_fd, STDOUT_FILENO) < 0 ||
+        dup2(out_fd, STDERR_FILENO) < 0)
+        _exit(127);
     if (status_wfd >= 0) {
         /* dup2() leaves the new fd open across exec; the same number needs its flag cleared. */
         if (status_wfd == o->status_fd) {
@@ -263,8 +262,7 @@ int ks_spawn(char *const argv[], const ks_spawn_opts *opts, ks_spawn_result *ret
     if (!argv || !argv[0])
         return -EINVAL;
     /* The status fd must not take the place of stdio or of the file to run. */
-    if (o->status_fd >= 0 &&
-        (o->status_fd <= STDERR_FILENO || o->status_fd == o->exec_fd || o->passthrough))
+    if (o->status_fd >= 0 && (o->status_fd <= STDERR_FILENO || o->status_fd == o->exec_fd))
         return -EINVAL;
     if (o->exec_fd < 0) {
         r = ks_find_program(argv[0], &exe);
@@ -278,14 +276,12 @@ int ks_spawn(char *const argv[], const ks_spawn_opts *opts, ks_spawn_result *ret
     if (!res.output)
         return -ENOMEM;
     cap = 1;
-    if (!o->passthrough) {
-        if (pipe2(pipefd, O_CLOEXEC) < 0) {
-            free(res.output);
-            return -errno;
-        }
-        rfd = pipefd[0];
-        wfd = pipefd[1];
+    if (pipe2(pipefd, O_CLOEXEC) < 0) {
+        free(res.output);
+        return -errno;
     }
+    rfd = pipefd[0];
+    wfd = pipefd[1];
 
     if (o->status_fd >= 0) {
         int sp[2];
@@ -304,8 +300,7 @@ int ks_spawn(char *const argv[], const ks_spawn_opts *opts, ks_spawn_result *ret
     }
     if (pid == 0)
         child_exec(exe, argv, env, o, wfd, swfd);
-    if (!o->passthrough)
-        setpgid(pid, pid); /* also in the parent: no race with an early kill */
+    setpgid(pid, pid); /* also in the parent: no race with an early kill */
     if (wfd >= 0) {
         close(wfd);
         wfd = -EBADF;
@@ -342,7 +337,7 @@ int ks_spawn(char *const argv[], const ks_spawn_opts *opts, ks_spawn_result *ret
         r = poll(p, (nfds_t)n, wait_ms);
         if (r < 0 && errno != EINTR) {
             r = -errno;
-            kill(o->passthrough ? pid : -pid, SIGKILL);
+            kill(-pid, SIGKILL);
             waitpid(pid, NULL, 0);
             free(res.output);
             return r;
@@ -352,7 +347,7 @@ int ks_spawn(char *const argv[], const ks_spawn_opts *opts, ks_spawn_result *ret
             ssize_t k = read(rfd, buf, sizeof(buf));
             if (k > 0) {
                 if (keep_output(&res, &cap, max, buf, (size_t)k) < 0) {
-                    kill(o->passthrough ? pid : -pid, SIGKILL);
+                    kill(-pid, SIGKILL);
                     waitpid(pid, NULL, 0);
                     free(res.output);
                     return -ENOMEM;
@@ -375,13 +370,13 @@ int ks_spawn(char *const argv[], const ks_spawn_opts *opts, ks_spawn_result *ret
             break;
         if (deadline && ks_monotonic_ms() >= deadline && !exited) {
             res.timed_out = true;
-            kill(o->passthrough ? pid : -pid, SIGKILL);
+            kill(-pid, SIGKILL);
             waitpid(pid, &status, 0);
             exited = true;
             break;
         }
     }
-    if (!o->passthrough && !res.timed_out)
+    if (!res.timed_out)
         kill(-pid, SIGKILL); /* leftovers of the group that outlived it */
 
     if (WIFEXITED(status)) {

@@ -10,12 +10,11 @@
 /*
  * The one way kswap runs an external program: an argv array (never a shell), looked up on
  * PATH, with a timeout, its stdout and stderr captured together (bounded) for error messages,
- * optional extra environment (KSWAP_ROOT=DIR) and optional pass-through to the terminal.
+ * and optional extra environment (KSWAP_ROOT=DIR).
  */
 typedef struct ks_spawn_opts {
     unsigned timeout_ms; /* 0: no timeout */
     char *const *env;    /* extra "KEY=VALUE" entries, override the inherited ones */
-    bool passthrough;    /* inherit stdin/stdout/stderr (a TTY); nothing is captured */
     size_t max_output;   /* bytes of output kept (the last ones); 0: 64 KiB */
     const char *cwd;     /* working directory of the child, NULL: unchanged */
     int stdin_fd;        /* >= 0: the child's stdin (e.g. a memfd with data); else /dev/null */

@@ -112,17 +112,6 @@ int main(void)
     CHECK(ks_endswith(r.output, "200000\ntail-marker\n"));
     ks_spawn_result_done(&r);
 
-    /* Pass-through: the child writes to our own stdout/stderr; nothing is captured. */
-    CHECK(ks_spawn((char *[]){"sh", "-c", "exit 4", NULL}, KS_SPAWN_OPTS(.passthrough = true),
-                   &r) == 0);
-    CHECK_INTEQ(r.exit_code, 4);
-    CHECK_INTEQ(r.output_len, 0);
-    ks_spawn_result_done(&r);
-    CHECK(ks_spawn((char *[]){"sleep", "30", NULL},
-                   KS_SPAWN_OPTS(.passthrough = true, .timeout_ms = 200), &r) == 0);
-    CHECK(r.timed_out);
-    ks_spawn_result_done(&r);
-
     /* A signal is reported as 128 + its number. */
     CHECK(ks_spawn((char *[]){"sh", "-c", "kill -TERM $$", NULL}, KS_SPAWN_OPTS(), &r) == 0);
     CHECK_INTEQ(r.term_signal, 15);
