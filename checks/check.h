@@ -49,6 +49,7 @@ struct ks_check {
     char *detail;
     char *output; /* a custom check's output (bounded), NULL otherwise */
     unsigned attempts;
+    unsigned baseline; /* connections: how many came in at arming (checks/snapshot.h) */
 };
 
 typedef struct ks_checklist {

@@ -57,3 +57,11 @@ bool ks_socks_listens(const ks_socks *s, ks_sock_proto p, uint16_t port);
 /* Whether the socket's local address is the wildcard (0.0.0.0 or ::). */
 bool ks_sock_is_wildcard(const ks_sock *s, bool v6);
 size_t ks_socks_count_state(const ks_socks *s, uint8_t state);
+/* Whether the socket's remote address is a loopback one (127.0.0.0/8, ::1, ::ffff:127.x.y.z). */
+bool ks_sock_remote_is_loopback(const ks_sock *s, bool v6);
+/*
+ * Established connections that came in to port: TCP sockets ESTABLISHED whose local port is
+ * port, from a peer that is not on loopback (the node's own health checks and proxies are not
+ * users). v6: the sockets are of tcp6 (a dual-stack listener's IPv4 clients are there too).
+ */
+size_t ks_socks_count_inbound(const ks_socks *s, bool v6, uint16_t port);

@@ -523,7 +523,7 @@ def healthy_plain(root):
     put(root, "proc/sys/net/ipv6/conf/all/forwarding", "0\n")
 
 
-if any(scenario(n) for n in ("snapshot", "check")):
+if any(scenario(n) for n in ("snapshot", "check", "connections")):
     plain = os.path.join(work, "plain")
     shutil.copytree(base_root, plain, symlinks=True)
     healthy_plain(plain)
@@ -545,6 +545,9 @@ if any(scenario(n) for n in ("snapshot", "check")):
           " value), and forwarding/src_valid_mark only where on", sysctls)
     check(j["running"].get("established") == 2, "the snapshot counts established connections",
           j["running"].get("established"))
+    check(j["running"].get("connections") == {"tcp:443": 2},
+          "the snapshot counts the connections per listening port (443: 2; 22: none)",
+          j["running"].get("connections"))
 
     def fresh_plain(name):
         r = os.path.join(work, name)
@@ -651,6 +654,71 @@ if any(scenario(n) for n in ("snapshot", "check")):
         p, d = kswap(r, "--json", "accept", "--no-pin")
         check(p.returncode == 0 and "service:extra.service" in (d.get("diff") or {}).get("new", []),
               "a service that did not run before is reported as new", d.get("diff"))
+
+    if scenario("connections"):
+        # The users of each service coming back: 2 connections came in to 443 at arming.
+        def conns(d):
+            return (d.get("diff") or {}).get("connections")
+
+        only_listeners = "".join(TCP.splitlines(True)[:3])
+        # Everything back: reported as back, wanted.
+        r = fresh_plain("conn-back")
+        p, d = kswap(r, "--json", "accept", "--no-pin")
+        c = by_id(d).get("connections:tcp:443", {})
+        check(p.returncode == 0 and c.get("status") == "pass" and not c.get("required") and
+              "2 connections to TCP port 443 (2 at arming)" in c.get("detail", ""),
+              "users back on 443: the wanted check passes, with now and at arming", c)
+        check(conns(d) == [{"port": "tcp:443", "before": 2, "now": 2, "back": True, "required": False}],
+              "the diff has the port: before 2, now 2, back, not required", conns(d))
+        check("connections:tcp:443" not in (d.get("diff") or {}).get("back", []),
+              "the connections are not among the items that came back", d.get("diff"))
+        # A quiet hour: nobody came back yet. Reported, never a failed trial.
+        r = fresh_plain("conn-quiet")
+        put(r, "proc/net/tcp", only_listeners)
+        p, d = kswap(r, "--json", "accept", "--timeout", "2")
+        c = by_id(d).get("connections:tcp:443", {})
+        check(p.returncode == 0 and d["outcome"] == "trial-ok" and d["pinned"] and
+              c.get("status") == "fail" and not c.get("required"),
+              "no user back on 443: trial-ok and pinned, the wanted check reports it",
+              (p.returncode, c, p.stderr[-300:]))
+        check(conns(d) == [{"port": "tcp:443", "before": 2, "now": 0, "back": False, "required": False}],
+              "the diff: 443 not back, 0 now", conns(d))
+        r = fresh_plain("conn-quiet-human")
+        put(r, "proc/net/tcp", only_listeners)
+        p, _ = kswap(r, "accept", "--no-pin", "--timeout", "2")
+        check(p.returncode == 0 and "tcp:443: 2 at arming, 0 now, not back (wanted, not required)"
+              in p.stdout, "accept prints the port's users before and now", p.stdout)
+        # The node's own connections (loopback) are not users.
+        r = fresh_plain("conn-loopback")
+        put(r, "proc/net/tcp", only_listeners +
+            "   4: 0100007F:01BB 0100007F:D433 01 00000000:00000000 00:00000000 00000000     0        0 7 1 0 20 4 30 10 -1\n")
+        p, d = kswap(r, "--json", "accept", "--no-pin", "--timeout", "2")
+        check(p.returncode == 0 and conns(d) and conns(d)[0]["back"] is False and conns(d)[0]["now"] == 0,
+              "a connection from loopback to 443 is not a user back", conns(d))
+        # connections_required = 2: 443 had 2, so users must come back before the timeout.
+        r = fresh_plain("conn-required")
+        put(r, "proc/net/tcp", only_listeners)
+        put(r, "etc/kswap/kswap.conf", "[accept]\nconnections_required = 2\n")
+        p, d = kswap(r, "--json", "accept", "--no-reboot", "--timeout", "2")
+        c = by_id(d).get("connections:tcp:443", {})
+        check(p.returncode == 3 and d["outcome"] == "health-failed" and c.get("required") and
+              c.get("status") == "fail" and "connections:tcp:443" in (d.get("summary") or ""),
+              "connections_required = 2, nobody back on 443: health-failed naming it",
+              (p.returncode, c, d.get("summary")))
+        check(conns(d) and conns(d)[0]["required"] is True, "the diff says required", conns(d))
+        r = fresh_plain("conn-required-back")
+        put(r, "etc/kswap/kswap.conf", "[accept]\nconnections_required = 2\n")
+        put(r, "proc/net/tcp", only_listeners + TCP.splitlines(True)[3])
+        p, d = kswap(r, "--json", "accept", "--no-pin", "--timeout", "2")
+        check(p.returncode == 0 and by_id(d).get("connections:tcp:443", {}).get("status") == "pass",
+              "connections_required = 2, one user back on 443: trial-ok", p.stderr[-300:])
+        # A threshold above what the port had: it stays wanted (a quiet port is not judged).
+        r = fresh_plain("conn-threshold")
+        put(r, "proc/net/tcp", only_listeners)
+        put(r, "etc/kswap/kswap.conf", "[accept]\nconnections_required = 3\n")
+        p, d = kswap(r, "--json", "accept", "--no-pin", "--timeout", "2")
+        check(p.returncode == 0 and not by_id(d).get("connections:tcp:443", {}).get("required", True),
+              "connections_required = 3 with 2 at arming: wanted, trial-ok", p.stderr[-300:])
 
 if scenario("cli"):
     p, _ = kswap(armed, "accept", "--timeout", "x")
