@@ -568,10 +568,18 @@ if any(scenario(n) for n in ("snapshot", "check", "connections")):
         p, _ = kswap(r, "check")
         check(p.returncode == 0 and "every required check passes" in p.stdout, "kswap check prints the table",
               p.stdout)
+        # The floor as for a trial armed now: without sshd today it is reported, not required
+        # (accept would not require it either); with sshd it is required.
+        check(by_id(d)["floor:management:22"]["required"] and by_id(d)["floor:default-route"]["required"],
+              "kswap check: the floor is required where the node has it now", by_id(d).get("floor:management:22"))
         put(r, "proc/net/tcp", "".join(TCP.splitlines(True)[:2]))
         p, d = kswap(r, "--json", "check")
-        check(p.returncode == 3 and by_id(d)["floor:management:22"]["status"] == "fail",
-              "kswap check: no sshd listening fails the floor, exit 3", p.stderr[-300:])
+        m = by_id(d).get("floor:management:22", {})
+        check(p.returncode == 0 and m.get("status") == "fail" and m.get("required") is False,
+              "kswap check: no sshd listening now: the floor's port is reported (wanted), exit 0",
+              (p.returncode, m, p.stderr[-300:]))
+        p, _ = kswap(r, "check")
+        check("fail floor:management:22 (wanted)" in p.stdout, "... and shown as wanted", p.stdout)
         put(r, "etc/kswap/kswap.conf", "[accept]\nlisten = tcp:8443\n")
         p, d = kswap(r, "--json", "check")
         check(p.returncode == 3 and by_id(d)["listen:tcp:8443"]["status"] == "fail",
@@ -636,6 +644,16 @@ if any(scenario(n) for n in ("snapshot", "check", "connections")):
             check(p.returncode == 3 and d["outcome"] == "health-failed" and took < 30 and c.get("attempts") == 1,
                   f"{name}: health-failed at once ({took:.1f} s of a 120 s timeout, {c.get('attempts')} attempt)",
                   (p.returncode, c, p.stderr[-500:]))
+        # The reason names the failure that ended the wait, not an item listed before it that
+        # had not come back yet (listen:udp:51820 sorts before service:xray.service).
+        r = fresh_plain("plain-final-named")
+        put(r, "proc/net/udp", UDP.splitlines(True)[0])
+        put(r, "run/fake-units/xray.service", "failed\n")
+        p, d = kswap(r, "--json", "accept", "--no-reboot", "--timeout", "120")
+        reason = json.loads(get(r, "var/lib/kswap/state.json")).get("reason") or ""
+        check(p.returncode == 3 and reason.startswith("service:xray.service: ") and
+              "service:xray.service" in (d.get("summary") or ""),
+              "the reason names the unit that failed finally, not the port still missing", reason)
         r = fresh_plain("plain-activating")
         put(r, "run/fake-units/xray.service", "activating\nactivating\nactive\n")
         p, d = kswap(r, "--json", "accept", "--no-pin", "--timeout", "20")

@@ -194,14 +194,27 @@ static int check_set_fmt(ks_check *chk, ks_check_status st, const char *fmt, ...
     return ks_check_set(chk, st, msg);
 }
 
-/* The first required check that failed, as "ID: detail", for the journal and the motd. */
+/* The required check that failed, as "ID: detail", for the journal and the motd: the one that
+ * failed finally and ended the wait when there is one (others may not have come back yet at
+ * that moment), else the first. */
 static char *first_failure(const ks_checklist *l)
 {
-    for (size_t i = 0; i < l->n; i++)
-        if (l->v[i].required && l->v[i].status != KS_CHECK_PASS)
-            return ks_asprintf("%s: %s", l->v[i].id,
-                               l->v[i].detail ? l->v[i].detail : "did not pass");
-    return strdup("a required check failed");
+    const ks_check *first = NULL;
+
+    for (size_t i = 0; i < l->n; i++) {
+        const ks_check *chk = &l->v[i];
+        if (!chk->required || chk->status == KS_CHECK_PASS)
+            continue;
+        if (chk->status == KS_CHECK_FAIL && chk->final) {
+            first = chk;
+            break;
+        }
+        if (!first)
+            first = chk;
+    }
+    if (!first)
+        return strdup("a required check failed");
+    return ks_asprintf("%s: %s", first->id, first->detail ? first->detail : "did not pass");
 }
 
 /* journalctl with argv on success and some output, else NULL. At most max bytes. */
@@ -851,7 +864,7 @@ void ks_check_now_result_done(ks_check_now_result *r)
     *r = (ks_check_now_result){0};
 }
 
-static int check_now(const ks_root *root, const ks_config *cfg, bool as_armed,
+static int check_now(const ks_root *root, const ks_config *cfg, bool with_items,
                      ks_check_now_result *ret)
 {
     _cleanup_free_ char *abs = NULL, *cfg_err = NULL;
@@ -876,12 +889,14 @@ static int check_now(const ks_root *root, const ks_config *cfg, bool as_armed,
         goto fail;
     }
     r = ks_run_snapshot_take(&ctx, &now);
-    /* As armed: the floor asks what accept will ask, given the snapshot arming would take. */
+    /* The floor asks what accept will ask of a trial armed now, given the snapshot arming
+     * would take: a node with no default route (or nothing on the management port) today is
+     * not asked for one after the trial either. */
     if (r >= 0)
-        r = ks_checklist_add_floor(&res.checks, cfg, as_armed ? now.items : NULL, as_armed);
+        r = ks_checklist_add_floor(&res.checks, cfg, now.items, true);
     /* Before apply, what runs now is the snapshot itself: judging it against itself proves
      * nothing and trips over units that come and go in that moment. */
-    if (r >= 0 && !as_armed)
+    if (r >= 0 && with_items)
         r = ks_checklist_add_snapshot(&res.checks, &now, cfg);
     if (r < 0) {
         res.error = ks_asprintf("cannot take the snapshot of what runs: %s", strerror(-r));
@@ -909,10 +924,10 @@ fail:
 
 int ks_check_now(const ks_root *root, const ks_config *cfg, ks_check_now_result *ret)
 {
-    return check_now(root, cfg, false, ret);
+    return check_now(root, cfg, true, ret);
 }
 
 int ks_check_before_apply(const ks_root *root, const ks_config *cfg, ks_check_now_result *ret)
 {
-    return check_now(root, cfg, true, ret);
+    return check_now(root, cfg, false, ret);
 }

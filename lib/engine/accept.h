@@ -100,8 +100,10 @@ char *ks_accept_motd_line(const ks_journal *j, const char *running);
 
 /*
  * kswap check: the whole checklist of accept now, on the running kernel, one round, judging
- * nothing and changing nothing: the configured checks, the reachability floor, and the items
- * of a snapshot of what runs now (each must be checkable on this node).
+ * nothing and changing nothing: the configured checks, the reachability floor (required as
+ * accept would require it of a trial armed now: where the node has a default route or a
+ * management listener now), and the items of a snapshot of what runs now (each must be
+ * checkable on this node).
  */
 typedef struct ks_check_now_result {
     char *kernel;
