@@ -5,6 +5,7 @@
 #include <net/if.h>
 #include <time.h>
 
+#include "checks/ifaddr.h"
 #include "checks/procnet.h"
 #include "checks/snapshot.h"
 #include "lib/basic/alloc-util.h"
@@ -271,6 +272,32 @@ static int take_interfaces(const ks_check_ctx *c, ks_run_snapshot *s)
             return r;
     }
     return 0;
+}
+
+/*
+ * The addresses of the interfaces that are up (items interface:IF, taken before): each IPv6
+ * address the node keeps from boot to boot as "address:IF:ADDR/PLEN", each IPv4 network an
+ * address put the interface on as "network:IF:NET/PLEN" (checks/ifaddr.h).
+ */
+static int take_addresses(const ks_check_ctx *c, ks_run_snapshot *s)
+{
+    ks_ifaddrs a = {0};
+    int r = ks_ifaddrs_read(c->root, &a);
+
+    if (r < 0)
+        return r == -ENOMEM ? r : skip(s, "addresses (proc/net/route, if_inet6)", r);
+    for (size_t i = 0; i < a.n && r >= 0; i++) {
+        _cleanup_free_ char *up = ks_asprintf("interface:%s", a.v[i].ifname);
+        if (!up) {
+            r = -ENOMEM;
+            break;
+        }
+        if (ks_strv_contains(s->items, up) && ks_ifaddr_is_stable(&a.v[i]))
+            r = add_item(s, "%s:%s:%s", a.v[i].v6 ? "address" : "network", a.v[i].ifname,
+                         a.v[i].prefix);
+    }
+    ks_ifaddrs_done(&a);
+    return r < 0 ? r : 0;
 }
 
 /* The interfaces of default routes: proc/net/route (Destination and Mask 0) and ipv6_route. */
@@ -578,8 +605,8 @@ static int take_sysctls(const ks_check_ctx *c, ks_run_snapshot *s)
 int ks_run_snapshot_take(const ks_check_ctx *c, ks_run_snapshot *ret)
 {
     static int (*const takers[])(const ks_check_ctx *, ks_run_snapshot *) = {
-        take_services, take_sockets, take_interfaces, take_routes,  take_wireguard,
-        take_qdiscs,   take_nft,     take_modules,    take_sysctls,
+        take_services,  take_sockets, take_interfaces, take_addresses, take_routes,
+        take_wireguard, take_qdiscs,  take_nft,        take_modules,   take_sysctls,
     };
     ks_run_snapshot s = {0};
     int r;
@@ -781,6 +808,20 @@ static int add_conns_checks(ks_checklist *l, const ks_run_snapshot *s, const ks_
     return 0;
 }
 
+/* An address or network of an interface that is ignored (interface:veth*): ignored with it. */
+static bool interface_ignored(const char *id, char *const *ignore)
+{
+    const char *rest = ks_startswith(id, "address:");
+    _cleanup_free_ char *itf = NULL;
+
+    if (!rest)
+        rest = ks_startswith(id, "network:");
+    if (!rest || !strchr(rest, ':'))
+        return false;
+    itf = ks_asprintf("interface:%.*s", (int)strcspn(rest, ":"), rest);
+    return itf && ks_snapshot_ignored(itf, ignore);
+}
+
 int ks_checklist_add_snapshot(ks_checklist *l, const ks_run_snapshot *s, const ks_config *cfg)
 {
     static const struct {
@@ -792,7 +833,8 @@ int ks_checklist_add_snapshot(ks_checklist *l, const ks_run_snapshot *s, const k
         {"wireguard:", ks_check_wireguard}, {"wg-peer:", ks_check_wg_peer},
         {"qdisc:", ks_check_qdisc},         {"nft-table:", ks_check_nft_table},
         {"nft-chain:", ks_check_nft_chain}, {"module:", ks_check_module},
-        {"sysctl:", ks_check_sysctl},
+        {"sysctl:", ks_check_sysctl},       {"address:", ks_check_address},
+        {"network:", ks_check_address},
     };
     _cleanup_strv_free_ char **ignore = NULL;
     int r;
@@ -801,7 +843,8 @@ int ks_checklist_add_snapshot(ks_checklist *l, const ks_run_snapshot *s, const k
     if (r < 0)
         return r;
     for (char **p = s->items; p && *p; p++) {
-        if (ks_checklist_find(l, *p) || ks_snapshot_ignored(*p, ignore) || sysctl_configured(l, *p))
+        if (ks_checklist_find(l, *p) || ks_snapshot_ignored(*p, ignore) ||
+            sysctl_configured(l, *p) || interface_ignored(*p, ignore))
             continue;
         for (size_t i = 0; i < ARRAY_SIZE(kinds); i++) {
             size_t pl = strlen(kinds[i].prefix);
@@ -954,4 +997,40 @@ int ks_check_connections(const ks_check_ctx *c, ks_check *chk)
                       ks_asprintf("%zu connection%s to TCP port %llu (%u at arming)", n,
                                   n == 1 ? "" : "s", port, chk->baseline),
                       n > 0);
+}
+
+int ks_check_address(const ks_check_ctx *c, ks_check *chk)
+{
+    const char *colon = strchr(chk->arg, ':');
+    _cleanup_free_ char *ifname = NULL;
+    const ks_ifaddr *found = NULL;
+    ks_ifaddrs a = {0};
+    bool v6 = ks_startswith(chk->id, "address:");
+    int r;
+
+    if (!colon || colon == chk->arg || !colon[1])
+        return -EINVAL;
+    ifname = strndup(chk->arg, (size_t)(colon - chk->arg));
+    if (!ifname)
+        return -ENOMEM;
+    r = ks_ifaddrs_read(c->root, &a);
+    if (r < 0)
+        return r;
+    for (size_t i = 0; i < a.n && !found; i++)
+        if (a.v[i].v6 == v6 && streq(a.v[i].ifname, ifname) && streq(a.v[i].prefix, colon + 1))
+            found = &a.v[i];
+    r = set_detail(chk,
+                   ks_asprintf("%s %s on %s: %s", v6 ? "address" : "IPv4 network", colon + 1,
+                               ifname,
+                               !found                               ? "missing"
+                               : found->flags & KS_IFA_F_DADFAILED  ? "duplicate address"
+                               : found->flags & KS_IFA_F_TENTATIVE  ? "tentative (DAD runs)"
+                               : found->flags & KS_IFA_F_DEPRECATED ? "deprecated"
+                               : v6                                 ? "present"
+                                                                    : "present (its prefix route)"),
+                   found && ks_ifaddr_is_stable(found));
+    /* The kernel does not run duplicate address detection again: waiting cannot heal it. */
+    chk->final = found && (found->flags & KS_IFA_F_DADFAILED);
+    ks_ifaddrs_done(&a);
+    return r;
 }

@@ -8,14 +8,15 @@
 
 /*
  * What runs, as check ids ("service:ssh.service", "listen:tcp:22", "interface:eth0",
- * "route:default:eth0", "wireguard:wg0", "wg-peer:wg0:KEY", "qdisc:eth0:fq",
- * "nft-table:inet:filter", "nft-chain:inet:filter:input", "module:wireguard"), taken on the
+ * "address:eth0:2001:db8::5/64", "network:eth0:203.0.113.0/24", "route:default:eth0",
+ * "wireguard:wg0", "wg-peer:wg0:KEY", "qdisc:eth0:fq", "nft-table:inet:filter",
+ * "nft-chain:inet:filter:input", "module:wireguard"), taken on the
  * old kernel when a trial is armed and kept in the state journal ("running"). After the trial
  * boot each item is a required check that must pass again ("everything comes back").
  * Read the way the system's tools do: systemctl list-units, proc/net/{tcp,udp}{,6},
- * sys/class/net/IF/flags, proc/net/route and ipv6_route, `wg show all dump`, `tc -j qdisc
- * show`, `nft -j list tables` and `list chains`, proc/modules; under --root from the same files
- * inside the root and the tests' fakes on PATH.
+ * sys/class/net/IF/flags, proc/net/if_inet6, proc/net/route and ipv6_route, `wg show all dump`, `tc
+ * -j qdisc show`, `nft -j list tables` and `list chains`, proc/modules; under --root from the same
+ * files inside the root and the tests' fakes on PATH.
  */
 /* The users of one service: connections that came in to a TCP port something listened on. */
 typedef struct ks_port_conns {
@@ -62,6 +63,9 @@ int ks_check_route(const ks_check_ctx *c, ks_check *chk);
 int ks_check_wireguard(const ks_check_ctx *c, ks_check *chk);
 int ks_check_wg_peer(const ks_check_ctx *c, ks_check *chk);
 int ks_check_nft_chain(const ks_check_ctx *c, ks_check *chk);
+/* "address:IF:ADDR/PLEN" (IPv6) and "network:IF:NET/PLEN" (IPv4): checks/ifaddr.h. Final
+ * when the address failed duplicate address detection. */
+int ks_check_address(const ks_check_ctx *c, ks_check *chk);
 /* "connections:tcp:PORT": at least one connection came in to PORT again (chk->baseline: as many
  * as at arming, for the detail). Never final: users come back in their own time. */
 int ks_check_connections(const ks_check_ctx *c, ks_check *chk);

@@ -504,6 +504,10 @@ if scenario("bad-config"):
 WG_DUMP = ("wg0\tPRIV\tPUB0\t51820\toff\n"
            "wg0\tPEERKEY1=\t(none)\t192.0.2.7:51820\t10.9.0.2/32\tNOW\t100\t200\t25\n"
            "wg0\tPEERKEY2=\t(none)\t(none)\t10.9.0.3/32\tAGO\t0\t0\toff\n")
+# if_inet6: a ULA on wg0 (kept), a temporary (privacy) one there (not), eth0's link-local (not).
+IF_INET6 = ("fd000000000000000000000000000001 05 40 00 80      wg0\n"
+            "fd0000000000000000a1b2c3d4e5f607 05 40 00 01      wg0\n"
+            "fe80000000000000505400fffe123456 02 40 20 80     eth0\n")
 CHAINS = ('{"nftables": [{"metainfo": {"version": "1.0.9", "json_schema_version": 1}},'
           ' {"chain": {"family": "inet", "table": "filter", "name": "input", "handle": 1,'
           ' "type": "filter", "hook": "input", "prio": 0, "policy": "drop"}}]}\n')
@@ -517,6 +521,7 @@ def healthy_plain(root):
     put(root, "run/fake-wg/dump", WG_DUMP)
     put(root, "run/fake-nft/chains.json", CHAINS)
     put(root, "run/fake-units/ssh.service", "active\n")
+    put(root, "proc/net/if_inet6", IF_INET6)
     # sysctl.d sets ip_forward (live 1); wg-quick turned src_valid_mark on at run time.
     put(root, "proc/sys/net/ipv4/ip_forward", "1\n")
     put(root, "proc/sys/net/ipv4/conf/all/src_valid_mark", "1\n")
@@ -535,8 +540,11 @@ if any(scenario(n) for n in ("snapshot", "check", "connections")):
     for want in ("service:xray.service", "service:ssh.service", "listen:tcp:443", "listen:udp:51820",
                  "interface:wg0", "interface:eth0", "route:default:eth0", "wireguard:wg0",
                  "wg-peer:wg0:PEERKEY1=", "qdisc:eth0:cake", "nft-table:inet:filter",
-                 "nft-chain:inet:filter:input", "module:wireguard"):
+                 "nft-chain:inet:filter:input", "module:wireguard", "network:eth0:10.0.0.0/24",
+                 "address:wg0:fd00::1/64"):
         check(want in items, f"the snapshot in the journal has {want}", items)
+    check(not [i for i in items if i.startswith("address:") and i != "address:wg0:fd00::1/64"],
+          "no link-local or temporary address in the snapshot", items)
     check("wg-peer:wg0:PEERKEY2=" not in items, "a peer without a recent handshake is not in the snapshot")
     sysctls = [i for i in items if i.startswith("sysctl:")]
     check(sysctls == ["sysctl:net.core.default_qdisc=fq", "sysctl:net.ipv4.conf.all.src_valid_mark=1",
@@ -612,6 +620,12 @@ if any(scenario(n) for n in ("snapshot", "check", "connections")):
                  "sysctl:net.ipv4.ip_forward=1"),
                 ("address", lambda r: put(r, "proc/net/route", "".join(ROUTE.splitlines(True)[:2])),
                  "floor:default-route"),
+                ("ipv4-network", lambda r: put(r, "proc/net/route", ROUTE.replace("0000000A", "0001000A")),
+                 "network:eth0:10.0.0.0/24"),
+                ("ipv6-address", lambda r: put(r, "proc/net/if_inet6", "".join(IF_INET6.splitlines(True)[1:])),
+                 "address:wg0:fd00::1/64"),
+                ("ipv6-tentative", lambda r: put(r, "proc/net/if_inet6", IF_INET6.replace("40 00 80", "40 00 c0", 1)),
+                 "address:wg0:fd00::1/64"),
                 ("sshd", lambda r: put(r, "proc/net/tcp", "".join(TCP.splitlines(True)[:2])), "floor:management")):
             r = fresh_plain("plain-" + name)
             change(r)
@@ -625,6 +639,8 @@ if any(scenario(n) for n in ("snapshot", "check", "connections")):
         # A failure that waiting cannot heal ends the wait at once (timeout 120 s here).
         for name, change, cid in (
                 ("failed-unit", lambda r: put(r, "run/fake-units/xray.service", "failed\n"), "service:xray.service"),
+                ("dad-failed", lambda r: put(r, "proc/net/if_inet6", IF_INET6.replace("40 00 80", "40 00 88", 1)),
+                 "address:wg0:fd00::1/64"),
                 ("gone-module", lambda r: put(r, "proc/modules", "wireguard 114688 0 - Live 0x0\n"
                                               "bogus_mod 1 0 - Live 0x0\n"), None)):
             r = fresh_plain("plain-final-" + name)
