@@ -162,6 +162,24 @@ int ks_procnet_read(const ks_root *root, ks_sock_proto p, ks_socks *ret)
     return ks_procnet_parse(text, len, p == KS_SOCK_TCP6 || p == KS_SOCK_UDP6, ret);
 }
 
+int ks_procnet_read_tcp(const ks_root *root, ks_socks ret[2])
+{
+    static const ks_sock_proto protos[] = {KS_SOCK_TCP, KS_SOCK_TCP6};
+
+    for (size_t i = 0; i < ARRAY_SIZE(protos); i++) {
+        int r = ks_procnet_read(root, protos[i], &ret[i]);
+        if (r == -ENOENT)
+            ret[i] = (ks_socks){0};
+        else if (r < 0) {
+            if (i > 0)
+                ks_socks_done(&ret[0]);
+            ret[i] = (ks_socks){0};
+            return r;
+        }
+    }
+    return 0;
+}
+
 bool ks_socks_listens(const ks_socks *s, ks_sock_proto p, uint16_t port)
 {
     bool tcp = p == KS_SOCK_TCP || p == KS_SOCK_TCP6;

@@ -52,6 +52,9 @@ void ks_socks_done(ks_socks *s);
 /* Reads proc/net/<proto> inside the root. -ENOENT when the file does not exist. */
 int ks_procnet_read(const ks_root *root, ks_sock_proto p, ks_socks *ret);
 
+/* proc/net/tcp into ret[0] and tcp6 into ret[1]; a file that does not exist (no IPv6) is
+ * empty. On failure both are empty. */
+int ks_procnet_read_tcp(const ks_root *root, ks_socks ret[2]);
 /* Whether a socket of p listens on port: TCP in LISTEN, UDP bound (unconnected). */
 bool ks_socks_listens(const ks_socks *s, ks_sock_proto p, uint16_t port);
 /* Whether the socket's local address is the wildcard (0.0.0.0 or ::). */

@@ -976,23 +976,21 @@ int ks_check_nft_chain(const ks_check_ctx *c, ks_check *chk)
 
 int ks_check_connections(const ks_check_ctx *c, ks_check *chk)
 {
-    static const ks_sock_proto protos[] = {KS_SOCK_TCP, KS_SOCK_TCP6};
     const char *p = ks_startswith(chk->arg, "tcp:");
     unsigned long long port;
-    size_t n = 0;
+    ks_socks tcp[2];
+    size_t n;
+    int r;
 
     if (!p || ks_safe_atou64(p, &port) < 0 || port == 0 || port > 65535)
         return -EINVAL;
-    for (size_t i = 0; i < ARRAY_SIZE(protos); i++) {
-        ks_socks socks = {0};
-        int r = ks_procnet_read(c->root, protos[i], &socks);
-        if (r == -ENOENT)
-            continue;
-        if (r < 0)
-            return r;
-        n += ks_socks_count_inbound(&socks, protos[i] == KS_SOCK_TCP6, (uint16_t)port);
-        ks_socks_done(&socks);
-    }
+    r = ks_procnet_read_tcp(c->root, tcp);
+    if (r < 0)
+        return r;
+    n = ks_socks_count_inbound(&tcp[0], false, (uint16_t)port) +
+        ks_socks_count_inbound(&tcp[1], true, (uint16_t)port);
+    ks_socks_done(&tcp[0]);
+    ks_socks_done(&tcp[1]);
     return set_detail(chk,
                       ks_asprintf("%zu connection%s to TCP port %llu (%u at arming)", n,
                                   n == 1 ? "" : "s", port, chk->baseline),
