@@ -49,6 +49,7 @@ struct ks_check {
     char *detail;
     char *output; /* a custom check's output (bounded), NULL otherwise */
     unsigned attempts;
+    unsigned baseline; /* connections: how many came in at arming (checks/snapshot.h) */
 };
 
 typedef struct ks_checklist {
@@ -76,11 +77,12 @@ int ks_checklist_from_config(const ks_root *root, const ks_config *cfg, ks_check
                              char **ret_error);
 
 /*
- * The reachability floor (checks/floor.c), always required: "floor:default-route" (the
- * interface of a default route is up with an address) and "floor:management" (a TCP socket
- * listens on [accept] management, default 22).
+ * The reachability floor (checks/floor.c): "floor:default-route" (the interface of a default
+ * route is up with an address) and "floor:management" (a TCP socket listens on [accept]
+ * management, default 22). Each is required when snapshot_items (what ran at arming) has a
+ * default route or a listener on that port, else reported (a trial cannot lose what the node
+ * never had); with have_snapshot false (a trial armed by an older kswap) always required.
  */
-/* snapshot_items: what ran at arming (NULL with have_snapshot false: always required). */
 int ks_checklist_add_floor(ks_checklist *l, const ks_config *cfg, char *const *snapshot_items,
                            bool have_snapshot);
 int ks_check_default_route(const ks_check_ctx *c, ks_check *chk);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The reachability floor, always required: the interface of a default route is up with an
- * address, and the management port (sshd's 22, or [accept] management) listens.
+ * The reachability floor: the interface of a default route is up with an address, and the
+ * management port (sshd's 22, or [accept] management) listens; required wherever the node had
+ * them when the trial was armed.
  */
 #include <stdbool.h>
 #include <net/if.h>
@@ -128,7 +129,8 @@ int ks_checklist_add_floor(ks_checklist *l, const ks_config *cfg, char *const *s
     snprintf(buf, sizeof(buf), "%u", (unsigned)port);
     /* Required unless the old kernel, at arming, had no default route or nothing listening on
      * the management port either: a trial cannot lose what the node never had (it is then
-     * reported, not required). Without a snapshot (kswap check, an older trial) always required. */
+     * reported, not required). Without a snapshot (a trial armed by an older kswap) always
+     * required. kswap check passes what a trial armed now would have. */
     route = !have_snapshot || snapshot_has_prefix(snapshot_items, "route:default");
     management = !have_snapshot || snapshot_listens_on(snapshot_items, buf);
     r = ks_checklist_add(l, "floor:default-route", NULL, route, ks_check_default_route);

@@ -162,6 +162,24 @@ int ks_procnet_read(const ks_root *root, ks_sock_proto p, ks_socks *ret)
     return ks_procnet_parse(text, len, p == KS_SOCK_TCP6 || p == KS_SOCK_UDP6, ret);
 }
 
+int ks_procnet_read_tcp(const ks_root *root, ks_socks ret[2])
+{
+    static const ks_sock_proto protos[] = {KS_SOCK_TCP, KS_SOCK_TCP6};
+
+    for (size_t i = 0; i < ARRAY_SIZE(protos); i++) {
+        int r = ks_procnet_read(root, protos[i], &ret[i]);
+        if (r == -ENOENT)
+            ret[i] = (ks_socks){0};
+        else if (r < 0) {
+            if (i > 0)
+                ks_socks_done(&ret[0]);
+            ret[i] = (ks_socks){0};
+            return r;
+        }
+    }
+    return 0;
+}
+
 bool ks_socks_listens(const ks_socks *s, ks_sock_proto p, uint16_t port)
 {
     bool tcp = p == KS_SOCK_TCP || p == KS_SOCK_TCP6;
@@ -189,5 +207,38 @@ size_t ks_socks_count_state(const ks_socks *s, uint8_t state)
 
     for (size_t i = 0; i < s->n; i++)
         n += s->v[i].state == state;
+    return n;
+}
+
+/* The address in network byte order: the kernel prints each 32-bit word with %08X of its value
+ * in the CPU's order (net/ipv4/tcp_ipv4.c get_tcp4_sock, net/ipv6/tcp_ipv6.c get_tcp6_sock). */
+static void network_order(const uint8_t in[16], size_t n, uint8_t out[16])
+{
+    for (size_t w = 0; w < n; w += 4) {
+        uint32_t v = (uint32_t)in[w] << 24 | (uint32_t)in[w + 1] << 16 | (uint32_t)in[w + 2] << 8 |
+                     in[w + 3];
+        memcpy(out + w, &v, 4);
+    }
+}
+
+bool ks_sock_remote_is_loopback(const ks_sock *s, bool v6)
+{
+    static const uint8_t v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    static const uint8_t one[16] = {[15] = 1};
+    uint8_t a[16] = {0};
+
+    network_order(s->remote, v6 ? 16 : 4, a);
+    if (!v6)
+        return a[0] == 127;
+    return memcmp(a, one, 16) == 0 || (memcmp(a, v4mapped, 12) == 0 && a[12] == 127);
+}
+
+size_t ks_socks_count_inbound(const ks_socks *s, bool v6, uint16_t port)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < s->n; i++)
+        n += s->v[i].state == KS_TCP_ESTABLISHED && s->v[i].local_port == port &&
+             !ks_sock_remote_is_loopback(&s->v[i], v6);
     return n;
 }

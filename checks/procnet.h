@@ -52,8 +52,19 @@ void ks_socks_done(ks_socks *s);
 /* Reads proc/net/<proto> inside the root. -ENOENT when the file does not exist. */
 int ks_procnet_read(const ks_root *root, ks_sock_proto p, ks_socks *ret);
 
+/* proc/net/tcp into ret[0] and tcp6 into ret[1]; a file that does not exist (no IPv6) is
+ * empty. On failure both are empty. */
+int ks_procnet_read_tcp(const ks_root *root, ks_socks ret[2]);
 /* Whether a socket of p listens on port: TCP in LISTEN, UDP bound (unconnected). */
 bool ks_socks_listens(const ks_socks *s, ks_sock_proto p, uint16_t port);
 /* Whether the socket's local address is the wildcard (0.0.0.0 or ::). */
 bool ks_sock_is_wildcard(const ks_sock *s, bool v6);
 size_t ks_socks_count_state(const ks_socks *s, uint8_t state);
+/* Whether the socket's remote address is a loopback one (127.0.0.0/8, ::1, ::ffff:127.x.y.z). */
+bool ks_sock_remote_is_loopback(const ks_sock *s, bool v6);
+/*
+ * Established connections that came in to port: TCP sockets ESTABLISHED whose local port is
+ * port, from a peer that is not on loopback (the node's own health checks and proxies are not
+ * users). v6: the sockets are of tcp6 (a dual-stack listener's IPv4 clients are there too).
+ */
+size_t ks_socks_count_inbound(const ks_socks *s, bool v6, uint16_t port);

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The snapshot of what runs, and the checks of its items that have no [accept] key. */
 #include <fnmatch.h>
+#include <limits.h>
 #include <net/if.h>
 #include <time.h>
 
+#include "checks/ifaddr.h"
 #include "checks/procnet.h"
 #include "checks/snapshot.h"
+#include "lib/basic/alloc-util.h"
 #include "lib/basic/spawn.h"
 #include "lib/basic/util.h"
 #include "lib/host/sysctl.h"
@@ -57,6 +60,7 @@ void ks_run_snapshot_done(ks_run_snapshot *s)
     free(s->kernel);
     ks_strv_free(s->items);
     ks_strv_free(s->skipped);
+    free(s->conns);
     *s = (ks_run_snapshot){0};
 }
 
@@ -153,15 +157,57 @@ static void local_port_range(const ks_check_ctx *c, unsigned *lo, unsigned *hi)
         (void)sscanf(line, "%u %u", lo, hi);
 }
 
-/* Listening TCP and bound UDP sockets outside the ephemeral port range; established count. */
+static int cmp_port_conns(const void *a, const void *b)
+{
+    const ks_port_conns *x = a, *y = b;
+    return (int)x->port - (int)y->port;
+}
+
+/* The connections that came in to each TCP port of the items, both families together (a
+ * dual-stack listener's IPv4 clients are in tcp6); ports without any are left out. */
+static int take_conns(ks_run_snapshot *s, const ks_socks tcp[2])
+{
+    size_t cap = 0;
+
+    for (char **p = s->items; p && *p; p++) {
+        const char *rest = ks_startswith(*p, "listen:tcp:");
+        unsigned long long port;
+        bool seen = false;
+        size_t n;
+
+        if (!rest)
+            rest = ks_startswith(*p, "listen:tcp6:");
+        if (!rest || ks_safe_atou64(rest, &port) < 0 || port == 0 || port > 65535)
+            continue;
+        /* listen:tcp:P and listen:tcp6:P are one port */
+        for (size_t i = 0; i < s->n_conns; i++)
+            seen = seen || s->conns[i].port == port;
+        n = seen ? 0
+                 : ks_socks_count_inbound(&tcp[0], false, (uint16_t)port) +
+                       ks_socks_count_inbound(&tcp[1], true, (uint16_t)port);
+        if (n == 0)
+            continue;
+        if (!GREEDY_REALLOC(s->conns, cap, s->n_conns + 1))
+            return -ENOMEM;
+        s->conns[s->n_conns++] =
+            (ks_port_conns){.port = (uint16_t)port, .established = n > UINT_MAX ? UINT_MAX : n};
+    }
+    if (s->n_conns > 1)
+        qsort(s->conns, s->n_conns, sizeof(*s->conns), cmp_port_conns);
+    return 0;
+}
+
+/* Listening TCP and bound UDP sockets outside the ephemeral port range; established count, in
+ * all and per listening TCP port. */
 static int take_sockets(const ks_check_ctx *c, ks_run_snapshot *s)
 {
+    ks_socks tcp[2] = {{0}, {0}}; /* tcp and tcp6, kept for the connections per port */
     unsigned lo, hi;
-    int r;
+    int r = 0;
 
     local_port_range(c, &lo, &hi);
     for (ks_sock_proto p = 0; p < _KS_SOCK_PROTO_MAX; p++) {
-        bool tcp = p == KS_SOCK_TCP || p == KS_SOCK_TCP6;
+        bool tcp_p = p == KS_SOCK_TCP || p == KS_SOCK_TCP6;
         ks_socks socks = {0};
 
         r = ks_procnet_read(c->root, p, &socks);
@@ -169,18 +215,18 @@ static int take_sockets(const ks_check_ctx *c, ks_run_snapshot *s)
             continue;
         if (r < 0) {
             if (r == -ENOMEM)
-                return r;
+                goto out;
             _cleanup_free_ char *what = ks_asprintf("listen (%s)", ks_sock_proto_to_string(p));
             r = what ? skip(s, what, r) : -ENOMEM;
             if (r < 0)
-                return r;
+                goto out;
             continue;
         }
         for (size_t i = 0; i < socks.n; i++) {
             const ks_sock *x = &socks.v[i];
-            if (tcp && x->state == KS_TCP_ESTABLISHED)
+            if (tcp_p && x->state == KS_TCP_ESTABLISHED)
                 s->established++;
-            if (x->state != (tcp ? KS_TCP_LISTEN : KS_TCP_CLOSE) || x->local_port == 0)
+            if (x->state != (tcp_p ? KS_TCP_LISTEN : KS_TCP_CLOSE) || x->local_port == 0)
                 continue;
             /* A port the kernel picked (the ephemeral range) differs per boot, unless the
              * socket is on the wildcard address: servers such as WireGuard (51820) are. */
@@ -190,12 +236,19 @@ static int take_sockets(const ks_check_ctx *c, ks_run_snapshot *s)
             r = add_item(s, "listen:%s:%u", ks_sock_proto_to_string(p), x->local_port);
             if (r < 0) {
                 ks_socks_done(&socks);
-                return r;
+                goto out;
             }
         }
-        ks_socks_done(&socks);
+        if (tcp_p)
+            tcp[p == KS_SOCK_TCP6] = socks;
+        else
+            ks_socks_done(&socks);
     }
-    return 0;
+    r = take_conns(s, tcp);
+out:
+    ks_socks_done(&tcp[0]);
+    ks_socks_done(&tcp[1]);
+    return r;
 }
 
 /* sys/class/net/IF with IFF_UP in flags. */
@@ -219,6 +272,32 @@ static int take_interfaces(const ks_check_ctx *c, ks_run_snapshot *s)
             return r;
     }
     return 0;
+}
+
+/*
+ * The addresses of the interfaces that are up (items interface:IF, taken before): each IPv6
+ * address the node keeps from boot to boot as "address:IF:ADDR/PLEN", each IPv4 network an
+ * address put the interface on as "network:IF:NET/PLEN" (checks/ifaddr.h).
+ */
+static int take_addresses(const ks_check_ctx *c, ks_run_snapshot *s)
+{
+    ks_ifaddrs a = {0};
+    int r = ks_ifaddrs_read(c->root, &a);
+
+    if (r < 0)
+        return r == -ENOMEM ? r : skip(s, "addresses (proc/net/route, if_inet6)", r);
+    for (size_t i = 0; i < a.n && r >= 0; i++) {
+        _cleanup_free_ char *up = ks_asprintf("interface:%s", a.v[i].ifname);
+        if (!up) {
+            r = -ENOMEM;
+            break;
+        }
+        if (ks_strv_contains(s->items, up) && ks_ifaddr_is_stable(&a.v[i]))
+            r = add_item(s, "%s:%s:%s", a.v[i].v6 ? "address" : "network", a.v[i].ifname,
+                         a.v[i].prefix);
+    }
+    ks_ifaddrs_done(&a);
+    return r < 0 ? r : 0;
 }
 
 /* The interfaces of default routes: proc/net/route (Destination and Mask 0) and ipv6_route. */
@@ -526,8 +605,8 @@ static int take_sysctls(const ks_check_ctx *c, ks_run_snapshot *s)
 int ks_run_snapshot_take(const ks_check_ctx *c, ks_run_snapshot *ret)
 {
     static int (*const takers[])(const ks_check_ctx *, ks_run_snapshot *) = {
-        take_services, take_sockets, take_interfaces, take_routes,  take_wireguard,
-        take_qdiscs,   take_nft,     take_modules,    take_sysctls,
+        take_services,  take_sockets, take_interfaces, take_addresses, take_routes,
+        take_wireguard, take_qdiscs,  take_nft,        take_modules,   take_sysctls,
     };
     ks_run_snapshot s = {0};
     int r;
@@ -562,6 +641,22 @@ static json_object *strv_json(char *const *v)
     return a;
 }
 
+/* {"tcp:443": 12, ...} */
+static json_object *conns_json(const ks_run_snapshot *s)
+{
+    json_object *o = json_object_new_object();
+
+    for (size_t i = 0; o && i < s->n_conns; i++) {
+        char key[16];
+        snprintf(key, sizeof(key), "tcp:%u", (unsigned)s->conns[i].port);
+        if (json_object_object_add(o, key, json_object_new_int64(s->conns[i].established)) < 0) {
+            json_object_put(o);
+            return NULL;
+        }
+    }
+    return o;
+}
+
 json_object *ks_run_snapshot_to_json(const ks_run_snapshot *s)
 {
     json_object *o = json_object_new_object();
@@ -572,7 +667,8 @@ json_object *ks_run_snapshot_to_json(const ks_run_snapshot *s)
             0 ||
         json_object_object_add(o, "items", strv_json(s->items)) < 0 ||
         json_object_object_add(o, "skipped", strv_json(s->skipped)) < 0 ||
-        json_object_object_add(o, "established", json_object_new_int64(s->established)) < 0) {
+        json_object_object_add(o, "established", json_object_new_int64(s->established)) < 0 ||
+        json_object_object_add(o, "connections", conns_json(s)) < 0) {
         json_object_put(o);
         return NULL;
     }
@@ -603,6 +699,36 @@ static int strv_from_json(json_object *a, char ***ret)
     return 0;
 }
 
+/* "connections": absent or null (an older kswap) is none; else "tcp:PORT": count pairs. */
+static int conns_from_json(json_object *o, ks_run_snapshot *s)
+{
+    if (!o)
+        return 0;
+    if (json_object_get_type(o) != json_type_object)
+        return -EBADMSG;
+    s->conns = calloc(json_object_object_length(o) + 1, sizeof(*s->conns));
+    if (!s->conns)
+        return -ENOMEM;
+    json_object_object_foreach(o, key, v)
+    {
+        const char *p = ks_startswith(key, "tcp:");
+        unsigned long long port;
+        int64_t n = json_object_get_int64(v);
+
+        if (!p || ks_safe_atou64(p, &port) < 0 || port == 0 || port > 65535 ||
+            json_object_get_type(v) != json_type_int || n < 0 || n > UINT32_MAX)
+            return -EBADMSG;
+        for (size_t i = 0; i < s->n_conns; i++)
+            if (s->conns[i].port == port)
+                return -EBADMSG;
+        s->conns[s->n_conns++] =
+            (ks_port_conns){.port = (uint16_t)port, .established = (unsigned)n};
+    }
+    if (s->n_conns > 1)
+        qsort(s->conns, s->n_conns, sizeof(*s->conns), cmp_port_conns);
+    return 0;
+}
+
 int ks_run_snapshot_from_json(json_object *o, ks_run_snapshot *ret)
 {
     ks_run_snapshot s = {0};
@@ -626,6 +752,8 @@ int ks_run_snapshot_from_json(json_object *o, ks_run_snapshot *ret)
         else
             s.established = (unsigned)n;
     }
+    if (r >= 0)
+        r = conns_from_json(json_object_object_get_ex(o, "connections", &v) ? v : NULL, &s);
     if (r < 0) {
         ks_run_snapshot_done(&s);
         return r;
@@ -652,7 +780,49 @@ static bool sysctl_configured(const ks_checklist *l, const char *item)
     return false;
 }
 
-int ks_checklist_add_snapshot(ks_checklist *l, const ks_run_snapshot *s, char *const *ignore)
+/* The users of each port that had some at arming: wanted, required by [accept]
+ * connections_required (never on the management port). */
+static int add_conns_checks(ks_checklist *l, const ks_run_snapshot *s, const ks_config *cfg,
+                            char *const *ignore)
+{
+    uint64_t required_from = 0, management = 22;
+    int r;
+
+    (void)ks_config_get_u64(cfg, "accept", "connections_required", &required_from);
+    (void)ks_config_get_u64(cfg, "accept", "management", &management);
+    for (size_t i = 0; i < s->n_conns; i++) {
+        const ks_port_conns *pc = &s->conns[i];
+        char arg[16], id[32];
+        bool required =
+            required_from > 0 && pc->established >= required_from && pc->port != management;
+
+        snprintf(arg, sizeof(arg), "tcp:%u", (unsigned)pc->port);
+        snprintf(id, sizeof(id), "connections:%s", arg);
+        if (ks_checklist_find(l, id) || ks_snapshot_ignored(id, ignore))
+            continue;
+        r = ks_checklist_add(l, "connections", arg, required, ks_check_connections);
+        if (r < 0)
+            return r;
+        l->v[l->n - 1].baseline = pc->established;
+    }
+    return 0;
+}
+
+/* An address or network of an interface that is ignored (interface:veth*): ignored with it. */
+static bool interface_ignored(const char *id, char *const *ignore)
+{
+    const char *rest = ks_startswith(id, "address:");
+    _cleanup_free_ char *itf = NULL;
+
+    if (!rest)
+        rest = ks_startswith(id, "network:");
+    if (!rest || !strchr(rest, ':'))
+        return false;
+    itf = ks_asprintf("interface:%.*s", (int)strcspn(rest, ":"), rest);
+    return itf && ks_snapshot_ignored(itf, ignore);
+}
+
+int ks_checklist_add_snapshot(ks_checklist *l, const ks_run_snapshot *s, const ks_config *cfg)
 {
     static const struct {
         const char *prefix;
@@ -663,12 +833,18 @@ int ks_checklist_add_snapshot(ks_checklist *l, const ks_run_snapshot *s, char *c
         {"wireguard:", ks_check_wireguard}, {"wg-peer:", ks_check_wg_peer},
         {"qdisc:", ks_check_qdisc},         {"nft-table:", ks_check_nft_table},
         {"nft-chain:", ks_check_nft_chain}, {"module:", ks_check_module},
-        {"sysctl:", ks_check_sysctl},
+        {"sysctl:", ks_check_sysctl},       {"address:", ks_check_address},
+        {"network:", ks_check_address},
     };
+    _cleanup_strv_free_ char **ignore = NULL;
     int r;
 
+    r = ks_config_get_strv(cfg, "accept", "ignore", NULL, &ignore);
+    if (r < 0)
+        return r;
     for (char **p = s->items; p && *p; p++) {
-        if (ks_checklist_find(l, *p) || ks_snapshot_ignored(*p, ignore) || sysctl_configured(l, *p))
+        if (ks_checklist_find(l, *p) || ks_snapshot_ignored(*p, ignore) ||
+            sysctl_configured(l, *p) || interface_ignored(*p, ignore))
             continue;
         for (size_t i = 0; i < ARRAY_SIZE(kinds); i++) {
             size_t pl = strlen(kinds[i].prefix);
@@ -684,7 +860,7 @@ int ks_checklist_add_snapshot(ks_checklist *l, const ks_run_snapshot *s, char *c
             break;
         }
     }
-    return 0;
+    return add_conns_checks(l, s, cfg, ignore);
 }
 
 /* ---- the checks of items without an [accept] key ---- */
@@ -796,4 +972,63 @@ int ks_check_nft_chain(const ks_check_ctx *c, ks_check *chk)
                       ks_asprintf("nftables chain %s %s %s %s", part[0], part[1], part[2],
                                   found ? "present" : "missing"),
                       found);
+}
+
+int ks_check_connections(const ks_check_ctx *c, ks_check *chk)
+{
+    const char *p = ks_startswith(chk->arg, "tcp:");
+    unsigned long long port;
+    ks_socks tcp[2];
+    size_t n;
+    int r;
+
+    if (!p || ks_safe_atou64(p, &port) < 0 || port == 0 || port > 65535)
+        return -EINVAL;
+    r = ks_procnet_read_tcp(c->root, tcp);
+    if (r < 0)
+        return r;
+    n = ks_socks_count_inbound(&tcp[0], false, (uint16_t)port) +
+        ks_socks_count_inbound(&tcp[1], true, (uint16_t)port);
+    ks_socks_done(&tcp[0]);
+    ks_socks_done(&tcp[1]);
+    return set_detail(chk,
+                      ks_asprintf("%zu connection%s to TCP port %llu (%u at arming)", n,
+                                  n == 1 ? "" : "s", port, chk->baseline),
+                      n > 0);
+}
+
+int ks_check_address(const ks_check_ctx *c, ks_check *chk)
+{
+    const char *colon = strchr(chk->arg, ':');
+    _cleanup_free_ char *ifname = NULL;
+    const ks_ifaddr *found = NULL;
+    ks_ifaddrs a = {0};
+    bool v6 = ks_startswith(chk->id, "address:");
+    int r;
+
+    if (!colon || colon == chk->arg || !colon[1])
+        return -EINVAL;
+    ifname = strndup(chk->arg, (size_t)(colon - chk->arg));
+    if (!ifname)
+        return -ENOMEM;
+    r = ks_ifaddrs_read(c->root, &a);
+    if (r < 0)
+        return r;
+    for (size_t i = 0; i < a.n && !found; i++)
+        if (a.v[i].v6 == v6 && streq(a.v[i].ifname, ifname) && streq(a.v[i].prefix, colon + 1))
+            found = &a.v[i];
+    r = set_detail(chk,
+                   ks_asprintf("%s %s on %s: %s", v6 ? "address" : "IPv4 network", colon + 1,
+                               ifname,
+                               !found                               ? "missing"
+                               : found->flags & KS_IFA_F_DADFAILED  ? "duplicate address"
+                               : found->flags & KS_IFA_F_TENTATIVE  ? "tentative (DAD runs)"
+                               : found->flags & KS_IFA_F_DEPRECATED ? "deprecated"
+                               : v6                                 ? "present"
+                                                                    : "present (its prefix route)"),
+                   found && ks_ifaddr_is_stable(found));
+    /* The kernel does not run duplicate address detection again: waiting cannot heal it. */
+    chk->final = found && (found->flags & KS_IFA_F_DADFAILED);
+    ks_ifaddrs_done(&a);
+    return r;
 }

@@ -2,30 +2,43 @@
 #pragma once
 
 #include <json-c/json.h>
+#include <stdint.h>
 
 #include "checks/check.h"
 
 /*
  * What runs, as check ids ("service:ssh.service", "listen:tcp:22", "interface:eth0",
- * "route:default:eth0", "wireguard:wg0", "wg-peer:wg0:KEY", "qdisc:eth0:fq",
- * "nft-table:inet:filter", "nft-chain:inet:filter:input", "module:wireguard"), taken on the
+ * "address:eth0:2001:db8::5/64", "network:eth0:203.0.113.0/24", "route:default:eth0",
+ * "wireguard:wg0", "wg-peer:wg0:KEY", "qdisc:eth0:fq", "nft-table:inet:filter",
+ * "nft-chain:inet:filter:input", "module:wireguard"), taken on the
  * old kernel when a trial is armed and kept in the state journal ("running"). After the trial
  * boot each item is a required check that must pass again ("everything comes back").
  * Read the way the system's tools do: systemctl list-units, proc/net/{tcp,udp}{,6},
- * sys/class/net/IF/flags, proc/net/route and ipv6_route, `wg show all dump`, `tc -j qdisc
- * show`, `nft -j list tables` and `list chains`, proc/modules; under --root from the same files
- * inside the root and the tests' fakes on PATH.
+ * sys/class/net/IF/flags, proc/net/if_inet6, proc/net/route and ipv6_route, `wg show all dump`, `tc
+ * -j qdisc show`, `nft -j list tables` and `list chains`, proc/modules; under --root from the same
+ * files inside the root and the tests' fakes on PATH.
  */
+/* The users of one service: connections that came in to a TCP port something listened on. */
+typedef struct ks_port_conns {
+    uint16_t port;
+    unsigned established; /* from peers off loopback (checks/procnet.h) */
+} ks_port_conns;
+
 typedef struct ks_run_snapshot {
     char *kernel;
     char **items;   /* sorted, unique */
     char **skipped; /* "wireguard: wg is not installed": what was not snapshotted and why */
     unsigned established;
+    /* Per listening TCP port of items (listen:tcp:P, listen:tcp6:P) with at least one
+     * connection, sorted by port; none in journals of an older kswap. */
+    ks_port_conns *conns;
+    size_t n_conns;
 } ks_run_snapshot;
 
 int ks_run_snapshot_take(const ks_check_ctx *c, ks_run_snapshot *ret);
 void ks_run_snapshot_done(ks_run_snapshot *s);
-/* {"kernel", "items": [...], "skipped": [...], "established": N}; NULL when out of memory. */
+/* {"kernel", "items": [...], "skipped": [...], "established": N, "connections": {"tcp:443":
+ * N, ...}}; NULL when out of memory. */
 json_object *ks_run_snapshot_to_json(const ks_run_snapshot *s);
 /* -EBADMSG when o is not such an object. */
 int ks_run_snapshot_from_json(json_object *o, ks_run_snapshot *ret);
@@ -35,13 +48,24 @@ extern const char *const ks_snapshot_builtin_ignore[];
 bool ks_snapshot_ignored(const char *id, char *const *extra);
 
 /*
- * Adds one required check per item of s that no pattern ignores and that l has not already
- * (configured checks come first). The check functions per kind are the built-in ones.
+ * Adds one required check per item of s that no pattern ignores (the built-in list and [accept]
+ * ignore of cfg, which may be NULL) and that l has not already (configured checks come first).
+ * The check functions per kind are the built-in ones. Then one "connections:tcp:PORT" check per
+ * port of s->conns (ks_check_connections): wanted, and required only where [accept]
+ * connections_required is not 0 and the port had at least that many connections, unless it
+ * is the management port ([accept] management: the session that ran kswap is often its only
+ * one).
  */
-int ks_checklist_add_snapshot(ks_checklist *l, const ks_run_snapshot *s, char *const *ignore);
+int ks_checklist_add_snapshot(ks_checklist *l, const ks_run_snapshot *s, const ks_config *cfg);
 
 /* The checks of snapshot items that have no configurable twin. */
 int ks_check_route(const ks_check_ctx *c, ks_check *chk);
 int ks_check_wireguard(const ks_check_ctx *c, ks_check *chk);
 int ks_check_wg_peer(const ks_check_ctx *c, ks_check *chk);
 int ks_check_nft_chain(const ks_check_ctx *c, ks_check *chk);
+/* "address:IF:ADDR/PLEN" (IPv6) and "network:IF:NET/PLEN" (IPv4): checks/ifaddr.h. Final
+ * when the address failed duplicate address detection. */
+int ks_check_address(const ks_check_ctx *c, ks_check *chk);
+/* "connections:tcp:PORT": at least one connection came in to PORT again (chk->baseline: as many
+ * as at arming, for the detail). Never final: users come back in their own time. */
+int ks_check_connections(const ks_check_ctx *c, ks_check *chk);

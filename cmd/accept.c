@@ -72,12 +72,7 @@ static json_object *json_accept(const ks_accept_result *r, const ks_boot *b,
     ks_jb_add(&jb, o, "summary", ks_jb_string(&jb, r->summary));
     ks_jb_add(&jb, o, "checks", ks_jb_part(&jb, ks_json_checks(&r->checks)));
     /* NULL without a snapshot is null; with one, it is out of memory. */
-    ks_jb_add(&jb, o, "diff",
-              r->have_snapshot
-                  ? ks_jb_part(&jb, ks_accept_diff_json(&r->checks, r->have_snapshot, r->new_items,
-                                                        r->not_snapshotted, r->established_before,
-                                                        r->established_now))
-                  : NULL);
+    ks_jb_add(&jb, o, "diff", r->have_snapshot ? ks_jb_part(&jb, ks_accept_diff_json(r)) : NULL);
     ks_jb_add(&jb, o, "pinned", ks_jb_bool(&jb, r->pinned));
     ks_jb_add(&jb, o, "reboot", ks_jb_bool(&jb, r->reboot_claimed));
     ks_jb_add(&jb, o, "error", ks_jb_string(&jb, r->error));
@@ -86,6 +81,31 @@ static json_object *json_accept(const ks_accept_result *r, const ks_boot *b,
                          : NULL);
     ks_jb_add(&jb, o, "grub", have_forecast ? ks_jb_part(&jb, ks_json_grub(b, f)) : NULL);
     return ks_jb_finish(&jb, o);
+}
+
+/* The users of each service's port: before, now, back (wanted unless required). */
+static void print_conns(const ks_accept_result *r)
+{
+    bool any = false;
+
+    for (size_t i = 0; i < r->checks.n; i++) {
+        const ks_check *c = &r->checks.v[i];
+        long long now;
+
+        if (c->run != ks_check_connections)
+            continue;
+        now = ks_accept_conns_now(r, c);
+        if (!any)
+            printf("connections to the ports services listened on at arming:\n");
+        any = true;
+        printf("  %s: %u at arming, ", c->arg, c->baseline);
+        if (now >= 0)
+            printf("%lld now", now);
+        else
+            printf("now unknown");
+        printf(", %s (%s)\n", c->status == KS_CHECK_PASS ? "back" : "not back",
+               c->required ? "required" : "wanted, not required");
+    }
 }
 
 /* What ran on the old kernel and came back, what did not, what is new. */
@@ -104,6 +124,7 @@ static void print_diff(const ks_accept_result *r)
         printf("  + %s (new)\n", *p);
     for (char **p = r->not_snapshotted; p && *p; p++)
         printf("  not snapshotted: %s\n", *p);
+    print_conns(r);
     printf("established connections: %u before, %u now (reported, not required)\n",
            r->established_before, r->established_now);
 }

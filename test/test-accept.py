@@ -504,6 +504,10 @@ if scenario("bad-config"):
 WG_DUMP = ("wg0\tPRIV\tPUB0\t51820\toff\n"
            "wg0\tPEERKEY1=\t(none)\t192.0.2.7:51820\t10.9.0.2/32\tNOW\t100\t200\t25\n"
            "wg0\tPEERKEY2=\t(none)\t(none)\t10.9.0.3/32\tAGO\t0\t0\toff\n")
+# if_inet6: a ULA on wg0 (kept), a temporary (privacy) one there (not), eth0's link-local (not).
+IF_INET6 = ("fd000000000000000000000000000001 05 40 00 80      wg0\n"
+            "fd0000000000000000a1b2c3d4e5f607 05 40 00 01      wg0\n"
+            "fe80000000000000505400fffe123456 02 40 20 80     eth0\n")
 CHAINS = ('{"nftables": [{"metainfo": {"version": "1.0.9", "json_schema_version": 1}},'
           ' {"chain": {"family": "inet", "table": "filter", "name": "input", "handle": 1,'
           ' "type": "filter", "hook": "input", "prio": 0, "policy": "drop"}}]}\n')
@@ -517,13 +521,14 @@ def healthy_plain(root):
     put(root, "run/fake-wg/dump", WG_DUMP)
     put(root, "run/fake-nft/chains.json", CHAINS)
     put(root, "run/fake-units/ssh.service", "active\n")
+    put(root, "proc/net/if_inet6", IF_INET6)
     # sysctl.d sets ip_forward (live 1); wg-quick turned src_valid_mark on at run time.
     put(root, "proc/sys/net/ipv4/ip_forward", "1\n")
     put(root, "proc/sys/net/ipv4/conf/all/src_valid_mark", "1\n")
     put(root, "proc/sys/net/ipv6/conf/all/forwarding", "0\n")
 
 
-if any(scenario(n) for n in ("snapshot", "check")):
+if any(scenario(n) for n in ("snapshot", "check", "connections")):
     plain = os.path.join(work, "plain")
     shutil.copytree(base_root, plain, symlinks=True)
     healthy_plain(plain)
@@ -535,8 +540,11 @@ if any(scenario(n) for n in ("snapshot", "check")):
     for want in ("service:xray.service", "service:ssh.service", "listen:tcp:443", "listen:udp:51820",
                  "interface:wg0", "interface:eth0", "route:default:eth0", "wireguard:wg0",
                  "wg-peer:wg0:PEERKEY1=", "qdisc:eth0:cake", "nft-table:inet:filter",
-                 "nft-chain:inet:filter:input", "module:wireguard"):
+                 "nft-chain:inet:filter:input", "module:wireguard", "network:eth0:10.0.0.0/24",
+                 "address:wg0:fd00::1/64"):
         check(want in items, f"the snapshot in the journal has {want}", items)
+    check(not [i for i in items if i.startswith("address:") and i != "address:wg0:fd00::1/64"],
+          "no link-local or temporary address in the snapshot", items)
     check("wg-peer:wg0:PEERKEY2=" not in items, "a peer without a recent handshake is not in the snapshot")
     sysctls = [i for i in items if i.startswith("sysctl:")]
     check(sysctls == ["sysctl:net.core.default_qdisc=fq", "sysctl:net.ipv4.conf.all.src_valid_mark=1",
@@ -545,6 +553,9 @@ if any(scenario(n) for n in ("snapshot", "check")):
           " value), and forwarding/src_valid_mark only where on", sysctls)
     check(j["running"].get("established") == 2, "the snapshot counts established connections",
           j["running"].get("established"))
+    check(j["running"].get("connections") == {"tcp:443": 2},
+          "the snapshot counts the connections per listening port (443: 2; 22: none)",
+          j["running"].get("connections"))
 
     def fresh_plain(name):
         r = os.path.join(work, name)
@@ -565,10 +576,18 @@ if any(scenario(n) for n in ("snapshot", "check")):
         p, _ = kswap(r, "check")
         check(p.returncode == 0 and "every required check passes" in p.stdout, "kswap check prints the table",
               p.stdout)
+        # The floor as for a trial armed now: without sshd today it is reported, not required
+        # (accept would not require it either); with sshd it is required.
+        check(by_id(d)["floor:management:22"]["required"] and by_id(d)["floor:default-route"]["required"],
+              "kswap check: the floor is required where the node has it now", by_id(d).get("floor:management:22"))
         put(r, "proc/net/tcp", "".join(TCP.splitlines(True)[:2]))
         p, d = kswap(r, "--json", "check")
-        check(p.returncode == 3 and by_id(d)["floor:management:22"]["status"] == "fail",
-              "kswap check: no sshd listening fails the floor, exit 3", p.stderr[-300:])
+        m = by_id(d).get("floor:management:22", {})
+        check(p.returncode == 0 and m.get("status") == "fail" and m.get("required") is False,
+              "kswap check: no sshd listening now: the floor's port is reported (wanted), exit 0",
+              (p.returncode, m, p.stderr[-300:]))
+        p, _ = kswap(r, "check")
+        check("fail floor:management:22 (wanted)" in p.stdout, "... and shown as wanted", p.stdout)
         put(r, "etc/kswap/kswap.conf", "[accept]\nlisten = tcp:8443\n")
         p, d = kswap(r, "--json", "check")
         check(p.returncode == 3 and by_id(d)["listen:tcp:8443"]["status"] == "fail",
@@ -601,6 +620,12 @@ if any(scenario(n) for n in ("snapshot", "check")):
                  "sysctl:net.ipv4.ip_forward=1"),
                 ("address", lambda r: put(r, "proc/net/route", "".join(ROUTE.splitlines(True)[:2])),
                  "floor:default-route"),
+                ("ipv4-network", lambda r: put(r, "proc/net/route", ROUTE.replace("0000000A", "0001000A")),
+                 "network:eth0:10.0.0.0/24"),
+                ("ipv6-address", lambda r: put(r, "proc/net/if_inet6", "".join(IF_INET6.splitlines(True)[1:])),
+                 "address:wg0:fd00::1/64"),
+                ("ipv6-tentative", lambda r: put(r, "proc/net/if_inet6", IF_INET6.replace("40 00 80", "40 00 c0", 1)),
+                 "address:wg0:fd00::1/64"),
                 ("sshd", lambda r: put(r, "proc/net/tcp", "".join(TCP.splitlines(True)[:2])), "floor:management")):
             r = fresh_plain("plain-" + name)
             change(r)
@@ -614,6 +639,8 @@ if any(scenario(n) for n in ("snapshot", "check")):
         # A failure that waiting cannot heal ends the wait at once (timeout 120 s here).
         for name, change, cid in (
                 ("failed-unit", lambda r: put(r, "run/fake-units/xray.service", "failed\n"), "service:xray.service"),
+                ("dad-failed", lambda r: put(r, "proc/net/if_inet6", IF_INET6.replace("40 00 80", "40 00 88", 1)),
+                 "address:wg0:fd00::1/64"),
                 ("gone-module", lambda r: put(r, "proc/modules", "wireguard 114688 0 - Live 0x0\n"
                                               "bogus_mod 1 0 - Live 0x0\n"), None)):
             r = fresh_plain("plain-final-" + name)
@@ -659,6 +686,16 @@ if any(scenario(n) for n in ("snapshot", "check")):
                       took < 30 and "conditions does not hold" in (c.get("detail") or ""),
                       f"a daemon skipped by its condition: health-failed at once ({took:.1f} s)",
                       (p.returncode, c, p.stderr[-500:]))
+        # The reason names the failure that ended the wait, not an item listed before it that
+        # had not come back yet (listen:udp:51820 sorts before service:xray.service).
+        r = fresh_plain("plain-final-named")
+        put(r, "proc/net/udp", UDP.splitlines(True)[0])
+        put(r, "run/fake-units/xray.service", "failed\n")
+        p, d = kswap(r, "--json", "accept", "--no-reboot", "--timeout", "120")
+        reason = json.loads(get(r, "var/lib/kswap/state.json")).get("reason") or ""
+        check(p.returncode == 3 and reason.startswith("service:xray.service: ") and
+              "service:xray.service" in (d.get("summary") or ""),
+              "the reason names the unit that failed finally, not the port still missing", reason)
         r = fresh_plain("plain-activating")
         put(r, "run/fake-units/xray.service", "activating\nactivating\nactive\n")
         p, d = kswap(r, "--json", "accept", "--no-pin", "--timeout", "20")
@@ -677,6 +714,71 @@ if any(scenario(n) for n in ("snapshot", "check")):
         p, d = kswap(r, "--json", "accept", "--no-pin")
         check(p.returncode == 0 and "service:extra.service" in (d.get("diff") or {}).get("new", []),
               "a service that did not run before is reported as new", d.get("diff"))
+
+    if scenario("connections"):
+        # The users of each service coming back: 2 connections came in to 443 at arming.
+        def conns(d):
+            return (d.get("diff") or {}).get("connections")
+
+        only_listeners = "".join(TCP.splitlines(True)[:3])
+        # Everything back: reported as back, wanted.
+        r = fresh_plain("conn-back")
+        p, d = kswap(r, "--json", "accept", "--no-pin")
+        c = by_id(d).get("connections:tcp:443", {})
+        check(p.returncode == 0 and c.get("status") == "pass" and not c.get("required") and
+              "2 connections to TCP port 443 (2 at arming)" in c.get("detail", ""),
+              "users back on 443: the wanted check passes, with now and at arming", c)
+        check(conns(d) == [{"port": "tcp:443", "before": 2, "now": 2, "back": True, "required": False}],
+              "the diff has the port: before 2, now 2, back, not required", conns(d))
+        check("connections:tcp:443" not in (d.get("diff") or {}).get("back", []),
+              "the connections are not among the items that came back", d.get("diff"))
+        # A quiet hour: nobody came back yet. Reported, never a failed trial.
+        r = fresh_plain("conn-quiet")
+        put(r, "proc/net/tcp", only_listeners)
+        p, d = kswap(r, "--json", "accept", "--timeout", "2")
+        c = by_id(d).get("connections:tcp:443", {})
+        check(p.returncode == 0 and d["outcome"] == "trial-ok" and d["pinned"] and
+              c.get("status") == "fail" and not c.get("required"),
+              "no user back on 443: trial-ok and pinned, the wanted check reports it",
+              (p.returncode, c, p.stderr[-300:]))
+        check(conns(d) == [{"port": "tcp:443", "before": 2, "now": 0, "back": False, "required": False}],
+              "the diff: 443 not back, 0 now", conns(d))
+        r = fresh_plain("conn-quiet-human")
+        put(r, "proc/net/tcp", only_listeners)
+        p, _ = kswap(r, "accept", "--no-pin", "--timeout", "2")
+        check(p.returncode == 0 and "tcp:443: 2 at arming, 0 now, not back (wanted, not required)"
+              in p.stdout, "accept prints the port's users before and now", p.stdout)
+        # The node's own connections (loopback) are not users.
+        r = fresh_plain("conn-loopback")
+        put(r, "proc/net/tcp", only_listeners +
+            "   4: 0100007F:01BB 0100007F:D433 01 00000000:00000000 00:00000000 00000000     0        0 7 1 0 20 4 30 10 -1\n")
+        p, d = kswap(r, "--json", "accept", "--no-pin", "--timeout", "2")
+        check(p.returncode == 0 and conns(d) and conns(d)[0]["back"] is False and conns(d)[0]["now"] == 0,
+              "a connection from loopback to 443 is not a user back", conns(d))
+        # connections_required = 2: 443 had 2, so users must come back before the timeout.
+        r = fresh_plain("conn-required")
+        put(r, "proc/net/tcp", only_listeners)
+        put(r, "etc/kswap/kswap.conf", "[accept]\nconnections_required = 2\n")
+        p, d = kswap(r, "--json", "accept", "--no-reboot", "--timeout", "2")
+        c = by_id(d).get("connections:tcp:443", {})
+        check(p.returncode == 3 and d["outcome"] == "health-failed" and c.get("required") and
+              c.get("status") == "fail" and "connections:tcp:443" in (d.get("summary") or ""),
+              "connections_required = 2, nobody back on 443: health-failed naming it",
+              (p.returncode, c, d.get("summary")))
+        check(conns(d) and conns(d)[0]["required"] is True, "the diff says required", conns(d))
+        r = fresh_plain("conn-required-back")
+        put(r, "etc/kswap/kswap.conf", "[accept]\nconnections_required = 2\n")
+        put(r, "proc/net/tcp", only_listeners + TCP.splitlines(True)[3])
+        p, d = kswap(r, "--json", "accept", "--no-pin", "--timeout", "2")
+        check(p.returncode == 0 and by_id(d).get("connections:tcp:443", {}).get("status") == "pass",
+              "connections_required = 2, one user back on 443: trial-ok", p.stderr[-300:])
+        # A threshold above what the port had: it stays wanted (a quiet port is not judged).
+        r = fresh_plain("conn-threshold")
+        put(r, "proc/net/tcp", only_listeners)
+        put(r, "etc/kswap/kswap.conf", "[accept]\nconnections_required = 3\n")
+        p, d = kswap(r, "--json", "accept", "--no-pin", "--timeout", "2")
+        check(p.returncode == 0 and not by_id(d).get("connections:tcp:443", {}).get("required", True),
+              "connections_required = 3 with 2 at arming: wanted, trial-ok", p.stderr[-300:])
 
 if scenario("cli"):
     p, _ = kswap(armed, "accept", "--timeout", "x")

@@ -76,6 +76,23 @@ def forecast(root):
     return [(b["kernel"], b["one_shot"]) for b in d["grub"]["forecast"]], d
 
 
+def swap_id(root):
+    """The journal's swap_id (None: no journal yet, or one without an id)."""
+    try:
+        with open(os.path.join(root, "var/lib/kswap/state.json")) as f:
+            return json.load(f).get("swap_id")
+    except (OSError, ValueError):
+        return None
+
+
+def history_ids(root):
+    try:
+        with open(os.path.join(root, "var/lib/kswap/history.json")) as f:
+            return [x.get("swap_id") for x in json.load(f)["swaps"]]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
 for i, (sc, n) in enumerate(points):
     r = fresh("k")
     p = subprocess.run(["strace", "-qq", "-o", "/dev/null", "-e", "trace=" + sc,
@@ -98,15 +115,23 @@ for i, (sc, n) in enumerate(points):
     elif fc != [(OLD, False)] * 3 and fc != [(NEW, True), (OLD, False), (OLD, False)]:
         bad.append(f"forecast {fc}")
     # the next run completes: apply resumes (or says it is armed already) ...
+    killed_id = swap_id(r)
     p2 = subprocess.run(apply_argv(r) + ["--json"], capture_output=True, text=True, env=env)
     fc2, _ = forecast(r)
     if p2.returncode != 0 or fc2 != [(NEW, True), (OLD, False), (OLD, False)]:
         bad.append(f"apply after the kill: exit {p2.returncode}, forecast {fc2}: {p2.stderr[-300:]}")
+    # ... as the same swap, once the killed one had written its journal (lib/engine/history.h)
+    resumed_id = swap_id(r)
+    if not resumed_id or (killed_id and resumed_id != killed_id):
+        bad.append(f"apply after the kill is another swap: swap_id {killed_id} -> {resumed_id}")
     # ... and rollback brings every boot back to the old kernel
     p3 = subprocess.run([exe, "--root", r, "rollback"], capture_output=True, text=True, env=env)
     fc3, _ = forecast(r)
     if p3.returncode != 0 or fc3 != [(OLD, False)] * 3:
         bad.append(f"rollback after apply: exit {p3.returncode}, forecast {fc3}")
+    # one swap, one record in the history
+    if history_ids(r) != [resumed_id]:
+        bad.append(f"history after rollback: swap ids {history_ids(r)}, wanted [{resumed_id}]")
     # a killed write leaves its temporary file; the next write of that file removes it
     leftovers = [f for d, _, fs in os.walk(r) for f in fs if ".kswap" in f and f.startswith(".#")]
     if leftovers:

@@ -82,17 +82,33 @@ check(p.returncode == 0 and len(lines) == 2 and lines[0].split()[:4] == ["ID", "
       and f"{OLD} -> {NEW}" in lines[1] and "pinned" in lines[1]
       and lines[1].endswith("kswap-accept.service"), "the table: a header and the swap", p.stdout)
 
-# 2. two swaps rolled back by sudo users: newest first, a resumed or re-noted swap once.
+# 2. two swaps rolled back by sudo users: newest first, a resumed or re-noted swap once. The
+# second starts in the same second as the first (its journal's 'created', 1 s resolution, is
+# set to the first's, as on a fast machine): a swap is known by its swap_id, not by that stamp.
 r = fresh_root("rolled")
+journal_path = os.path.join(r, "var/lib/kswap/state.json")
+first_created = None
 for n, user in ((1, "alice"), (2, "bob")):
     p, _ = kswap(r, "apply", "--deb", deb, "--yes", SUDO_USER=user)
     check(p.returncode == 0, f"apply {n}", p.stderr)
+    with open(journal_path) as f:
+        j = json.load(f)
+    if first_created is None:
+        first_created = j["created"]
+    else:
+        j["created"] = first_created
+        with open(journal_path, "w") as f:
+            json.dump(j, f)
     p, d = kswap(r, "--json", "rollback", SUDO_USER=user)
     check(p.returncode == 0 and d and d.get("state") == "rolled-back", f"rollback {n}", p.stderr)
     p, _ = kswap(r, "rollback", SUDO_USER="carol")
 h = history(r)
 check([(x["id"], x["outcome"], x["by"]) for x in h] == [(2, "rolled-back", "bob"), (1, "rolled-back", "alice")],
-      "two records, newest first; a second rollback of the same swap adds none", h)
+      "two records, newest first, though both started in the same second; a second rollback of "
+      "the same swap adds none", h)
+check(len(h) == 2 and h[0]["started"] == h[1]["started"] and
+      all(len(x.get("swap_id") or "") == 32 for x in h) and h[0]["swap_id"] != h[1]["swap_id"],
+      "each record has its swap's own swap_id (32 hex digits)", h)
 check(history_file(r)["version"] == 1 and [x["id"] for x in history_file(r)["swaps"]] == [1, 2],
       "the file keeps them oldest first under 'swaps'")
 

@@ -218,6 +218,8 @@ static const ks_config_key keys[] = {
     LIST("accept", "qdisc", item_qdisc, NULL),
     LIST("accept", "nft_tables", item_nft, NULL),
     UINT("accept", "established_min", 0, 1000000000, 0),
+    /* Users coming back per port: reported by default; 0 never requires it (kswap.conf(5)). */
+    UINT("accept", "connections_required", 0, 1000000000, 0),
     LIST("accept", "ignore", item_any, NULL),
     UINT("accept", "management", 1, 65535, 22),
     /* Off by default: a node need not reach anything beyond its own listeners. */

@@ -2,7 +2,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -101,21 +100,15 @@ static int keep_output(ks_spawn_result *r, size_t *cap, size_t max, const char *
 }
 
 static void child_exec(const char *exe, char *const argv[], char **env, const ks_spawn_opts *o,
-                       int out_fd, const char *pty_name, int status_wfd)
+                       int out_fd, int status_wfd)
 {
-    if (pty_name) {
-        out_fd = open(pty_name, O_RDWR | O_NOCTTY);
-        if (out_fd < 0)
-            _exit(127);
-    }
-    if (!o->passthrough) {
-        int nul = o->stdin_fd >= 0 ? o->stdin_fd : open("/dev/null", O_RDONLY);
-        /* Own process group: a timeout kills the program and everything it started. */
-        setpgid(0, 0);
-        if (nul < 0 || dup2(nul, STDIN_FILENO) < 0 || dup2(out_fd, STDOUT_FILENO) < 0 ||
-            dup2(out_fd, STDERR_FILENO) < 0)
-            _exit(127);
-    }
+    int nul = o->stdin_fd >= 0 ? o->stdin_fd : open("/dev/null", O_RDONLY);
+
+    /* Own process group: a timeout kills the program and everything it started. */
+    setpgid(0, 0);
+    if (nul < 0 || dup2(nul, STDIN_FILENO) < 0 || dup2(out_fd, STDOUT_FILENO) < 0 ||
+        dup2(out_fd, STDERR_FILENO) < 0)
+        _exit(127);
     if (status_wfd >= 0) {
         /* dup2() leaves the new fd open across exec; the same number needs its flag cleared. */
         if (status_wfd == o->status_fd) {
@@ -264,14 +257,12 @@ int ks_spawn(char *const argv[], const ks_spawn_opts *opts, ks_spawn_result *ret
     long long deadline = o->timeout_ms ? ks_monotonic_ms() + o->timeout_ms : 0;
     bool exited = false, open_pipe, open_status;
     int pipefd[2], status = 0, r;
-    char pty_name[128] = "";
     pid_t pid;
 
     if (!argv || !argv[0])
         return -EINVAL;
     /* The status fd must not take the place of stdio or of the file to run. */
-    if (o->status_fd >= 0 &&
-        (o->status_fd <= STDERR_FILENO || o->status_fd == o->exec_fd || o->passthrough))
+    if (o->status_fd >= 0 && (o->status_fd <= STDERR_FILENO || o->status_fd == o->exec_fd))
         return -EINVAL;
     if (o->exec_fd < 0) {
         r = ks_find_program(argv[0], &exe);
@@ -285,25 +276,12 @@ int ks_spawn(char *const argv[], const ks_spawn_opts *opts, ks_spawn_result *ret
     if (!res.output)
         return -ENOMEM;
     cap = 1;
-    if (!o->passthrough && o->pty) {
-        /* apt draws its progress only on a terminal: the program gets one, kswap reads it. */
-        struct winsize ws;
-        rfd = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-        if (rfd < 0 || grantpt(rfd) < 0 || unlockpt(rfd) < 0 ||
-            ptsname_r(rfd, pty_name, sizeof(pty_name)) != 0) {
-            free(res.output);
-            return -errno;
-        }
-        if (o->tee_fd >= 0 && ioctl(o->tee_fd, TIOCGWINSZ, &ws) == 0)
-            (void)ioctl(rfd, TIOCSWINSZ, &ws);
-    } else if (!o->passthrough) {
-        if (pipe2(pipefd, O_CLOEXEC) < 0) {
-            free(res.output);
-            return -errno;
-        }
-        rfd = pipefd[0];
-        wfd = pipefd[1];
+    if (pipe2(pipefd, O_CLOEXEC) < 0) {
+        free(res.output);
+        return -errno;
     }
+    rfd = pipefd[0];
+    wfd = pipefd[1];
 
     if (o->status_fd >= 0) {
         int sp[2];
@@ -321,9 +299,8 @@ int ks_spawn(char *const argv[], const ks_spawn_opts *opts, ks_spawn_result *ret
         return -errno;
     }
     if (pid == 0)
-        child_exec(exe, argv, env, o, wfd, o->pty && !o->passthrough ? pty_name : NULL, swfd);
-    if (!o->passthrough)
-        setpgid(pid, pid); /* also in the parent: no race with an early kill */
+        child_exec(exe, argv, env, o, wfd, swfd);
+    setpgid(pid, pid); /* also in the parent: no race with an early kill */
     if (wfd >= 0) {
         close(wfd);
         wfd = -EBADF;
@@ -360,7 +337,7 @@ int ks_spawn(char *const argv[], const ks_spawn_opts *opts, ks_spawn_result *ret
         r = poll(p, (nfds_t)n, wait_ms);
         if (r < 0 && errno != EINTR) {
             r = -errno;
-            kill(o->passthrough ? pid : -pid, SIGKILL);
+            kill(-pid, SIGKILL);
             waitpid(pid, NULL, 0);
             free(res.output);
             return r;
@@ -369,11 +346,8 @@ int ks_spawn(char *const argv[], const ks_spawn_opts *opts, ks_spawn_result *ret
             char buf[16384];
             ssize_t k = read(rfd, buf, sizeof(buf));
             if (k > 0) {
-                /* Progress for a person is best effort: a failed write never stops apt. */
-                if (o->tee_fd >= 0)
-                    (void)!write(o->tee_fd, buf, (size_t)k);
                 if (keep_output(&res, &cap, max, buf, (size_t)k) < 0) {
-                    kill(o->passthrough ? pid : -pid, SIGKILL);
+                    kill(-pid, SIGKILL);
                     waitpid(pid, NULL, 0);
                     free(res.output);
                     return -ENOMEM;
@@ -396,13 +370,13 @@ int ks_spawn(char *const argv[], const ks_spawn_opts *opts, ks_spawn_result *ret
             break;
         if (deadline && ks_monotonic_ms() >= deadline && !exited) {
             res.timed_out = true;
-            kill(o->passthrough ? pid : -pid, SIGKILL);
+            kill(-pid, SIGKILL);
             waitpid(pid, &status, 0);
             exited = true;
             break;
         }
     }
-    if (!o->passthrough && !res.timed_out)
+    if (!res.timed_out)
         kill(-pid, SIGKILL); /* leftovers of the group that outlived it */
 
     if (WIFEXITED(status)) {

@@ -10,14 +10,11 @@
 /*
  * The one way kswap runs an external program: an argv array (never a shell), looked up on
  * PATH, with a timeout, its stdout and stderr captured together (bounded) for error messages,
- * optional extra environment (KSWAP_ROOT=DIR) and optional pass-through to the terminal.
+ * and optional extra environment (KSWAP_ROOT=DIR).
  */
 typedef struct ks_spawn_opts {
     unsigned timeout_ms; /* 0: no timeout */
     char *const *env;    /* extra "KEY=VALUE" entries, override the inherited ones */
-    bool passthrough;    /* inherit stdin/stdout/stderr (a TTY); nothing is captured */
-    int tee_fd;          /* >= 0: also copy the program's output there as it comes (progress) */
-    bool pty;            /* give the program a pseudo-terminal, so apt draws its progress */
     size_t max_output;   /* bytes of output kept (the last ones); 0: 64 KiB */
     const char *cwd;     /* working directory of the child, NULL: unchanged */
     int stdin_fd;        /* >= 0: the child's stdin (e.g. a memfd with data); else /dev/null */
@@ -38,11 +35,8 @@ typedef struct ks_spawn_opts {
  * compound literal of the caller's block (meson.build allows the override for this).
  */
 #define KS_SPAWN_OPTS(...)                                                                         \
-    (&(const ks_spawn_opts){.tee_fd = -EBADF,                                                      \
-                            .stdin_fd = -EBADF,                                                    \
-                            .exec_fd = -EBADF,                                                     \
-                            .status_fd = -EBADF,                                                   \
-                            __VA_ARGS__})
+    (&(const ks_spawn_opts){                                                                       \
+        .stdin_fd = -EBADF, .exec_fd = -EBADF, .status_fd = -EBADF, __VA_ARGS__})
 
 typedef struct ks_spawn_result {
     int exit_code;   /* exit status, or 128 + signal number */

@@ -3,6 +3,8 @@
 #include <ctype.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
+#include <sys/random.h>
 
 #include "lib/basic/string-table.h"
 #include "lib/basic/util.h"
@@ -267,4 +269,37 @@ void ks_module_name_normalize(char *name)
     for (; *name; name++)
         if (*name == '-')
             *name = '_';
+}
+
+int ks_id128_random(char ret[static KS_ID128_STRING_MAX])
+{
+    static const char hex[] = "0123456789abcdef";
+    uint8_t bytes[16];
+    size_t got = 0;
+
+    /* Blocks only until the pool is initialised (early boot); a signal is retried. */
+    while (got < sizeof(bytes)) {
+        ssize_t n = getrandom(bytes + got, sizeof(bytes) - got, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return n < 0 ? -errno : -EIO;
+        got += (size_t)n;
+    }
+    for (size_t i = 0; i < sizeof(bytes); i++) {
+        ret[2 * i] = hex[bytes[i] >> 4];
+        ret[2 * i + 1] = hex[bytes[i] & 0xf];
+    }
+    ret[32] = '\0';
+    return 0;
+}
+
+bool ks_id128_is_valid(const char *s)
+{
+    if (!s || strlen(s) != 32)
+        return false;
+    for (; *s; s++)
+        if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f')))
+            return false;
+    return true;
 }

@@ -139,3 +139,10 @@ void ks_module_name_normalize(char *name);
 /* Iterates lines of a text buffer: returns length of the line at *pos, advances *pos. */
 bool ks_next_line(const char *text, size_t len, size_t *pos, const char **ret_line,
                   size_t *ret_len);
+
+/* A random 128-bit id as 32 lower-case hexadecimal digits (getrandom(2), the kernel's
+ * pool), e.g. the identity of a swap. -errno when the kernel gives no random bytes. */
+#define KS_ID128_STRING_MAX 33
+int ks_id128_random(char ret[static KS_ID128_STRING_MAX]);
+/* Whether s is such an id (32 lower-case hexadecimal digits, nothing else). */
+bool ks_id128_is_valid(const char *s);

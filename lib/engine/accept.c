@@ -16,6 +16,7 @@
 #include "lib/engine/metrics-file.h"
 #include "lib/engine/run-snapshot.h"
 #include "lib/basic/fileio.h"
+#include "lib/basic/json-util.h"
 #include "lib/basic/spawn.h"
 #include "lib/engine/trial.h"
 #include "lib/engine/trialboot.h"
@@ -75,6 +76,7 @@ void ks_accept_result_done(ks_accept_result *r)
     ks_journal_free(r->journal);
     ks_strv_free(r->new_items);
     ks_strv_free(r->not_snapshotted);
+    free(r->conns_now);
     *r = (ks_accept_result){0};
 }
 
@@ -192,14 +194,27 @@ static int check_set_fmt(ks_check *chk, ks_check_status st, const char *fmt, ...
     return ks_check_set(chk, st, msg);
 }
 
-/* The first required check that failed, as "ID: detail", for the journal and the motd. */
+/* The required check that failed, as "ID: detail", for the journal and the motd: the one that
+ * failed finally and ended the wait when there is one (others may not have come back yet at
+ * that moment), else the first. */
 static char *first_failure(const ks_checklist *l)
 {
-    for (size_t i = 0; i < l->n; i++)
-        if (l->v[i].required && l->v[i].status != KS_CHECK_PASS)
-            return ks_asprintf("%s: %s", l->v[i].id,
-                               l->v[i].detail ? l->v[i].detail : "did not pass");
-    return strdup("a required check failed");
+    const ks_check *first = NULL;
+
+    for (size_t i = 0; i < l->n; i++) {
+        const ks_check *chk = &l->v[i];
+        if (!chk->required || chk->status == KS_CHECK_PASS)
+            continue;
+        if (chk->status == KS_CHECK_FAIL && chk->final) {
+            first = chk;
+            break;
+        }
+        if (!first)
+            first = chk;
+    }
+    if (!first)
+        return strdup("a required check failed");
+    return ks_asprintf("%s: %s", first->id, first->detail ? first->detail : "did not pass");
 }
 
 /* journalctl with argv on success and some output, else NULL. At most max bytes. */
@@ -362,8 +377,6 @@ static int judge_fell_back(acc *a)
 static int add_snapshot_checks(acc *a, const ks_check_ctx *ctx)
 {
     const ks_run_snapshot *s = ks_journal_running(a->j);
-    _cleanup_strv_free_ char **ignore = NULL;
-    int r;
 
     (void)ctx;
     if (!s) {
@@ -376,13 +389,10 @@ static int add_snapshot_checks(acc *a, const ks_check_ctx *ctx)
     for (char **p = s->skipped; p && *p; p++)
         if (ks_strv_extend(&a->r->not_snapshotted, *p) < 0)
             return -ENOMEM;
-    r = ks_config_get_strv(a->o->config, "accept", "ignore", NULL, &ignore);
-    if (r < 0)
-        return r;
-    return ks_checklist_add_snapshot(&a->r->checks, s, ignore);
+    return ks_checklist_add_snapshot(&a->r->checks, s, a->o->config);
 }
 
-/* What runs now that did not before (reported only), and the established count now. */
+/* What runs now that did not before (reported only), and the established counts now. */
 static int diff_new(acc *a, const ks_check_ctx *ctx)
 {
     const ks_run_snapshot *before = ks_journal_running(a->j);
@@ -398,6 +408,10 @@ static int diff_new(acc *a, const ks_check_ctx *ctx)
     if (r < 0)
         return 0;
     a->r->established_now = now.established;
+    a->r->have_conns_now = true;
+    a->r->conns_now = TAKE_PTR(now.conns);
+    a->r->n_conns_now = now.n_conns;
+    now.n_conns = 0;
     r = ks_config_get_strv(a->o->config, "accept", "ignore", NULL, &ignore);
     for (char **p = now.items; r >= 0 && p && *p; p++)
         if (!ks_strv_contains(before->items, *p) && !ks_snapshot_ignored(*p, ignore))
@@ -406,38 +420,57 @@ static int diff_new(acc *a, const ks_check_ctx *ctx)
     return r < 0 ? r : 0;
 }
 
-static json_object *strv_json(char *const *v)
+long long ks_accept_conns_now(const ks_accept_result *r, const ks_check *chk)
 {
-    json_object *a = json_object_new_array();
+    const char *p = chk->run == ks_check_connections ? ks_startswith(chk->arg, "tcp:") : NULL;
+    unsigned long long port;
 
-    for (; a && v && *v; v++)
-        json_object_array_add(a, json_object_new_string(*v));
-    return a;
+    if (!r->have_conns_now || !p || ks_safe_atou64(p, &port) < 0)
+        return -1;
+    for (size_t i = 0; i < r->n_conns_now; i++)
+        if (r->conns_now[i].port == port)
+            return r->conns_now[i].established;
+    return 0;
 }
 
-json_object *ks_accept_diff_json(const ks_checklist *l, bool have_snapshot, char *const *new_items,
-                                 char *const *not_snapshotted, unsigned before, unsigned now)
+json_object *ks_accept_diff_json(const ks_accept_result *r)
 {
-    json_object *o, *back, *missing, *est;
+    const ks_checklist *l = &r->checks;
+    ks_json_builder b = {0};
+    json_object *o, *back, *missing, *est, *conns;
 
-    if (!have_snapshot)
+    if (!r->have_snapshot)
         return NULL;
-    o = json_object_new_object();
-    back = json_object_new_array();
-    missing = json_object_new_array();
-    for (size_t i = 0; i < l->n; i++)
-        if (l->v[i].from_snapshot)
-            json_object_array_add(l->v[i].status == KS_CHECK_PASS ? back : missing,
-                                  json_object_new_string(l->v[i].id));
-    json_object_object_add(o, "back", back);
-    json_object_object_add(o, "missing", missing);
-    json_object_object_add(o, "new", strv_json(new_items));
-    json_object_object_add(o, "not_snapshotted", strv_json(not_snapshotted));
-    est = json_object_new_object();
-    json_object_object_add(est, "before", json_object_new_int64(before));
-    json_object_object_add(est, "now", json_object_new_int64(now));
-    json_object_object_add(o, "established", est);
-    return o;
+    o = ks_jb_object(&b);
+    back = ks_jb_array(&b);
+    missing = ks_jb_array(&b);
+    conns = ks_jb_array(&b);
+    for (size_t i = 0; i < l->n; i++) {
+        const ks_check *chk = &l->v[i];
+        if (chk->from_snapshot)
+            ks_jb_push(&b, chk->status == KS_CHECK_PASS ? back : missing,
+                       ks_jb_string(&b, chk->id));
+        if (chk->run == ks_check_connections) {
+            json_object *x = ks_jb_object(&b);
+            long long now = ks_accept_conns_now(r, chk);
+            ks_jb_add(&b, x, "port", ks_jb_string(&b, chk->arg));
+            ks_jb_add(&b, x, "before", ks_jb_int(&b, chk->baseline));
+            ks_jb_add(&b, x, "now", now >= 0 ? ks_jb_int(&b, now) : NULL);
+            ks_jb_add(&b, x, "back", ks_jb_bool(&b, chk->status == KS_CHECK_PASS));
+            ks_jb_add(&b, x, "required", ks_jb_bool(&b, chk->required));
+            ks_jb_push(&b, conns, x);
+        }
+    }
+    ks_jb_add(&b, o, "back", back);
+    ks_jb_add(&b, o, "missing", missing);
+    ks_jb_add(&b, o, "new", ks_jb_strv(&b, r->new_items));
+    ks_jb_add(&b, o, "not_snapshotted", ks_jb_strv(&b, r->not_snapshotted));
+    est = ks_jb_object(&b);
+    ks_jb_add(&b, est, "before", ks_jb_int(&b, r->established_before));
+    ks_jb_add(&b, est, "now", ks_jb_int(&b, r->established_now));
+    ks_jb_add(&b, o, "established", est);
+    ks_jb_add(&b, o, "connections", conns);
+    return ks_jb_finish(&b, o);
 }
 
 static int judge_checks(acc *a)
@@ -831,11 +864,10 @@ void ks_check_now_result_done(ks_check_now_result *r)
     *r = (ks_check_now_result){0};
 }
 
-static int check_now(const ks_root *root, const ks_config *cfg, bool as_armed,
+static int check_now(const ks_root *root, const ks_config *cfg, bool with_items,
                      ks_check_now_result *ret)
 {
     _cleanup_free_ char *abs = NULL, *cfg_err = NULL;
-    _cleanup_strv_free_ char **ignore = NULL;
     ks_check_now_result res = {0};
     ks_run_snapshot now = {0};
     ks_check_ctx ctx;
@@ -857,15 +889,15 @@ static int check_now(const ks_root *root, const ks_config *cfg, bool as_armed,
         goto fail;
     }
     r = ks_run_snapshot_take(&ctx, &now);
-    /* As armed: the floor asks what accept will ask, given the snapshot arming would take. */
+    /* The floor asks what accept will ask of a trial armed now, given the snapshot arming
+     * would take: a node with no default route (or nothing on the management port) today is
+     * not asked for one after the trial either. */
     if (r >= 0)
-        r = ks_checklist_add_floor(&res.checks, cfg, as_armed ? now.items : NULL, as_armed);
-    if (r >= 0)
-        r = ks_config_get_strv(cfg, "accept", "ignore", NULL, &ignore);
+        r = ks_checklist_add_floor(&res.checks, cfg, now.items, true);
     /* Before apply, what runs now is the snapshot itself: judging it against itself proves
      * nothing and trips over units that come and go in that moment. */
-    if (r >= 0 && !as_armed)
-        r = ks_checklist_add_snapshot(&res.checks, &now, ignore);
+    if (r >= 0 && with_items)
+        r = ks_checklist_add_snapshot(&res.checks, &now, cfg);
     if (r < 0) {
         res.error = ks_asprintf("cannot take the snapshot of what runs: %s", strerror(-r));
         goto fail;
@@ -892,10 +924,10 @@ fail:
 
 int ks_check_now(const ks_root *root, const ks_config *cfg, ks_check_now_result *ret)
 {
-    return check_now(root, cfg, false, ret);
+    return check_now(root, cfg, true, ret);
 }
 
 int ks_check_before_apply(const ks_root *root, const ks_config *cfg, ks_check_now_result *ret)
 {
-    return check_now(root, cfg, true, ret);
+    return check_now(root, cfg, false, ret);
 }

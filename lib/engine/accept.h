@@ -4,6 +4,7 @@
 #include <stdbool.h>
 
 #include "checks/check.h"
+#include "checks/snapshot.h"
 #include "lib/basic/config.h"
 #include "lib/engine/journal.h"
 #include "lib/basic/root.h"
@@ -57,17 +58,26 @@ typedef struct ks_accept_result {
     ks_journal *journal; /* the journal as it ended */
     /* The snapshot of what ran on the old kernel (checks with from_snapshot are its items):
      * whether there was one, what is running now that was not then, what was not snapshotted,
-     * the established connections then and now (reported, never required). */
+     * the established connections then and now (reported, never required), and now per port
+     * (the connections checks have those of arming; have_conns_now: the snapshot at the
+     * verdict could be taken). */
     bool have_snapshot;
     char **new_items;
     char **not_snapshotted;
     unsigned established_before, established_now;
+    bool have_conns_now;
+    ks_port_conns *conns_now;
+    size_t n_conns_now;
 } ks_accept_result;
 
-/* The diff of a checklist with snapshot items, as JSON: {"back", "missing", "new",
- * "not_snapshotted", "established": {"before", "now"}}; NULL without a snapshot. */
-json_object *ks_accept_diff_json(const ks_checklist *l, bool have_snapshot, char *const *new_items,
-                                 char *const *not_snapshotted, unsigned before, unsigned now);
+/*
+ * The diff of the result's checklist with the snapshot, as JSON: {"back", "missing", "new",
+ * "not_snapshotted", "established": {"before", "now"}, "connections": [{"port", "before",
+ * "now", "back", "required"}, ...]}; NULL without a snapshot, or when out of memory.
+ */
+json_object *ks_accept_diff_json(const ks_accept_result *r);
+/* A connections check's count at the verdict; -1 when not known (or chk is another check). */
+long long ks_accept_conns_now(const ks_accept_result *r, const ks_check *chk);
 
 /* Judges and acts. Negative errno when nothing could be judged (*ret->error says why). */
 int ks_accept(const ks_root *root, const ks_accept_opts *o, ks_accept_result *ret);
@@ -90,8 +100,10 @@ char *ks_accept_motd_line(const ks_journal *j, const char *running);
 
 /*
  * kswap check: the whole checklist of accept now, on the running kernel, one round, judging
- * nothing and changing nothing: the configured checks, the reachability floor, and the items
- * of a snapshot of what runs now (each must be checkable on this node).
+ * nothing and changing nothing: the configured checks, the reachability floor (required as
+ * accept would require it of a trial armed now: where the node has a default route or a
+ * management listener now), and the items of a snapshot of what runs now (each must be
+ * checkable on this node).
  */
 typedef struct ks_check_now_result {
     char *kernel;

@@ -22,6 +22,7 @@ const char *const ks_history_outcomes[] = {
 
 static void record_done(ks_history_record *r)
 {
+    free(r->swap_id);
     free(r->started);
     free(r->ended);
     free(r->from.release);
@@ -82,6 +83,7 @@ static json_object *record_to_json(ks_json_builder *b, const ks_history_record *
     json_object *o = ks_jb_object(b);
 
     ks_jb_add(b, o, "id", ks_jb_int(b, (int64_t)r->id));
+    ks_jb_add(b, o, "swap_id", ks_jb_string(b, r->swap_id));
     ks_jb_add(b, o, "started", ks_jb_string(b, r->started));
     ks_jb_add(b, o, "ended", ks_jb_string(b, r->ended));
     ks_jb_add(b, o, "from", kernel_to_json(b, &r->from));
@@ -228,6 +230,11 @@ static int parse_record(parser *p, json_object *x, size_t i, ks_history_record *
     if (id <= 0 || errno != 0)
         return perr(p, "%s'id' is out of range", ctx);
     res->id = (uint64_t)id;
+    if ((r = get_str(p, x, ctx, "swap_id", false, &res->swap_id)) < 0)
+        return r;
+    /* Absent (null) in records written before swaps had an id. */
+    if (res->swap_id && !ks_id128_is_valid(res->swap_id))
+        return perr(p, "%s'swap_id' is not 32 lower-case hexadecimal digits", ctx);
     if ((r = get_time(p, x, ctx, "started", &res->started)) < 0 ||
         (r = get_time(p, x, ctx, "ended", &res->ended)) < 0 ||
         (r = get_kernel(p, x, ctx, "from", &res->from)) < 0 ||
@@ -382,7 +389,8 @@ static int fill_record(const ks_root *root, const ks_journal *j, const char *out
 
     if (!ended)
         ended = ks_format_utc(time(NULL), buf);
-    if ((r = dup_or_null(ks_journal_created(j) ? ks_journal_created(j) : ended, &res->started)) <
+    if ((r = dup_or_null(ks_journal_swap_id(j), &res->swap_id)) < 0 ||
+        (r = dup_or_null(ks_journal_created(j) ? ks_journal_created(j) : ended, &res->started)) <
             0 ||
         (r = dup_or_null(ended, &res->ended)) < 0 ||
         (r = dup_or_null(ks_journal_get(j, KS_JF_OLD_KERNEL), &res->from.release)) < 0 ||
@@ -401,12 +409,26 @@ static int fill_record(const ks_root *root, const ks_journal *j, const char *out
     return ks_requester(root, &res->by);
 }
 
+/*
+ * Whether the newest record is j's swap. By the swap's id; a record or a journal written before
+ * swaps had one (no id on either side) by the time the journal was created, which two swaps
+ * that start within one second share. An id on one side only: two different swaps.
+ */
+static bool same_swap(const ks_history_record *last, const ks_journal *j)
+{
+    const char *id = ks_journal_swap_id(j), *started = ks_journal_created(j);
+
+    if (last->swap_id || id)
+        return streq_ptr(last->swap_id, id);
+    return started && streq(last->started, started);
+}
+
 int ks_history_note(const ks_root *root, const ks_journal *j, char **ret_warning)
 {
     _cleanup_history_ ks_history h = {0};
     _cleanup_free_ char *err = NULL, *text = NULL, *warning = NULL;
     ks_history_record res = {0}, *last, *grown;
-    const char *outcome, *started;
+    const char *outcome;
     size_t drop = 0;
     int r;
 
@@ -437,10 +459,9 @@ int ks_history_note(const ks_root *root, const ks_journal *j, char **ret_warning
         return r;
     }
 
-    started = ks_journal_created(j);
     last = h.n > 0 ? &h.v[h.n - 1] : NULL;
     /* The same swap as the newest record: replaced when it ended otherwise, else nothing. */
-    if (last && started && streq(last->started, started)) {
+    if (last && same_swap(last, j)) {
         if (streq(last->outcome, outcome) &&
             streq_ptr(last->to.release, ks_journal_get(j, KS_JF_NEW_KERNEL)))
             goto out;

@@ -14,8 +14,9 @@
  * came to an end, oldest first in the file. The state journal holds only the current swap; when
  * it ends (pinned, rolled back, failed, or a trial judged health-failed, fell-back or
  * trial-hung) the swap is written here, and again if it ends once more (a health-failed swap
- * rolled back later): the newest record of the same swap (same "started") is replaced, never
- * a second one added.
+ * rolled back later): the newest record of the same swap (the same "swap_id", the journal's
+ * random id; for records and journals from before that id, the same "started") is replaced,
+ * never a second one added. Two swaps that start within one second are two records.
  *
  * The file is rewritten whole and atomically (lib/basic/fileio.h: temp, fsync, rename, fsync
  * dir), keeping the newest KS_HISTORY_MAX_RECORDS records: a crash leaves the old or the new
@@ -39,6 +40,7 @@ typedef struct ks_history_kernel {
 
 typedef struct ks_history_record {
     uint64_t id;   /* 1, 2, ...: the position in the history, never reused */
+    char *swap_id; /* the journal's "swap_id"; NULL in records written before swaps had one */
     char *started; /* ISO 8601 UTC: when the apply began */
     char *ended;   /* ISO 8601 UTC: when the swap came to its end */
     ks_history_kernel from, to;

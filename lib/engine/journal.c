@@ -47,6 +47,7 @@ struct ks_journal {
     ks_journal_change *changes;
     size_t n_changes;
 
+    char *swap_id; /* 32 hex digits, made with "created"; NULL in journals of older kswap */
     char *created;
     char *updated;
 };
@@ -176,6 +177,7 @@ static void journal_clear(ks_journal *j)
     for (size_t i = 0; i < j->n_changes; i++)
         change_done(&j->changes[i]);
     free(j->changes);
+    free(j->swap_id);
     free(j->created);
     free(j->updated);
     *j = (ks_journal){.root = j->root,
@@ -212,6 +214,15 @@ void ks_journal_reset_keep_changes(ks_journal *j)
     journal_clear(j);
     j->changes = changes;
     j->n_changes = n;
+}
+
+void ks_journal_restart(ks_journal *j)
+{
+    char *swap_id = TAKE_PTR(j->swap_id), *created = TAKE_PTR(j->created);
+
+    ks_journal_reset_keep_changes(j);
+    j->swap_id = swap_id;
+    j->created = created;
 }
 
 void ks_journal_set_clock(ks_journal *j, time_t (*now)(void))
@@ -327,6 +338,7 @@ json_object *ks_journal_to_json(const ks_journal *j)
     }
     ks_jb_add(&b, o, "changes", changes);
     ks_jb_add(&b, o, "reboots_requested", ks_jb_int(&b, (int64_t)j->reboots_requested));
+    ks_jb_add(&b, o, "swap_id", ks_jb_string(&b, j->swap_id));
     ks_jb_add(&b, o, "created", ks_jb_string(&b, j->created));
     ks_jb_add(&b, o, "updated", ks_jb_string(&b, j->updated));
     return ks_jb_finish(&b, o);
@@ -359,7 +371,13 @@ int ks_journal_save(ks_journal *j)
     if (!j->root)
         return -EBADF;
     if (!j->created) {
-        r = stamp(j, &j->created);
+        /* A new swap: its identity for the history, which the stamp (1 s) cannot be. */
+        char id[KS_ID128_STRING_MAX];
+        r = j->swap_id ? 0 : ks_id128_random(id);
+        if (r >= 0 && !j->swap_id)
+            r = set_str(&j->swap_id, id);
+        if (r >= 0)
+            r = stamp(j, &j->created);
         if (r < 0)
             return r;
     }
@@ -706,6 +724,11 @@ static int parse_object(parser *p, ks_journal *j, json_object *o)
     /* Absent in journals of kswap before the counter: none counted then. */
     if ((r = get_u64(p, o, "", "reboots_requested", NULL, &j->reboots_requested)) < 0)
         return r;
+    if ((r = get_str(p, o, "", "swap_id", &j->swap_id)) < 0)
+        return r;
+    /* Absent in journals of kswap before the id; then "created" stands for it (history.c). */
+    if (j->swap_id && !ks_id128_is_valid(j->swap_id))
+        return perr(p, -EBADMSG, "'swap_id' is not 32 lower-case hexadecimal digits");
     if ((r = get_str(p, o, "", "created", &j->created)) < 0 ||
         (r = get_str(p, o, "", "updated", &j->updated)) < 0)
         return r;
@@ -890,6 +913,11 @@ const char *ks_journal_updated(const ks_journal *j)
 const char *ks_journal_created(const ks_journal *j)
 {
     return j->created;
+}
+
+const char *ks_journal_swap_id(const ks_journal *j)
+{
+    return j->swap_id;
 }
 
 bool ks_journal_reboot_claimed(const ks_journal *j)

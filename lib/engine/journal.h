@@ -151,6 +151,13 @@ void *ks_journal_on_save_data(const ks_journal *j, ks_journal_saved_fn fn);
 const char *ks_journal_updated(const ks_journal *j);
 /* "created": the first save of this swap's journal (ISO 8601 UTC); NULL before it. */
 const char *ks_journal_created(const ks_journal *j);
+/*
+ * "swap_id": the identity of this swap, 32 random hexadecimal digits made at the same first
+ * save (two swaps may start within one second of "created"); kept by every later save, by a
+ * resumed apply and by ks_journal_restart(). NULL before the first save, and in journals of a
+ * kswap before the id, which keep none.
+ */
+const char *ks_journal_swap_id(const ks_journal *j);
 /* The clock for timestamps (tests); NULL restores time(). */
 void ks_journal_set_clock(ks_journal *j, time_t (*now)(void));
 /* Back to a fresh idle journal in memory (for a new swap); not saved. */
@@ -161,6 +168,12 @@ void ks_journal_reset(ks_journal *j);
  * what every apply of it installed.
  */
 void ks_journal_reset_keep_changes(ks_journal *j);
+/*
+ * The same swap once more from its first step: as reset_keep_changes, and the swap keeps its
+ * identity ("swap_id", "created"). For an apply killed before its prepare step ended (the
+ * journal is still idle then): the next apply is the same swap, not a new one.
+ */
+void ks_journal_restart(ks_journal *j);
 
 /* The whole journal as JSON, the same document as the file; NULL on -ENOMEM. */
 json_object *ks_journal_to_json(const ks_journal *j);

@@ -1227,12 +1227,17 @@ static char **snapshot_sysctls(const ks_config *cfg)
 /*
  * A new apply: the journal starts again, but a swap that did not end pinned (failed, rolled
  * back) goes on, and what its earlier applies installed stays recorded for rollback --purge.
+ * An idle journal that was saved is an apply killed before its prepare step ended (the
+ * repository step runs while the journal is idle): the same swap starts over, keeping the
+ * files it recorded and its identity (lib/engine/history.h: a swap is one record).
  */
 static void reset_for_new_apply(ks_journal *j)
 {
     ks_state s = ks_journal_state(j);
 
-    if (s == KS_STATE_FAILED || s == KS_STATE_ROLLED_BACK)
+    if (s == KS_STATE_IDLE)
+        ks_journal_restart(j);
+    else if (s == KS_STATE_FAILED || s == KS_STATE_ROLLED_BACK)
         ks_journal_reset_keep_changes(j);
     else
         ks_journal_reset(j);

@@ -94,6 +94,18 @@ static void test_parse_table(void)
          -EBADMSG, "'outcome': unknown value 'armed'", 0},
         {"by an object", "{\"version\": 1, \"swaps\": [" REC(1, ", \"reason\": {}") "]}", -EBADMSG,
          "'reason' is not a string", 0},
+        {"a swap id",
+         "{\"version\": 1, \"swaps\": [" REC(
+             1, ", \"swap_id\": \"0123456789abcdef0123456789abcdef\"") "]}",
+         0, NULL, 1, "pinned", "alice", NULL, NULL},
+        {"a swap id null (written before swaps had one)",
+         "{\"version\": 1, \"swaps\": [" REC(1, ", \"swap_id\": null") "]}", 0, NULL, 1, "pinned",
+         "alice", NULL, NULL},
+        {"a swap id too short",
+         "{\"version\": 1, \"swaps\": [" REC(1, ", \"swap_id\": \"0123456789abcdef\"") "]}",
+         -EBADMSG, "swaps[0]: 'swap_id' is not 32 lower-case hexadecimal digits", 0},
+        {"a swap id a number", "{\"version\": 1, \"swaps\": [" REC(1, ", \"swap_id\": 5") "]}",
+         -EBADMSG, "'swap_id' is not a string", 0},
     };
 
     for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
@@ -246,6 +258,78 @@ static void test_note(void)
         fprintf(stderr, "cannot remove %s\n", dir);
 }
 
+/*
+ * Two swaps that start within one second share the journal's "created" stamp (1 s): each is
+ * its own record, told apart by the swap's id (on a fast machine two applies and rollbacks
+ * took less than a second, and the second replaced the first). Records and journals written
+ * before the id are still one swap by "started".
+ */
+static time_t frozen_clock(void)
+{
+    return 1795996800; /* 2026-11-30T00:00:00Z */
+}
+
+static void test_same_second(void)
+{
+    char tmpl[] = "/tmp/kswap-history-XXXXXX";
+    char *dir = mkdtemp(tmpl);
+    _cleanup_root_ ks_root *root = NULL;
+    _cleanup_journal_ ks_journal *j = NULL, *legacy = NULL;
+    _cleanup_free_ char *cmd = NULL, *first_id = NULL;
+    _cleanup_history_ ks_history h = {0};
+    static const char old_journal[] =
+        "{\"version\": 1, \"state\": \"rolled-back\", \"created\": \"2026-11-30T00:00:00Z\"}";
+
+    CHECK(dir && ks_root_open(dir, &root) == 0);
+    if (!root)
+        return;
+    setenv("SUDO_USER", "alice", 1);
+    CHECK(ks_journal_new(root, &j) == 0);
+    ks_journal_set_clock(j, frozen_clock);
+    for (int i = 0; i < 2; i++) {
+        /* apply (a new journal), then rollback: the swap ended */
+        ks_journal_reset(j);
+        CHECK(ks_journal_set(j, KS_JF_OLD_KERNEL, "6.8.0-49-generic") == 0);
+        CHECK(ks_journal_save(j) == 0);
+        CHECK(ks_journal_set_state(j, KS_STATE_ROLLED_BACK) == 0);
+        CHECK(ks_journal_save(j) == 0);
+        CHECK_MSG(ks_history_note(root, j, NULL) == 1, "swap %d is written", i + 1);
+        CHECK(ks_history_note(root, j, NULL) == 0); /* and once */
+        if (i == 0)
+            first_id = strdup(strempty(ks_journal_swap_id(j)));
+    }
+    CHECK(ks_history_load(root, &h, NULL) == 0);
+    CHECK_MSG(h.n == 2, "two swaps in the same second are two records, got %zu", h.n);
+    if (h.n == 2) {
+        CHECK(h.v[0].id == 1 && h.v[1].id == 2);
+        CHECK(streq(h.v[0].started, h.v[1].started));
+        CHECK_STREQ(h.v[0].swap_id, first_id);
+        CHECK_STREQ(h.v[1].swap_id, ks_journal_swap_id(j));
+        CHECK(!streq_ptr(h.v[0].swap_id, h.v[1].swap_id));
+    }
+    ks_history_done(&h);
+
+    /* A journal from before the id (no swap_id): a new swap beside records with ids... */
+    CHECK(ks_journal_parse(old_journal, strlen(old_journal), &legacy, NULL) == 0);
+    CHECK(legacy && ks_history_note(root, legacy, NULL) == 1);
+    /* ... and the same swap as a record without an id that started when it did. */
+    CHECK(legacy && ks_history_note(root, legacy, NULL) == 0);
+    CHECK(legacy && ks_journal_set_outcome(legacy, KS_OUTCOME_HEALTH_FAILED) == 0);
+    CHECK(legacy && ks_history_note(root, legacy, NULL) == 1); /* ended otherwise: replaced */
+    CHECK(ks_history_load(root, &h, NULL) == 0);
+    CHECK(h.n == 3 && h.v[2].id == 3 && !h.v[2].swap_id && streq(h.v[2].outcome, "health-failed"));
+    /* A journal with an id after a record without one: another swap, whatever the time. */
+    CHECK(ks_history_note(root, j, NULL) == 1);
+    ks_history_done(&h);
+    CHECK(ks_history_load(root, &h, NULL) == 0);
+    CHECK(h.n == 4 && streq_ptr(h.v[3].swap_id, ks_journal_swap_id(j)));
+
+    unsetenv("SUDO_USER");
+    cmd = ks_asprintf("rm -rf '%s'", dir);
+    if (cmd && system(cmd) != 0)
+        fprintf(stderr, "cannot remove %s\n", dir);
+}
+
 static void test_requester_parsers(void)
 {
     static const struct {
@@ -291,6 +375,7 @@ int main(void)
     test_round_trip();
     test_outcome_of();
     test_note();
+    test_same_second();
     test_requester_parsers();
     TEST_DONE();
 }

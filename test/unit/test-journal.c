@@ -147,6 +147,7 @@ static const char full_journal[] =
     "              {\"kind\": \"file\", \"path\": \"boot/grub/grubenv\", \"existed\": true,\n"
     "                \"previous\": \"AAEC/w==\", \"mode\": 420, \"at\": \"a\"},\n"
     "              {\"kind\": \"package\", \"name\": \"linux-image-x\", \"version\": \"1\"}],\n"
+    "  \"swap_id\": \"0123456789abcdef0123456789abcdef\",\n"
     "  \"created\": \"2026-11-30T00:00:00Z\",\n"
     "  \"updated\": \"2026-11-30T00:00:00Z\",\n"
     "  \"some_future_field\": [1, 2, 3]\n"
@@ -220,6 +221,18 @@ static void test_parse_table(void)
          -EBADMSG, "appears twice"},
         {"\"name\": \"linux-image-x\"", "\"nam\": \"linux-image-x\"", -EBADMSG,
          "changes[2]: 'name' is missing"},
+        /* The swap's id: absent or null in journals of an older kswap, else 32 hex digits. */
+        {"\"swap_id\": \"0123456789abcdef0123456789abcdef\"", "\"swap_id\": null", 0, NULL},
+        {"\"swap_id\": \"0123456789abcdef0123456789abcdef\"", "\"swap_i\": 1", 0, NULL},
+        {"\"swap_id\": \"0123456789abcdef0123456789abcdef\"",
+         "\"swap_id\": \"0123456789ABCDEF0123456789abcdef\"", -EBADMSG,
+         "'swap_id' is not 32 lower-case hexadecimal digits"},
+        {"\"swap_id\": \"0123456789abcdef0123456789abcdef\"",
+         "\"swap_id\": \"0123456789abcdef0123456789abcde\"", -EBADMSG, "'swap_id'"},
+        {"\"swap_id\": \"0123456789abcdef0123456789abcdef\"", "\"swap_id\": \"\"", -EBADMSG,
+         "'swap_id'"},
+        {"\"swap_id\": \"0123456789abcdef0123456789abcdef\"", "\"swap_id\": 7", -EBADMSG,
+         "'swap_id' is not a string"},
     };
 
     for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
@@ -269,6 +282,7 @@ static void test_parse_full(void)
     CHECK(ks_journal_get(j, _KS_JF_MAX) == NULL);
     CHECK_STREQ(ks_journal_armed_boot_id(j), "4f1c1b2e-9a7d-4c3b-8e5f-0a1b2c3d4e5f");
     CHECK_INTEQ(ks_journal_armed_btime(j), 1795996800);
+    CHECK_STREQ(ks_journal_swap_id(j), "0123456789abcdef0123456789abcdef");
     CHECK(!ks_journal_reboot_claimed(j));
     s = ks_journal_snapshot(j);
     CHECK(s != NULL);
@@ -590,6 +604,60 @@ static void test_snapshot(void)
     rm_rf(dir);
 }
 
+/*
+ * The swap's identity: a random id made with "created" at the first save, kept by every
+ * later save and a reload (a resumed apply), new after a reset (a new swap), kept by a restart
+ * (an apply killed while the journal was idle). Two swaps in the same second differ.
+ */
+static void test_swap_id(void)
+{
+    _cleanup_free_ char *dir = make_root(), *first = NULL, *created = NULL;
+    _cleanup_root_ ks_root *r = NULL;
+    _cleanup_journal_ ks_journal *j = NULL, *again = NULL, *old = NULL;
+    static const char legacy[] = "{\"version\": 1, \"state\": \"prepared\", \"created\": "
+                                 "\"2026-11-30T00:00:00Z\"}";
+
+    fake_now = FAKE_EPOCH;
+    CHECK(dir && ks_root_open(dir, &r) == 0);
+    if (!r)
+        return;
+    CHECK(ks_journal_new(r, &j) == 0);
+    ks_journal_set_clock(j, fixed_clock);
+    CHECK(ks_journal_swap_id(j) == NULL && ks_journal_created(j) == NULL);
+    CHECK(ks_journal_save(j) == 0);
+    CHECK(ks_id128_is_valid(ks_journal_swap_id(j)));
+    first = strdup(strempty(ks_journal_swap_id(j)));
+    created = strdup(strempty(ks_journal_created(j)));
+    fake_now += 5;
+    CHECK(ks_journal_set_state(j, KS_STATE_PREPARED) == 0);
+    CHECK(ks_journal_save(j) == 0);
+    CHECK_STREQ(ks_journal_swap_id(j), first);
+    CHECK(ks_journal_load(r, &again, NULL) == 0);
+    CHECK(again && streq_ptr(ks_journal_swap_id(again), first));
+
+    /* A restart keeps the swap: its id, created, and the files it recorded. */
+    CHECK(ks_journal_note_package(j, "linux-image-x", "1") == 0);
+    ks_journal_restart(j);
+    CHECK(ks_journal_state(j) == KS_STATE_IDLE && ks_journal_n_changes(j) == 1);
+    CHECK_STREQ(ks_journal_swap_id(j), first);
+    CHECK_STREQ(ks_journal_created(j), created);
+    CHECK(ks_journal_save(j) == 0);
+    CHECK_STREQ(ks_journal_swap_id(j), first);
+
+    /* A new swap in the same second as the first: the same "created", another id. */
+    fake_now = FAKE_EPOCH;
+    ks_journal_reset(j);
+    CHECK(ks_journal_swap_id(j) == NULL);
+    CHECK(ks_journal_save(j) == 0);
+    CHECK_STREQ(ks_journal_created(j), created);
+    CHECK(ks_id128_is_valid(ks_journal_swap_id(j)) && !streq_ptr(ks_journal_swap_id(j), first));
+
+    /* A journal of a kswap before the id keeps none: "created" stands for it (history.c). */
+    CHECK(ks_journal_parse(legacy, strlen(legacy), &old, NULL) == 0);
+    CHECK(old && ks_journal_swap_id(old) == NULL);
+    rm_rf(dir);
+}
+
 static void test_json(void)
 {
     _cleanup_journal_ ks_journal *j = NULL;
@@ -629,6 +697,7 @@ int main(void)
     test_file_lifecycle();
     test_changes_and_guard();
     test_snapshot();
+    test_swap_id();
     test_json();
     TEST_DONE();
 }

@@ -106,6 +106,43 @@ int main(void)
         CHECK(ks_socks_listens(&s, KS_SOCK_UDP, 80));
         ks_socks_done(&s);
     }
+    /* Inbound connections per port: ESTABLISHED, the local port, peers off loopback only. The
+     * addresses as x86 prints them (each 32-bit word little-endian: 127.0.0.1 is 0100007F). */
+    {
+        const char *t4 = TCP_HDR
+            "   0: 00000000:01BB 00000000:0000 0A 0\n"  /* listening on 443 */
+            "   1: 0200000A:01BB 0300000A:D431 01 0\n"  /* 10.0.0.3 -> 443 */
+            "   2: 0200000A:01BB 0400000A:D432 01 0\n"  /* 10.0.0.4 -> 443 */
+            "   3: 0100007F:01BB 0100007F:D433 01 0\n"  /* 127.0.0.1 -> 443: the node itself */
+            "   4: 0100007F:01BB 0500007F:D434 01 0\n"  /* 127.0.0.5 -> 443 */
+            "   5: 0200000A:01BB 0600000A:D435 06 0\n"  /* TIME_WAIT */
+            "   6: 0200000A:D436 0700000A:01BB 01 0\n"; /* outbound to 443 elsewhere */
+        const char *t6 = TCP6_HDR "   0: 00000000000000000000000000000000:01BB "
+                                  "00000000000000000000000000000000:0000 0A 0\n"
+                                  "   1: 0000000000000000FFFF00000200000A:01BB "
+                                  "0000000000000000FFFF00000300000A:D431 01 0\n"
+                                  "   2: 00000000000000000000000001000000:01BB "
+                                  "00000000000000000000000001000000:D432 01 0\n"
+                                  "   3: 0000000000000000FFFF00000100007F:01BB "
+                                  "0000000000000000FFFF00000100007F:D433 01 0\n"
+                                  "   4: B80D0120000000000000000001000000:01BB "
+                                  "B80D0120000000000000000002000000:D434 01 0\n";
+        ks_socks s4 = {0}, s6 = {0};
+        CHECK(ks_procnet_parse(t4, strlen(t4), false, &s4) == 0);
+        CHECK(ks_procnet_parse(t6, strlen(t6), true, &s6) == 0);
+        CHECK_INTEQ(ks_socks_count_inbound(&s4, false, 443), 2);
+        CHECK_INTEQ(ks_socks_count_inbound(&s4, false, 22), 0);
+        CHECK_INTEQ(ks_socks_count_inbound(&s6, true, 443), 2); /* ::ffff:10.0.0.3, 2001:db8::2 */
+        CHECK(s4.n == 7 && ks_sock_remote_is_loopback(&s4.v[3], false) &&
+              ks_sock_remote_is_loopback(&s4.v[4], false) &&
+              !ks_sock_remote_is_loopback(&s4.v[1], false));
+        CHECK(s6.n == 5 && ks_sock_remote_is_loopback(&s6.v[2], true) &&
+              ks_sock_remote_is_loopback(&s6.v[3], true) &&
+              !ks_sock_remote_is_loopback(&s6.v[1], true) &&
+              !ks_sock_remote_is_loopback(&s6.v[4], true));
+        ks_socks_done(&s4);
+        ks_socks_done(&s6);
+    }
     CHECK_STREQ(ks_sock_proto_to_string(KS_SOCK_UDP6), "udp6");
     CHECK(ks_sock_proto_from_string("tcp6") == KS_SOCK_TCP6);
     CHECK(ks_sock_proto_from_string("sctp") < 0);

@@ -7,31 +7,6 @@
 #include "lib/basic/util.h"
 #include "test.h"
 
-/* A pseudo-terminal for programs that draw progress only on a terminal (apt). */
-static void test_pty(void)
-{
-    char *argv[] = {(char *)"sh", (char *)"-c", (char *)"test -t 1 && echo on-a-tty", NULL};
-    ks_spawn_result r = {0};
-    int fds[2];
-
-    CHECK(pipe(fds) == 0);
-    CHECK(ks_spawn(argv, KS_SPAWN_OPTS(.pty = true, .tee_fd = fds[1], .timeout_ms = 5000), &r) ==
-          0);
-    CHECK(ks_spawn_succeeded(&r));
-    CHECK(strstr(r.output, "on-a-tty") != NULL);
-    {
-        char buf[64] = "";
-        ssize_t n = read(fds[0], buf, sizeof(buf) - 1);
-        CHECK(n > 0 && strstr(buf, "on-a-tty") != NULL); /* the tee got it too */
-    }
-    close(fds[0]);
-    close(fds[1]);
-    ks_spawn_result_done(&r);
-    CHECK(ks_spawn(argv, KS_SPAWN_OPTS(.timeout_ms = 5000), &r) == 0);
-    CHECK(!ks_spawn_succeeded(&r)); /* a pipe is no terminal */
-    ks_spawn_result_done(&r);
-}
-
 typedef struct status_seen {
     char buf[256];
     size_t len;
@@ -78,7 +53,6 @@ static void test_status_fd(void)
 
 int main(void)
 {
-    test_pty();
     test_status_fd();
     ks_spawn_result r = {0};
     _cleanup_free_ char *p = NULL, *line = NULL;
@@ -136,17 +110,6 @@ int main(void)
     CHECK(r.output_truncated);
     CHECK_INTEQ(r.output_len, 4096);
     CHECK(ks_endswith(r.output, "200000\ntail-marker\n"));
-    ks_spawn_result_done(&r);
-
-    /* Pass-through: the child writes to our own stdout/stderr; nothing is captured. */
-    CHECK(ks_spawn((char *[]){"sh", "-c", "exit 4", NULL}, KS_SPAWN_OPTS(.passthrough = true),
-                   &r) == 0);
-    CHECK_INTEQ(r.exit_code, 4);
-    CHECK_INTEQ(r.output_len, 0);
-    ks_spawn_result_done(&r);
-    CHECK(ks_spawn((char *[]){"sleep", "30", NULL},
-                   KS_SPAWN_OPTS(.passthrough = true, .timeout_ms = 200), &r) == 0);
-    CHECK(r.timed_out);
     ks_spawn_result_done(&r);
 
     /* A signal is reported as 128 + its number. */

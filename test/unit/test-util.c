@@ -159,8 +159,31 @@ static void test_set_first_error(void)
     free(e);
 }
 
+static void test_id128(void)
+{
+    char a[KS_ID128_STRING_MAX], b[KS_ID128_STRING_MAX];
+    static const char *const bad[] = {
+        "",
+        "0123456789abcdef0123456789abcde",
+        "0123456789abcdef0123456789abcdef0",
+        "0123456789ABCDEF0123456789abcdef",
+        "0123456789abcdef0123456789abcdeg",
+        "01234567-89ab-cdef-0123-456789abcdef",
+        " 123456789abcdef0123456789abcdef",
+    };
+
+    CHECK(ks_id128_random(a) == 0 && ks_id128_random(b) == 0);
+    CHECK(ks_id128_is_valid(a) && ks_id128_is_valid(b));
+    CHECK(!streq(a, b)); /* 2^-128 */
+    CHECK(ks_id128_is_valid("0123456789abcdef0123456789abcdef"));
+    CHECK(!ks_id128_is_valid(NULL));
+    for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
+        CHECK_MSG(!ks_id128_is_valid(bad[i]), "'%s' is not an id", bad[i]);
+}
+
 int main(void)
 {
+    test_id128();
     test_greedy_realloc();
     test_string_table();
     test_asprintf();

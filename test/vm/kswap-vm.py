@@ -28,8 +28,9 @@ OLD and NEW are the two newest linux-image-X.Y.Z-N-amd64 of this machine's apt l
 archive drops old ABIs); KS_VM_OLD and KS_VM_NEW override.
 
 Scenarios: happy (apply --kernel NEW --yes --reboot, trial, accept pins, NEW again), happy-deb
-(the same with apply --deb NEW.deb, NEW's own package installed already), health (a required
-service fails on NEW: accept reboots once, OLD, health-failed), panic (NEW's initrd replaced
+(the same with apply --deb NEW.deb, NEW's own package installed already), health (default
+acceptance, no configured check: kswap check passes on OLD; a service that ran on OLD fails on
+NEW: accept reboots once, OLD, health-failed), panic (NEW's initrd replaced
 after arming by the same initrd without virtio_blk: the initramfs waits 30 s for the root disk,
 panics, panic=5 reboots, GRUB starts OLD, fell-back), btrfs (/boot on btrfs: apply refuses
 before arming, OLD keeps booting). health, panic and btrfs name NEW with --deb (plan line
@@ -276,6 +277,18 @@ for a in $(echo "$plan" | tr ',' ' '); do
     rc=$?
     say "APPLY $n rc=$rc $(tr -d '\n' < $D/apply.json)" ;;
   break) touch /etc/kswap-vm/break-on-new; sync ;;
+  defaults)
+    # Issue 13: default acceptance. The list keys of the VM's kswap.conf are cleared (an empty
+    # value clears a list, kswap.conf(5)): no configured check is left, the snapshot of what
+    # runs is the checklist (besides the floor and the timeouts, ignore, auto_pin, on_failure).
+    f=/etc/kswap/kswap.conf.d/50-vm-defaults.conf
+    mkdir -p /etc/kswap/kswap.conf.d
+    printf '[accept]\nservices =\nlisten =\nsysctl =\nmodules =\n' > $f; sync ;;
+  check)
+    # Issue 13: kswap check on this kernel (the old one before apply): the whole checklist.
+    kswap --json check > $D/check.json 2> /dev/ttyS0
+    rc=$?
+    say "CHECK $n rc=$rc $(tr -d '\n' < $D/check.json)" ;;
   hangaccept)
     # Issue 12 (e): accept hangs on NEW (a required check that never returns); the trial's
     # deadline (60 s from the kernel's start, written onto its command line at arming) must
@@ -1081,7 +1094,7 @@ def parse(text):
     grub = re.findall(r"Loading Linux (\S+) \.\.\.", text)
     boots = {}
     kinds = "EARLY|BOOT|STATUS|APPLY|ACCEPT|DONE|WAIT-EXPIRED|GUARD|REPO|REPOSRC|REPOLISTS|" \
-            "REPOPKGS|JOURNAL|BADKERNEL"
+            "REPOPKGS|JOURNAL|BADKERNEL|CHECK"
     for m in re.finditer(rf"KSWAP-VM ({kinds}) (\d+) ?(.*)", text):
         kind, n, rest = m.group(1), int(m.group(2)), m.group(3).strip()
         b = boots.setdefault(n, {})
@@ -1100,14 +1113,14 @@ def parse(text):
                 b["journal"] = json.loads(rest)
             except ValueError:
                 b["journal"] = None
-        elif kind == "APPLY":
+        elif kind in ("APPLY", "CHECK"):
             m2 = re.match(r"rc=(\d+) ?(.*)", rest)
-            b["apply_rc"] = int(m2.group(1))
+            b[kind.lower() + "_rc"] = int(m2.group(1))
             try:
-                b["apply"] = json.loads(m2.group(2))
+                b[kind.lower()] = json.loads(m2.group(2))
             except ValueError:
                 # (the kernel's console messages can land inside the long line)
-                b["apply"] = m2.group(2)[:16000]
+                b[kind.lower()] = m2.group(2)[:16000]
         else:
             b[kind.lower()] = rest
     return grub, boots
@@ -1133,8 +1146,10 @@ SCENARIOS = {
     # The same with apply --deb (NEW's own package, installed already: apt has nothing to do).
     "happy-deb": ("ext4", "src=deb\n1=apply-reboot,wait\n2=reboot\n3=poweroff", ['OLD', 'NEW', 'NEW'],
                   ['OLD', 'NEW', 'NEW']),
-    "health": ("ext4", "src=deb\n1=break,apply-reboot,wait\n2=wait\n3=poweroff", ['OLD', 'NEW', 'OLD'],
-               ['OLD', 'NEW', 'OLD']),
+    # Issue 13's default acceptance: no configured check (defaults), kswap check passes on OLD
+    # (check), then the workload that ran on OLD fails on NEW.
+    "health": ("ext4", "src=deb\n1=defaults,check,break,apply-reboot,wait\n2=wait\n3=poweroff",
+               ['OLD', 'NEW', 'OLD'], ['OLD', 'NEW', 'OLD']),
     "panic": ("ext4", "src=deb\n1=apply,badinitrd,reboot\n2=poweroff", ['OLD', 'NEW', 'OLD'], ['OLD', 'OLD']),
     "btrfs": ("btrfs", "src=deb\n1=apply-reboot,reboot\n2=poweroff", ['OLD', 'OLD'], ['OLD', 'OLD']),
     # Issue 12 (e) with the check of every boot but the trial's: accept hangs on the trial boot,
@@ -1266,9 +1281,25 @@ def check_scenario(pf, name, spec, grub, boots):
             g = boots[n].get("guard", "")
             expect(g.startswith(want), f"boot {n}: protections '{g}', expected '{want}'")
     elif name == "health":
+        # kswap check on the old kernel: the whole checklist (the floor, the snapshot's items;
+        # no configured check) passes, exit 0
+        chk = a1.get("check")
+        bad = [x.get("id") for x in (chk.get("checks") or []) if x.get("required") and
+               x.get("status") != "pass"] if isinstance(chk, dict) else None
+        expect(a1.get("check_rc") == 0 and isinstance(chk, dict) and chk.get("passed") is True
+               and chk.get("kernel") == OLD and len(chk.get("checks") or []) > 10 and bad == [],
+               f"kswap check on {OLD}: exit {a1.get('check_rc')}, failing {bad}, "
+               f"{str(chk)[:600]}")
         expect(a1.get("apply_rc") in (None, 0), f"apply exited {a1.get('apply_rc')}")
         expect("wait-expired" not in boots[2], "accept did not reboot after the failed check")
         expect(outcome == "health-failed", f"journal {state} {outcome}")
+        # default acceptance: the unit that ran on OLD (an item of the snapshot; no configured
+        # check names it) did not come back
+        j = (last.get("status") or {}).get("journal") or {}
+        reason = j.get("reason") or ""
+        items = (j.get("running") or {}).get("items") or []
+        expect(reason.startswith("service:vm-app.service") and "service:vm-app.service" in items,
+               f"the snapshot's vm-app.service named: reason '{reason}'")
         expect(state != "pinned", f"journal {state}")
         fc = last["status"]["grub"]["forecast"]
         expect([b.get("kernel") for b in fc][:3] == [OLD, OLD, OLD], f"forecast {fc}")
