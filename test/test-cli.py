@@ -318,7 +318,7 @@ try:
     for state, outcome, armed, want_exit, want_next in [
             ("idle", None, None, 0, "kswap plan"),
             ("verified", None, None, 4, "kswap apply --yes"),
-            ("armed", None, boot_id, 4, "systemctl reboot"),
+            ("armed", None, boot_id, 4, "kswap apply --reboot"),
             ("armed", None, other, 4, "kswap status --wait"),
             # trial-ok but the old kernel runs (the root's): restarted before the pin, a power
             # cut (test/vm/powercut.py); 'kswap pin' would refuse here
