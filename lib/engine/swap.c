@@ -1247,7 +1247,7 @@ static bool findings_name_way_back(const ks_findings *f)
  *     the one kswap promised (invariant 1), whatever it is.
  * systemctl failing leaves the state as it is too (exit 1).
  */
-static int reboot_now(run *x, const char *step, const ks_reboot_expect *expect)
+static int reboot_now(run *x, const char *step, const ks_reboot_expect *expect, const char *stays)
 {
     char *argv[] = {(char *)"systemctl", (char *)"reboot", NULL};
     int r;
@@ -1264,13 +1264,13 @@ static int reboot_now(run *x, const char *step, const ks_reboot_expect *expect)
             r = fail_step(x, step, -EPERM,
                           "not rebooting: the way back to %s is damaged (see the findings), and a "
                           "node that reboots now could end at GRUB's prompt or in a kernel that "
-                          "cannot start, out of reach; nothing was changed; do not reboot before "
-                          "it is repaired",
-                          expect->old);
+                          "cannot start, out of reach; %s; do not reboot before it is repaired",
+                          expect->old, stays);
         else
             r = fail_step(x, step, -EPERM,
                           "not rebooting: the next boots are not what kswap set up, or their "
-                          "files are damaged (see the findings); nothing was changed");
+                          "files are damaged (see the findings); %s",
+                          stays);
         x->r->status = KS_SWAP_REFUSED;
         return r;
     }
@@ -1411,7 +1411,8 @@ int ks_apply(const ks_root *root, const ks_apply_opts *o, ks_swap_result *ret)
                 &x, "reboot",
                 &(ks_reboot_expect){.trial = ks_journal_get(x.j, KS_JF_NEW_KERNEL),
                                     .old = strempty(ks_journal_get(x.j, KS_JF_OLD_KERNEL)),
-                                    .then = "then 'kswap apply --reboot' again"});
+                                    .then = "then 'kswap apply --reboot' again"},
+                "nothing was changed, the trial stays armed ('kswap rollback' cancels it)");
             goto out;
         }
         ret->error = armed_already(x.j);
@@ -1481,7 +1482,8 @@ int ks_apply(const ks_root *root, const ks_apply_opts *o, ks_swap_result *ret)
     if (r >= 0 && o->reboot)
         r = reboot_now(&x, "reboot",
                        &(ks_reboot_expect){
-                           .trial = new, .old = old, .then = "then 'kswap apply --reboot' again"});
+                           .trial = new, .old = old, .then = "then 'kswap apply --reboot' again"},
+                       "the trial stays armed ('kswap rollback' cancels it), nothing else changed");
 out:
     ks_plan_done(&plan);
     return end_run(&x, r);
@@ -2245,7 +2247,8 @@ int ks_rollback(const ks_root *root, const ks_swap_common *c, bool do_purge, boo
     ret->status = KS_SWAP_DONE;
     if (reboot && !streq(running, old))
         r = reboot_now(&x, "reboot",
-                       &(ks_reboot_expect){.old = old, .then = "then 'kswap rollback --reboot'"});
+                       &(ks_reboot_expect){.old = old, .then = "then 'kswap rollback --reboot'"},
+                       "the rollback is done: every boot starts the old kernel");
 out:
     return end_run(&x, r);
 }
