@@ -138,7 +138,8 @@ static int run_apply(ks_ctx *ctx, int argc, char **argv)
     }
     r = ks_swap_render(ctx, "apply", &res);
     if (res.status == KS_SWAP_DONE && !res.rebooting && !ctx->json && !dry)
-        printf("\nReboot to start the trial (systemctl reboot); 'kswap rollback' cancels it.\n");
+        printf("\nReboot to start the trial ('kswap apply --reboot' looks at what the next boots "
+               "load first); 'kswap rollback' cancels it.\n");
     return r;
 }
 

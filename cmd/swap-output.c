@@ -114,9 +114,9 @@ ks_next ks_next_step(const ks_journal *j, const char *running, const char *boot_
                          KS_EXIT_NOTHING};
     case KS_STATE_ARMED:
         if (armed && boot_id && streq(armed, boot_id))
-            return (ks_next){"systemctl reboot",
-                             ks_asprintf("reboot to start the trial of %s; 'kswap rollback' "
-                                         "cancels it",
+            return (ks_next){"kswap apply --reboot",
+                             ks_asprintf("reboot to start the trial of %s (kswap looks at what "
+                                         "the next boots load first); 'kswap rollback' cancels it",
                                          new),
                              KS_EXIT_NOTHING};
         __attribute__((fallthrough));
@@ -152,8 +152,10 @@ ks_next ks_next_step(const ks_journal *j, const char *running, const char *boot_
                          KS_EXIT_ACCEPT_FAILED};
     case KS_STATE_ROLLED_BACK:
         if (running && !streq(running, old))
-            return (ks_next){"systemctl reboot",
-                             ks_asprintf("%s is the default again but %s still runs", old, running),
+            return (ks_next){"kswap rollback --reboot",
+                             ks_asprintf("%s is the default again but %s still runs (kswap looks "
+                                         "at what the next boots load before it reboots)",
+                                         old, running),
                              failed_outcome(o) ? KS_EXIT_ACCEPT_FAILED : KS_EXIT_OK};
         if (failed_outcome(o))
             return (ks_next){"journalctl -b -1 -p warning",

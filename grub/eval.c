@@ -58,6 +58,7 @@ struct ks_grub_eval {
     /* what the entry being run did */
     bool loaded, halted, firmware_setup;
     char *linux_path, *linux_args;
+    char **initrds; /* the last initrd command's files, since the last linux command */
 };
 
 /* ---- variables ---- */
@@ -218,6 +219,7 @@ ks_grub_eval *ks_grub_eval_free(ks_grub_eval *ev)
     ks_strv_free(ev->notes);
     free(ev->linux_path);
     free(ev->linux_args);
+    ks_strv_free(ev->initrds);
     free(ev);
     return NULL;
 }
@@ -682,7 +684,24 @@ static int exec_cmd(ks_grub_eval *ev, const ks_grub_node *n)
         free(ev->linux_args);
         ev->linux_path = strdup(argv[1]);
         ev->linux_args = TAKE_PTR(args);
+        /* A new kernel drops the initrd loaded before it (grub-core/loader/i386/linux.c). */
+        ev->initrds = ks_strv_free(ev->initrds);
         ev->loaded = true;
+        return 0;
+    }
+    if (streq(c, "initrd") || streq(c, "initrd16") || streq(c, "initrdefi")) {
+        _cleanup_strv_free_ char **files = NULL;
+        if (ev->registering || !ev->loaded)
+            return 1; /* "you need to load the kernel first" */
+        for (size_t i = 1; argv[i]; i++) {
+            if (ks_startswith(argv[i], "--")) /* --nounzip and the like: not a file */
+                continue;
+            r = ks_strv_extend(&files, argv[i]);
+            if (r < 0)
+                return r;
+        }
+        ks_strv_free(ev->initrds);
+        ev->initrds = TAKE_PTR(files);
         return 0;
     }
     if (streq(c, "fwsetup")) {
@@ -860,6 +879,7 @@ void ks_grub_boot_result_done(ks_grub_boot_result *r)
     free(r->linux_path);
     free(r->kernel);
     free(r->linux_args);
+    ks_strv_free(r->initrds);
     *r = (ks_grub_boot_result){0};
 }
 
@@ -977,6 +997,7 @@ int ks_grub_eval_boot(ks_grub_eval *ev, ks_grub_boot_result *ret)
             break;
         res.recovery = e->recovery;
         ev->loaded = ev->halted = ev->firmware_setup = false;
+        ev->initrds = ks_strv_free(ev->initrds);
         r = call_block(ev, e->node->body, NULL);
         ev->stopped = false;
         if (r < 0)
@@ -991,6 +1012,10 @@ int ks_grub_eval_boot(ks_grub_eval *ev, ks_grub_boot_result *ret)
             res.linux_path = strdup(ev->linux_path);
             res.linux_args = ev->linux_args ? strdup(ev->linux_args) : NULL;
             res.kernel = ks_grub_release_from_path(ev->linux_path);
+            for (char **f = ev->initrds; f && *f && r >= 0; f++)
+                r = ks_strv_extend(&res.initrds, *f);
+            if (r < 0)
+                break;
         } else if (!ev->halted) {
             /* Nothing loaded: back to the menu, whose timeout execute_entry unset. */
             res.waits = true;

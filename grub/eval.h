@@ -72,6 +72,7 @@ typedef struct ks_grub_boot_result {
     char *linux_path;
     char *kernel; /* release from the linux path, NULL when not a vmlinuz-*/
     char *linux_args;
+    char **initrds;          /* the files of the initrd command after it, as written; NULL: none */
     bool halted;             /* halt/poweroff/reboot ran in the entry */
     const char *wait_reason; /* static text when it waits: "timeout", "password",
                                 "nothing-loaded", "no-entries",

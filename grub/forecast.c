@@ -8,6 +8,7 @@ static void boot_done(ks_grub_forecast_boot *b)
 {
     free(b->kernel);
     free(b->linux_path);
+    ks_strv_free(b->initrds);
     free(b->title_path);
     free(b->id_path);
     free(b->default_value);
@@ -79,6 +80,7 @@ static int one_boot(const ks_grub_cfg *cfg, const ks_grubenv *env, bool writable
         return r;
     b->kernel = res.waits ? NULL : TAKE_PTR(res.kernel);
     b->linux_path = TAKE_PTR(res.linux_path);
+    b->initrds = TAKE_PTR(res.initrds);
     b->title_path = TAKE_PTR(res.title_path);
     b->id_path = TAKE_PTR(res.id_path);
     b->default_value = TAKE_PTR(res.default_value);

@@ -19,6 +19,7 @@ typedef struct ks_grub_forecast_boot {
     unsigned boot; /* 1.. */
     char *kernel;  /* release from the linux line; NULL when it waits or loads no vmlinuz */
     char *linux_path;
+    char **initrds; /* the initrd command's files, GRUB's paths; NULL: none */
     char *title_path;
     char *id_path;
     char *default_value;     /* what "default" held after the header */

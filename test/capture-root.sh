@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Copies the files kswap reads from this machine into a new fixture root, so that a bug report
 # from a real server can become a test (like util-linux's tests/ts/lscpu/mk-input.sh).
-# Kernel images and modules become placeholders of the same size or empty files; the boot
-# device becomes its first MiB (all libblkid reads). Run as root on the server:
+# Kernel images and modules become placeholders of the same size or empty files (a kernel's
+# and an initrd's first KiB are kept: plan reads their header and magic); the boot device
+# becomes its first MiB (all libblkid reads). Run as root on the server:
 #   test/capture-root.sh DIR        then   kswap --root DIR plan
 set -euo pipefail
 [ $# -eq 1 ] || { echo "usage: $0 DIR" >&2; exit 1; }
@@ -36,6 +37,12 @@ placeholder() { # same name and size, no content
   mkdir -p "$out/$(dirname "$1")"
   truncate -s "$(stat -L -c %s "$src/$1")" "$out/$1"
 }
+head_placeholder() { # the first KiB, then a hole up to the same size
+  [ -e "$src/$1" ] || return 0
+  mkdir -p "$out/$(dirname "$1")"
+  head -c 1024 "$src/$1" > "$out/$1"
+  truncate -s "$(stat -L -c %s "$src/$1")" "$out/$1"
+}
 
 # os-release, virtualization, CPU, running kernel, boot id, live settings
 copy etc/os-release usr/lib/os-release proc/cpuinfo proc/self/mountinfo proc/cmdline proc/stat \
@@ -65,8 +72,11 @@ mark_dir boot
 copy boot/grub/grub.cfg boot/grub/grubenv etc/default/grub
 copy_tree etc/default/grub.d
 
-# kernels: names and sizes only
-for f in "$src"/boot/vmlinuz-* "$src"/boot/initrd.img-* "$src"/boot/System.map-* "$src"/boot/config-*; do
+# kernels: names and sizes, and the first KiB of images and initrds (header, magic)
+for f in "$src"/boot/vmlinuz-* "$src"/boot/initrd.img-*; do
+  [ -e "$f" ] && head_placeholder "${f#"$src"/}"
+done
+for f in "$src"/boot/System.map-* "$src"/boot/config-*; do
   [ -e "$f" ] && placeholder "${f#"$src"/}"
 done
 for l in vmlinuz vmlinuz.old initrd.img initrd.img.old; do copy "boot/$l"; done

@@ -780,6 +780,97 @@ if any(scenario(n) for n in ("snapshot", "check", "connections")):
         check(p.returncode == 0 and not by_id(d).get("connections:tcp:443", {}).get("required", True),
               "connections_required = 3 with 2 at arming: wanted, trial-ok", p.stderr[-300:])
 
+def journal(root):
+    return json.loads(get(root, "var/lib/kswap/state.json") or "{}")
+
+
+def step(root, name):
+    return next((x for x in journal(root).get("steps", []) if x["name"] == name), {})
+
+
+OLD_KERNEL = f"boot/vmlinuz-{OLD}"
+
+if scenario("way-back"):
+    # health-failed on the trial kernel while the old kernel's vmlinuz is damaged: the reboot
+    # back would strand the node at GRUB's prompt; accept keeps the verdict, does not reboot,
+    # says what to do, and the reboot guard stays unclaimed.
+    r = fresh("wayback-damaged")
+    put(r, "run/fake-units/xray.service", "failed\n")
+    os.truncate(os.path.join(r, OLD_KERNEL), 3000)
+    p, d = kswap(r, "--json", "accept")
+    err = (d or {}).get("error") or ""
+    check(p.returncode == 3 and d and d["outcome"] == "health-failed" and d["reboot"] is False and
+          reboots(r) == 0,
+          "old vmlinuz damaged: health-failed (exit 3), no reboot", p.stderr[-1500:])
+    check(f"not rebooting into the old kernel {OLD}" in err and "boot.old-kernel-damaged" in err and
+          f"'/{OLD_KERNEL}' of the old kernel, the way back, is damaged: it is truncated" in err and
+          f"apt-get install --reinstall linux-image-{OLD}" in err and
+          "then 'kswap rollback --reboot'" in err and f"{NEW} keeps running" in err,
+          "... the error names the file, the repair and the next command", err)
+    st = step(r, "reboot")
+    check(journal(r).get("state") == "rolled-back" and journal(r).get("outcome") == "health-failed"
+          and st.get("status") == "failed" and "not rebooting" in (st.get("detail") or "") and
+          not (journal(r).get("reboot_guard") or {}).get("trial_boot_id"),
+          "... the journal: rolled-back, step reboot failed with why, the reboot guard unclaimed",
+          (journal(r).get("state"), st, journal(r).get("reboot_guard")))
+    p, d = kswap(r, "--json", "accept")
+    check(p.returncode == 3 and d and d["recorded"] and reboots(r) == 0,
+          "a second accept: recorded, still no reboot", p.stderr[-800:])
+    # Repaired: rollback --reboot looks again and reboots into the old kernel.
+    shutil.copy(os.path.join(base_root, OLD_KERNEL), os.path.join(r, OLD_KERNEL))
+    p, d = kswap(r, "--json", "rollback", "--reboot")
+    check(p.returncode == 0 and reboots(r) == 1 and journal(r).get("state") == "rolled-back",
+          "repaired: rollback --reboot reboots once into the old kernel", p.stderr[-1500:])
+
+    # Damaged while the failed hooks ran (after the verdict, before systemctl reboot): the
+    # second look catches it; the JSON had said reboot, the journal says why not.
+    r = fresh("wayback-hook")
+    put(r, "run/fake-units/xray.service", "failed\n")
+    put(r, "etc/kswap/hooks.d/failed/60-damage",
+        f"#!/bin/sh\nhead -c 600 /dev/zero > \"$KSWAP_ROOT/boot/initrd.img-{OLD}\"\n", 0o755)
+    p, d = kswap(r, "--json", "accept")
+    st = step(r, "reboot")
+    check(p.returncode == 3 and d and d["reboot"] and reboots(r) == 0 and
+          "accept: not rebooting into the old kernel" in p.stderr and
+          "boot.old-initrd-damaged" in p.stderr and st.get("status") == "failed",
+          "old initrd zeroed by a hook: no reboot after all, stderr and the step say why",
+          (p.stderr[-1500:], st))
+    check(journal(r).get("reboots_requested", 0) == 0, "... and no reboot is counted",
+          journal(r).get("reboots_requested"))
+
+    # grubenv changed by someone else in that window: the next boot would be the trial again.
+    r = fresh("wayback-grubenv")
+    put(r, "run/fake-units/xray.service", "failed\n")
+    put(r, "etc/kswap/hooks.d/failed/60-rearm",
+        "#!/bin/sh\ngrub-editenv \"$KSWAP_ROOT/boot/grub/grubenv\" set next_entry=kswap-trial\n",
+        0o755)
+    p, d = kswap(r, "--json", "accept")
+    check(p.returncode == 3 and reboots(r) == 0 and "grub.next-boots-changed" in p.stderr and
+          f"boot 1 would start {NEW} as a one-shot" in p.stderr,
+          "next_entry set again by a hook: no reboot, grub.next-boots-changed names boot 1",
+          p.stderr[-1500:])
+
+    # rollback --reboot from the running trial kernel to a damaged old kernel: refused before
+    # anything changes; plain rollback goes on and warns.
+    r = fresh("wayback-rollback")
+    os.truncate(os.path.join(r, OLD_KERNEL), 1000)
+    env0, j0 = get(r, "boot/grub/grubenv"), get(r, "var/lib/kswap/state.json")
+    p, d = kswap(r, "--json", "rollback", "--reboot")
+    f = {x["id"]: x for x in (d or {}).get("findings", [])}
+    check(p.returncode == 2 and d and d.get("result") == "refused" and reboots(r) == 0 and
+          f.get("boot.old-kernel-damaged", {}).get("severity") == "block" and
+          "nothing was changed" in (d.get("error") or ""),
+          "rollback --reboot to a damaged old kernel: refused (exit 2), no reboot", p.stderr[-1500:])
+    check(get(r, "boot/grub/grubenv") == env0 and get(r, "var/lib/kswap/state.json") == j0 and
+          os.path.exists(os.path.join(r, "etc/grub.d/01_kswap_trial")),
+          "... nothing changed (grubenv, the journal, the trial's GRUB script)")
+    p, d = kswap(r, "--json", "rollback")
+    f = {x["id"]: x for x in (d or {}).get("findings", [])}
+    check(p.returncode == 0 and d and d.get("state") == "rolled-back" and reboots(r) == 0 and
+          f.get("boot.old-kernel-damaged", {}).get("severity") == "warn" and
+          "before the next reboot" in f["boot.old-kernel-damaged"]["remedy"],
+          "plain rollback: done, with the damage as a warning", p.stderr[-1500:])
+
 if scenario("cli"):
     p, _ = kswap(armed, "accept", "--timeout", "x")
     check(p.returncode == 1, "accept --timeout x: usage error")

@@ -321,6 +321,156 @@ if scenario("readback"):
     check(p.returncode == 0 and f"kernel, initrd, module indexes and grub.cfg of {NEW} on disk and read back"
           in p.stderr, "good files: apply says it synced and read them back, and arms", p.stderr)
 
+def journal(root):
+    return json.load(open(os.path.join(root, "var/lib/kswap/state.json")))
+
+
+def step(root, name):
+    return next((x for x in journal(root).get("steps", []) if x["name"] == name), {})
+
+
+def reboots(root):
+    f = os.path.join(root, "run/fake-reboot-requested")
+    return open(f).read().count("\n") if os.path.exists(f) else 0
+
+
+def broken_zstd(path, src):
+    """src's zstd initrd with bytes in the middle of its frame inverted: the magic stays, the
+    data no longer decompresses (or its checksum no longer matches)."""
+    data = bytearray(open(src, "rb").read())
+    for i in range(len(data) // 3, len(data) // 3 + 8):
+        data[i] ^= 0xFF
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+OLD_KERNEL, OLD_INITRD = f"boot/vmlinuz-{OLD}", f"boot/initrd.img-{OLD}"
+
+if scenario("way-back"):
+    # Before anything changes: plan reads the running kernel's files (the way back), and apply
+    # stops at its plan step: nothing on disk changes.
+    r = fresh_root("wayback-plan")
+    env0 = open(os.path.join(r, "boot/grub/grubenv"), "rb").read()
+    with open(os.path.join(r, OLD_KERNEL), "r+b") as f:
+        f.write(bytes(1024))
+    p, d = kswap(r, "--json", "apply", "--deb", good, "--yes")
+    f = {x["id"]: x for x in (d or {}).get("findings", [])}
+    check(p.returncode == 2 and d and d.get("result") == "refused" and
+          f.get("boot.old-kernel-damaged", {}).get("severity") == "block" and
+          f"'/{OLD_KERNEL}' of the running kernel, the way back of a trial, is damaged: its first "
+          "bytes are zeros" in f["boot.old-kernel-damaged"]["message"] and
+          f"apt-get install --reinstall linux-image-{OLD}" in f["boot.old-kernel-damaged"]["remedy"],
+          "old vmlinuz of zeros: apply refused at its plan (exit 2), boot.old-kernel-damaged names "
+          "the file and the reinstall", p.stderr[-1500:] + p.stdout[-1500:])
+    check(open(os.path.join(r, "boot/grub/grubenv"), "rb").read() == env0 and
+          not os.path.exists(os.path.join(r, "etc/default/grub.d/90-kswap.cfg")) and
+          not os.path.exists(os.path.join(r, "var/lib/kswap/state.json")) and
+          not os.path.exists(os.path.join(r, "var/log/fake-apt.log")),
+          "... before any change (GRUB, apt, the journal)")
+
+    # At arming: damage done while apply runs (the fake update-grub's post hook once the trial's
+    # script exists, as another program or a disk losing writes would): read back from the
+    # disk, refused, nothing armed.
+    bad_initrd = os.path.join(work, "initrd-broken")
+    broken_zstd(bad_initrd, os.path.join(base_root, OLD_INITRD))
+    trial = '[ -e "$KSWAP_ROOT/etc/grub.d/01_kswap_trial" ] || exit 0; '
+    synth = os.path.join(fakes, "synthetic-vmlinuz.py")
+    for name, hook, fid, what in [
+            ("old-kernel-no-magic", f'python3 "{synth}" {OLD} "$KSWAP_ROOT/{OLD_KERNEL}" --no-magic',
+             "boot.old-kernel-damaged",
+             f"'/{OLD_KERNEL}', a file of the way back, is damaged: it is not a kernel image"),
+            ("old-kernel-truncated", f'truncate -s 3000 "$KSWAP_ROOT/{OLD_KERNEL}"',
+             "boot.old-kernel-damaged",
+             f"'/{OLD_KERNEL}', a file of the way back, is damaged: it is truncated: 3000 bytes"),
+            ("old-initrd-no-decompress", f'cp "{bad_initrd}" "$KSWAP_ROOT/{OLD_INITRD}"',
+             "boot.old-initrd-damaged",
+             f"'/{OLD_INITRD}', a file of the way back, is damaged: it does not decompress: "
+             "cannot read the compressed part: cannot decompress: Zstd decompression failed"),
+            ("old-initrd-missing", f'rm "$KSWAP_ROOT/{OLD_INITRD}"', "boot.old-initrd-damaged",
+             f"cannot open '/{OLD_INITRD}', a file of the way back: it does not exist"),
+            ("no-way-back-entry",
+             "sed -i \"/^menuentry 'kswap way back/,/^}/d\" \"$KSWAP_ROOT/boot/grub/grub.cfg\"",
+             "boot.way-back-entry-missing", "no top-level entry 'kswap-way-back'")]:
+        r = fresh_root("wayback-" + name)
+        p, d = kswap(r, "--json", "apply", "--deb", good, "--yes",
+                     KSWAP_FAKE_UPDATE_GRUB_POST_HOOK=trial + hook)
+        f = {x["id"]: x for x in (d or {}).get("findings", [])}
+        check(p.returncode == 2 and d and d.get("result") == "refused" and fid in f and
+              f[fid]["severity"] == "block" and what in f[fid]["message"],
+              f"{name}: apply refuses with {fid} naming the file", p.stderr[-1500:] + p.stdout[-2500:])
+        check(d and "nothing is armed" in (d.get("error") or "") and
+              (fid == "boot.way-back-entry-missing" or f"the way back to {OLD}" in d["error"]),
+              f"{name}: ... the error says the way back is damaged and nothing is armed",
+              (d or {}).get("error"))
+        check("next_entry" not in grubenv(r) and d and d.get("state") == "failed" and
+              kernels(d) == [OLD] * 3 and not os.path.exists(os.path.join(r, "var/lib/kswap/trial")),
+              f"{name}: ... never armed, the old kernel on every boot, no trial flag",
+              (grubenv(r), (d or {}).get("state")))
+    r = fresh_root("wayback-good")
+    p, d = kswap(r, "apply", "--deb", good, "--yes")
+    check(p.returncode == 0 and re.search(
+        r"and the way back's kernel and initrd \(" + re.escape(OLD) + r", 2 files\) too .*; 2 "
+        r"initrds decompressed\)", p.stderr),
+        "intact: apply says it read back the way back's files and decompressed both initrds",
+        p.stderr[-1500:])
+
+if scenario("reboot-check"):
+    # Armed without --reboot, the operator reboots later with 'kswap apply --reboot': the last
+    # look first, then the reboot.
+    r = fresh_root("rebootcheck-good")
+    p, d = kswap(r, "--json", "apply", "--deb", good, "--yes")
+    check(p.returncode == 0 and reboots(r) == 0, "apply without --reboot arms, no reboot", p.stderr)
+    p, d = kswap(r, "--json", "apply", "--deb", good, "--yes", "--reboot")
+    check(p.returncode == 0 and d and d.get("result") == "unchanged" and reboots(r) == 1 and
+          step(r, "reboot").get("status") == "done" and d.get("state") == "armed",
+          "apply --reboot again in the arming boot: looks, then reboots once (unchanged, armed)",
+          p.stderr[-1500:])
+    # Damaged between arming and the reboot: refused, nothing changed but the reboot step.
+    for name, dmg, fid, what in [
+            ("trial-kernel", lambda r: os.truncate(os.path.join(r, f"boot/vmlinuz-{NEW}"), 3000),
+             "boot.kernel-damaged", f"'/boot/vmlinuz-{NEW}' of the trial kernel is damaged: it is truncated"),
+            ("trial-initrd", lambda r: open(os.path.join(r, f"boot/initrd.img-{NEW}"), "wb").write(bytes(512)),
+             "boot.initrd-damaged", f"'/boot/initrd.img-{NEW}' of the trial kernel is damaged: its first 512 bytes are zeros"),
+            ("trial-kernel-gone", lambda r: os.unlink(os.path.join(r, f"boot/vmlinuz-{NEW}")),
+             "boot.file-unreadable", f"'/boot/vmlinuz-{NEW}' of the trial kernel is unreadable: it does not exist"),
+            ("old-kernel", lambda r: os.truncate(os.path.join(r, OLD_KERNEL), 2000),
+             "boot.old-kernel-damaged", f"'/{OLD_KERNEL}' of the running kernel, the way back of a trial, is damaged: it is truncated"),
+            ("next-entry-cleared", lambda r: subprocess.run(
+                ["grub-editenv", os.path.join(r, "boot/grub/grubenv"), "unset", "next_entry"], check=True),
+             "grub.next-boots-changed", f"boot 1 would start {OLD} (entry '{OLD_PATH}'), where kswap set up the one-shot trial of {NEW}"),
+            ("saved-entry-changed", lambda r: subprocess.run(
+                ["grub-editenv", os.path.join(r, "boot/grub/grubenv"), "set", "saved_entry=" + NEW_PATH], check=True),
+             "grub.next-boots-changed", f"boot 2 would start {NEW} (entry '{NEW_PATH}'), where kswap set up {OLD}")]:
+        r = fresh_root("rebootcheck-" + name)
+        p, d = kswap(r, "--json", "apply", "--deb", good, "--yes")
+        dmg(r)
+        env1 = open(os.path.join(r, "boot/grub/grubenv"), "rb").read()
+        p, d = kswap(r, "--json", "apply", "--deb", good, "--yes", "--reboot")
+        f = {x["id"]: x for x in (d or {}).get("findings", [])}
+        check(p.returncode == 2 and d and d.get("result") == "refused" and fid in f and
+              f[fid]["severity"] == "block" and what in f[fid]["message"] and reboots(r) == 0,
+              f"{name}: apply --reboot refuses the reboot (exit 2) with {fid} naming it",
+              p.stderr[-1500:] + json.dumps(f)[:2500])
+        check(journal(r).get("state") == "armed" and
+              open(os.path.join(r, "boot/grub/grubenv"), "rb").read() == env1 and
+              os.path.exists(os.path.join(r, "var/lib/kswap/trial")),
+              f"{name}: ... the trial stays armed, grubenv untouched", journal(r).get("state"))
+        if not fid.startswith("boot.old-"):
+            # (a damaged way back is refused by apply's plan step, before the last look)
+            st = step(r, "reboot")
+            check(st.get("status") == "failed" and "not rebooting" in (st.get("detail") or ""),
+                  f"{name}: ... the journal's step 'reboot' failed, saying why", st)
+
+    # apply --reboot in one run with a trial damaged by its arming update-grub is refused at
+    # the read-back; a systemctl reboot that fails leaves the trial armed (exit 1).
+    r = fresh_root("rebootcheck-systemctl-fails")
+    p, d = kswap(r, "--json", "apply", "--deb", good, "--yes", "--reboot",
+                 KSWAP_FAKE_SYSTEMCTL_FAIL="reboot")
+    check(p.returncode == 1 and d and d.get("state") == "armed" and journal(r).get("state") == "armed"
+          and step(r, "reboot").get("status") == "failed" and kernels(d) == [NEW, OLD, OLD],
+          "systemctl reboot failing: exit 1, the journal still says armed (it is), step reboot failed",
+          (p.returncode, (d or {}).get("state"), step(r, "reboot")))
+
 HOLDER = r"""
 import ctypes, fcntl, os, sys, time
 root, hold, trigger = sys.argv[1], float(sys.argv[2]), sys.argv[3]

@@ -205,6 +205,23 @@ check(len(keys) > 80, f"found the JSON keys in the code ({len(keys)})")
 for k in sorted(keys):
     check("*" + k + "*" in man, f"JSON key '{k}' is documented in docs/kswap.8.scd")
 
+# Every finding id in the code is documented in the man page's FINDINGS (its own entry line).
+SUBJECTS = "os|virt|cpu|secureboot|boot|grub|kernel|modules|bbr|initrd|repo|config|accept|host|metrics|history"
+DEPMOD_FILES = re.compile(r"^modules\.(dep|alias|builtin|symbols|softdep|weakdep|devname|order)(\.|$)")
+ids = set()
+for d in ["cmd", "checks", "grub", os.path.join("lib", "basic"), os.path.join("lib", "engine"),
+          os.path.join("lib", "host"), os.path.join("lib", "kernel"), os.path.join("lib", "repo")]:
+    for name in sorted(os.listdir(os.path.join(src, d))):
+        if name.endswith(".c"):
+            text = open(os.path.join(src, d, name)).read()
+            ids |= {i for i in re.findall(r'"((?:' + SUBJECTS + r')\.[a-z0-9-]+)"', text)
+                    if not DEPMOD_FILES.match(i)}
+findings_text = man_section("FINDINGS")
+check(len(ids) > 30 and "boot.old-kernel-damaged" in ids, f"found the finding ids in the code ({len(ids)})")
+for i in sorted(ids):
+    check(re.search(r"^\*" + re.escape(i) + r"\* \(", findings_text, re.M),
+          f"finding '{i}' has its entry in kswap(8), FINDINGS")
+
 # Colour: --color, NO_COLOR (only a non-empty value), TERM=dumb; ASCII outside UTF-8 locales.
 def on_pty(*args, **env):
     """Runs kswap with stdout on a terminal; returns what it wrote there."""
@@ -318,7 +335,7 @@ try:
     for state, outcome, armed, want_exit, want_next in [
             ("idle", None, None, 0, "kswap plan"),
             ("verified", None, None, 4, "kswap apply --yes"),
-            ("armed", None, boot_id, 4, "systemctl reboot"),
+            ("armed", None, boot_id, 4, "kswap apply --reboot"),
             ("armed", None, other, 4, "kswap status --wait"),
             # trial-ok but the old kernel runs (the root's): restarted before the pin, a power
             # cut (test/vm/powercut.py); 'kswap pin' would refuse here

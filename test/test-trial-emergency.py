@@ -18,7 +18,19 @@ builder; SYSTEMD_LOG_LEVEL=debug prints every job it installs and dumps the unit
   - with ACCEPT_UNIT (the built kswap-accept.service) enabled beside a oneshot that never ends
     and is ordered before multi-user.target (issue 12 (b), a start job that never ends): the
     multi-user transaction starts both, and accept's ordering closure holds the stuck job, so
-    accept cannot judge (and pin) a boot whose start jobs never end.
+    accept cannot judge (and pin) a boot whose start jobs never end;
+  - a reboot that hangs (issue 12, item 2): the shutdown transaction stops what conflicts with
+    shutdown.target (every unit with default dependencies, kswap-accept.service among them) and
+    what a stop propagates to (Requires=, BindsTo=, PartOf=, PropagatesStopTo=); the deadline
+    unit has none of those edges, except Requires= on perpetual units (system.slice), so it
+    stays active through the shutdown, its RuntimeMaxSec= running in PID 1's loop, until the
+    deadline forces the reboot (FailureAction=reboot-force sets PID 1's objective directly,
+    src/core/emergency-action.c; only after that does systemd-shutdown's final kill end it).
+    accept's health-failed verdict, the one reboot kswap asks for on the trial boot, exits 3,
+    which is not a success status of kswap-accept.service: its ExecStartPost= that stops the
+    deadline does not run. The old kernel's reboot (apply --reboot) is covered by
+    reboot.target's own JobTimeoutSec=30min / JobTimeoutAction=reboot-force on this machine.
+    The check is run on a deadline unit with default dependencies too, and must refuse it.
 The generator's normal directory is not searched under --root (systemd-analyze fills a
 temporary one with this machine's own generators), so its output goes into the root's
 /run/systemd/system, where .wants/ links and units mean the same.
@@ -175,6 +187,60 @@ try:
               "kswap-accept.service is ordered after the stuck start job (through "
               "multi-user.target): no verdict while a start job never ends",
               sorted(seen)[:40])
+
+    # A reboot that hangs on the trial boot: nothing of the shutdown stops the deadline.
+    STOPPING = ("Conflicts", "ConflictedBy", "Requires", "BindsTo", "PartOf", "Requisite",
+                "StopPropagatedFrom")
+
+    def stopped_by_shutdown(unit):
+        """Edges through which the shutdown transaction would stop unit: conflicts, and the
+        stop-propagating dependencies on a unit that is not perpetual."""
+        rc, _, b, text = verify(unit)
+        found = []
+        for kind, other in (m.groups() for l in b.get(unit, [])
+                            for m in [re.match(r"^(\w+): (\S+) \(", l)] if m):
+            if kind not in STOPPING:
+                continue
+            if kind in ("Conflicts", "ConflictedBy"):
+                found.append(f"{kind}: {other}")
+                continue
+            _, _, ob, _ = verify(other)
+            if "Perpetual: yes" not in ob.get(other, []):
+                found.append(f"{kind}: {other} (not perpetual)")
+        return found, b.get(unit, [])
+
+    edges, dl = stopped_by_shutdown("kswap-trial-deadline.service")
+    check(not edges and any(l.startswith("Requires: system.slice") for l in dl),
+          "the deadline unit has no edge the shutdown transaction stops it through (its only "
+          "requirement, system.slice, is perpetual)", edges)
+    if ACCEPT_UNIT:
+        edges, _ = stopped_by_shutdown("kswap-accept.service")
+        check("Conflicts: shutdown.target" in edges,
+              "control: kswap-accept.service conflicts with shutdown.target (the check sees the "
+              "edge it looks for)", edges)
+        unit = open(ACCEPT_UNIT).read()
+        ok_codes = [w for l in unit.splitlines() if l.startswith("SuccessExitStatus=")
+                    for w in l.split("=", 1)[1].split()]
+        check(ok_codes == ["4"] and "ExecStartPost=-/bin/systemctl stop --no-block "
+              "kswap-trial-deadline.service" in unit,
+              "kswap-accept.service: exit 3 (health-failed, accept's reboot) is a failure, so "
+              "its ExecStartPost= that stops the deadline does not run", ok_codes)
+    # The same check on a deadline unit with default dependencies: it must refuse it.
+    mutated = os.path.join(root, "run/systemd/system/kswap-trial-deadline.service")
+    text = open(mutated).read()
+    with open(mutated, "w") as f:
+        f.write(text.replace("DefaultDependencies=no\n", ""))
+    edges, _ = stopped_by_shutdown("kswap-trial-deadline.service")
+    check("Conflicts: shutdown.target" in edges,
+          "control: with default dependencies the deadline would be stopped by the shutdown "
+          "(Conflicts=shutdown.target)", edges)
+    with open(mutated, "w") as f:
+        f.write(text)
+    rc, _, b, _ = verify("reboot.target")
+    rb = b.get("reboot.target", [])
+    check("Job Timeout: 30min" in rb and "Job Timeout Action: reboot-force" in rb,
+          "reboot.target on this machine: a reboot whose jobs hang is forced after 30 min "
+          "(the old kernel's reboot, apply --reboot)", [l for l in rb if l.startswith("Job")])
 finally:
     shutil.rmtree(work, ignore_errors=True)
 print(f"{checks} checks, {failures} failed ({time.monotonic() - t0:.1f} s)")

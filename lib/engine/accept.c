@@ -14,6 +14,7 @@
 #include "lib/host/kernels.h"
 #include "lib/engine/lock.h"
 #include "lib/engine/metrics-file.h"
+#include "lib/engine/rebootcheck.h"
 #include "lib/engine/run-snapshot.h"
 #include "lib/basic/fileio.h"
 #include "lib/basic/json-util.h"
@@ -72,6 +73,7 @@ void ks_accept_result_done(ks_accept_result *r)
     free(r->metrics_error);
     free(r->history_error);
     free(r->previous_boot);
+    free(r->reboot_unsafe);
     ks_checklist_done(&r->checks);
     ks_journal_free(r->journal);
     ks_strv_free(r->new_items);
@@ -473,6 +475,47 @@ json_object *ks_accept_diff_json(const ks_accept_result *r)
     return ks_jb_finish(&b, o);
 }
 
+/*
+ * The last look before the one reboot back to the old kernel (lib/engine/rebootcheck.h): 0 with
+ * *ret NULL when every next boot starts the old kernel from intact files; 0 with *ret saying
+ * why not and what to do (for people); -ENOMEM. Rebooting anyway could leave the node at GRUB's
+ * prompt, or in a kernel that cannot start, out of reach: the trial kernel, which runs, is the
+ * better place to repair it from.
+ */
+static int old_boot_unsafe(const ks_root *root, const char *old, const char *running, char **ret)
+{
+    _cleanup_free_ char *why = NULL;
+    ks_findings f = {0};
+    int r;
+
+    *ret = NULL;
+    r = ks_reboot_check(
+        root, &(ks_reboot_expect){.old = strempty(old), .then = "then 'kswap rollback --reboot'"},
+        &f);
+    for (size_t i = 0; r > 0 && i < f.n; i++) {
+        char *n = ks_asprintf("%s%s%s: %s (%s)", strempty(why), why ? "; " : "", f.v[i].id,
+                              f.v[i].message, strempty(f.v[i].remedy));
+        free(why);
+        why = n;
+        if (!why)
+            r = -ENOMEM;
+    }
+    ks_findings_clear(&f);
+    if (r <= 0)
+        return r;
+    *ret = ks_asprintf("not rebooting into the old kernel %s: %s; %s keeps running (the trial is "
+                       "disarmed and every boot starts %s, so no reboot before the repair)",
+                       strempty(old), why, strempty(running), strempty(old));
+    return *ret ? 0 : -ENOMEM;
+}
+
+/* Records why the reboot did not happen: the step "reboot" failed, the state as it was. */
+static void note_no_reboot(ks_journal *j, const char *why)
+{
+    (void)ks_journal_step_begin(j, "reboot");
+    (void)ks_journal_step_end(j, "reboot", KS_STEP_FAILED, why);
+}
+
 static int judge_checks(acc *a)
 {
     const ks_config *cfg = a->o->config;
@@ -551,7 +594,17 @@ static int judge_checks(acc *a)
         record(a, KS_OUTCOME_HEALTH_FAILED, r < 0 ? KS_STATE_FAILED : KS_STATE_ROLLED_BACK, reason);
         (void)ks_journal_step_end(a->j, "accept", KS_STEP_FAILED, reason);
     }
-    if (streq(on_failure, "reboot") && !a->o->no_reboot) {
+    if (streq(on_failure, "reboot") && !a->o->no_reboot && !ks_journal_reboot_claimed(a->j)) {
+        r = old_boot_unsafe(a->root, ks_journal_get(a->j, KS_JF_OLD_KERNEL), a->r->kernel,
+                            &a->r->reboot_unsafe);
+        if (r < 0)
+            return r;
+    }
+    if (a->r->reboot_unsafe) {
+        progress(a, "%s", a->r->reboot_unsafe);
+        set_error(a, "%s", a->r->reboot_unsafe);
+        note_no_reboot(a->j, a->r->reboot_unsafe);
+    } else if (streq(on_failure, "reboot") && !a->o->no_reboot) {
         r = ks_journal_claim_reboot(a->j, a->boot_id);
         if (r == -EALREADY) {
             a->r->reboot_refused = true;
@@ -752,6 +805,22 @@ int ks_accept_reboot(const ks_root *root, ks_accept_result *result, char **ret_e
         if (!root_abs)
             return -errno;
         ctx.root_abs = root_abs;
+    }
+    {
+        /* The hooks ran since the verdict: look once more, right before the reboot. */
+        _cleanup_free_ char *unsafe = NULL;
+        r = old_boot_unsafe(root, result->old_kernel, result->kernel, &unsafe);
+        if (r < 0)
+            return r;
+        if (unsafe) {
+            if (result->journal) {
+                note_no_reboot(result->journal, unsafe);
+                keep_metrics_error(result, result->journal);
+            }
+            if (ret_error)
+                *ret_error = TAKE_PTR(unsafe);
+            return -EPERM;
+        }
     }
     if (result->journal) {
         ks_journal_count_reboot(result->journal);

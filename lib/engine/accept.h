@@ -47,6 +47,9 @@ typedef struct ks_accept_result {
     bool pin_lost;       /* trial-ok, not pinned, another kernel runs: not done */
     bool reboot_claimed; /* ours is the one reboot of this trial: call ks_accept_reboot() */
     bool reboot_refused; /* a reboot was due but this trial had its reboot already */
+    /* a reboot was due, but the last look at the old kernel's boots found them damaged or not
+     * what kswap set up (lib/engine/rebootcheck.h): why, for people; the trial kernel stays */
+    char *reboot_unsafe;
     char *error;         /* an action that failed (disarm, pin, journal), for people */
     char *metrics_error; /* kswap.prom could not be written (lib/engine/metrics-file.h) */
     char *history_error; /* the swap history: damaged (moved aside) or not written */
@@ -83,8 +86,12 @@ long long ks_accept_conns_now(const ks_accept_result *r, const ks_check *chk);
 int ks_accept(const ks_root *root, const ks_accept_opts *o, ks_accept_result *ret);
 void ks_accept_result_done(ks_accept_result *r);
 
-/* `systemctl reboot` (KSWAP_ROOT under a root), recorded as the journal step "reboot" and
- * counted in its reboots_requested. */
+/*
+ * `systemctl reboot` (KSWAP_ROOT under a root), recorded as the journal step "reboot" and
+ * counted in its reboots_requested. Right before it, the last look at the old kernel's boots
+ * (lib/engine/rebootcheck.h): a problem is -EPERM with *ret_error saying what and what to do,
+ * the step "reboot" failed with the same words, no reboot and nothing else changed.
+ */
 int ks_accept_reboot(const ks_root *root, ks_accept_result *r, char **ret_error);
 
 /*

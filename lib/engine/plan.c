@@ -11,6 +11,7 @@
 #include "lib/basic/fileio.h"
 #include "lib/host/osrelease.h"
 #include "lib/engine/bootctl.h"
+#include "lib/engine/bootpeek.h"
 #include "lib/engine/plan.h"
 #include "lib/engine/plan-newer.h"
 #include "lib/engine/trialboot.h"
@@ -381,6 +382,30 @@ static int read_grub_cfg(const ks_root *root, ks_plan *p, ks_grub_cfg **ret)
     return 0;
 }
 
+/*
+ * The running kernel is the way back of every trial: the files its own entry loads (the one
+ * saved_entry will name, and the way-back entry will copy) must be intact, by the cheap look
+ * (header, length, magic; apply reads them back whole and decompresses the initrds before
+ * arming). No entry of it in grub.cfg: nothing to look at here (apply cannot arm then anyway).
+ */
+static int check_running_files(const ks_root *root, const ks_grub_cfg *cfg, ks_plan *p)
+{
+    int r;
+
+    if (!cfg || !p->running_kernel)
+        return 0;
+    r = ks_boot_peek_kernel(
+        root, cfg,
+        &(ks_boot_peek){.release = p->running_kernel,
+                        .old = true,
+                        .whose = "of the running kernel, the way back of a trial,",
+                        .then = "then 'kswap plan' again",
+                        .severity = KS_SEV_BLOCK,
+                        .say_ok = true},
+        &p->findings);
+    return r < 0 ? r : 0;
+}
+
 static int check_boot(const ks_root *root, ks_plan *p)
 {
     _cleanup_grubenv_ ks_grubenv *env = NULL;
@@ -395,6 +420,8 @@ static int check_boot(const ks_root *root, ks_plan *p)
     p->recordfail_timeout = INT_MIN;
 
     r = read_grub_cfg(root, p, &cfg);
+    if (r >= 0)
+        r = check_running_files(root, cfg, p);
     if (r < 0)
         return r;
 

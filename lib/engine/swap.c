@@ -12,6 +12,7 @@
 #include "lib/basic/config.h"
 #include "lib/engine/accept.h"
 #include "lib/engine/bootctl.h"
+#include "lib/engine/bootpeek.h"
 #include "lib/engine/dpkgwait.h"
 #include "lib/engine/history.h"
 #include "lib/host/boot-identity.h"
@@ -26,8 +27,10 @@
 #include "lib/engine/run-snapshot.h"
 #include "lib/engine/swap.h"
 #include "lib/engine/metrics-file.h"
+#include "lib/engine/rebootcheck.h"
 #include "lib/engine/trial.h"
 #include "lib/engine/trialboot.h"
+#include "lib/kernel/initrd.h"
 #include "lib/kernel/verify.h"
 
 #include "build-config.h" /* KSWAP_DATADIR */
@@ -60,6 +63,7 @@ typedef struct run {
     char *root_abs;        /* KSWAP_ROOT for the programs; NULL on the running system */
     char **modules_before; /* "module:NAME" loaded when this apply began (its check step) */
     bool locked;           /* kswap's lock is held: the swap history may be written */
+    bool state_stays;      /* a failure now (the reboot) records its step, never the state */
     char *dropin_purged;   /* rollback --purge: the drop-in's text it replaced or removed */
 } run;
 
@@ -153,8 +157,12 @@ static int fail_step(run *x, const char *step, int err, const char *fmt, ...)
     if (x->j) {
         if (step)
             (void)ks_journal_step_end(x->j, step, KS_STEP_FAILED, msg);
-        (void)ks_journal_set(x->j, KS_JF_REASON, msg);
-        (void)ks_journal_set_state(x->j, KS_STATE_FAILED);
+        /* The reboot after an apply or a rollback that is done: what they left stays as it
+         * is (armed, rolled back), only the reboot's step says why it did not happen. */
+        if (!x->state_stays) {
+            (void)ks_journal_set(x->j, KS_JF_REASON, msg);
+            (void)ks_journal_set_state(x->j, KS_STATE_FAILED);
+        }
         (void)ks_journal_save(x->j);
     }
     return err < 0 ? err : -EIO;
@@ -1095,14 +1103,28 @@ static int write_trial_entries(run *x, ks_boot *b, const char *old, const char *
     return update_grub_and_load(x, "arm", b);
 }
 
-/*
- * What the trial boot loads, durable and read back before next_entry names it
- * (lib/host/bootfiles.h): a file that fails refuses the arming with its finding.
- */
-static int settle_boot_files(run *x, const char *new)
+/* The host layer's initrd reader: the whole image decompressed in this process. */
+static int initrd_unpacks(int fd, char **ret_why)
 {
+    return ks_initrd_unpacks_fd(fd, KS_INITRD_DATA_MAX, ret_why);
+}
+
+/*
+ * What the trial boot loads, and what its way back (the old kernel) loads, durable and read
+ * back before next_entry names the trial (lib/host/bootfiles.h): a file that fails refuses
+ * the arming with its finding.
+ */
+static int settle_boot_files(run *x, const char *old, const char *new)
+{
+    ks_bootfiles_want want = {
+        .release = new,
+        .entry_id = KS_TRIAL_ENTRY_ID,
+        .old_release = old,
+        .wayback_id = KS_WAYBACK_ENTRY_ID,
+        .initrd_unpacks = initrd_unpacks,
+    };
     ks_bootfiles_stats st = {0};
-    int r = ks_bootfiles_settle(x->root, new, KS_TRIAL_ENTRY_ID, &x->r->findings, &st);
+    int r = ks_bootfiles_settle(x->root, &want, &x->r->findings, &st);
 
     if (r < 0)
         return fail_step(x, "arm", r, "cannot check the boot files of %s: %s", new, strerror(-r));
@@ -1112,17 +1134,27 @@ static int settle_boot_files(run *x, const char *new)
         return fail_step(x, "arm", -EIO, "%s; nothing is armed, every boot starts the old kernel",
                          ks_findings_get(&x->r->findings, "boot.sync-failed")->message);
     if (r > 0) {
+        bool way_back = ks_findings_get(&x->r->findings, "boot.old-kernel-damaged") ||
+                        ks_findings_get(&x->r->findings, "boot.old-initrd-damaged") ||
+                        ks_findings_get(&x->r->findings, "boot.way-back-entry-missing");
         r = fail_step(x, "arm", -EIO,
-                      "the boot files of %s did not read back intact (see the findings); nothing "
-                      "is armed, every boot starts the old kernel",
-                      new);
+                      way_back ? "the way back to %s did not read back intact (see the findings): "
+                                 "a trial that fails could not come back; nothing is armed, "
+                                 "repair it first"
+                               : "the boot files of %s did not read back intact (see the "
+                                 "findings); nothing is armed, every boot starts the old kernel",
+                      way_back ? old : new);
         x->r->status = KS_SWAP_REFUSED;
         return r;
     }
     progress(x, "arm",
-             "kernel, initrd, module indexes and grub.cfg of %s on disk and read back (%u files, "
-             "%u directories synced)",
-             new, st.files_synced, st.dirs_synced);
+             "kernel, initrd, module indexes and grub.cfg of %s on disk and read back, and the "
+             "way back's kernel and initrd (%s, %u files) too (%u files, %u directories synced; "
+             "%u initrds decompressed%s)",
+             new, old, st.old_files, st.files_synced, st.dirs_synced, st.initrds_unpacked,
+             st.initrds_magic_only ? ", others by their magic only: a compression kswap does not "
+                                     "decompress"
+                                   : "");
     return 0;
 }
 
@@ -1147,7 +1179,7 @@ static int step_arm(run *x, const char *old, const char *new)
         return r;
     r = write_trial_entries(x, &b, old, new, boot_id);
     if (r >= 0)
-        r = settle_boot_files(x, new);
+        r = settle_boot_files(x, old, new);
     if (r < 0) {
         ks_boot_done(&b);
         return r;
@@ -1191,14 +1223,60 @@ static int step_arm(run *x, const char *old, const char *new)
     return r < 0 ? journal_error(x, r) : 0;
 }
 
-static int reboot_now(run *x, const char *step)
+static bool findings_name_way_back(const ks_findings *f)
+{
+    return ks_findings_get(f, "boot.old-kernel-damaged") ||
+           ks_findings_get(f, "boot.old-initrd-damaged");
+}
+
+/*
+ * The reboot of apply --reboot and rollback --reboot. Right before systemctl reboot comes the
+ * last look at what the next boots load (lib/engine/rebootcheck.h). A problem refuses the
+ * reboot (its findings, exit 2) and changes nothing but the journal's step "reboot" (failed,
+ * with why): the swap stays as the command left it, armed or rolled back, and the node keeps
+ * running the kernel it runs. Rebooting instead would end in one of these:
+ *   - the trial's own files damaged after arming: GRUB's fallback or panic= bring the old kernel
+ *     back by themselves (whole-VM scenario trial-bad-kernel), so the reboot would only cost
+ *     a boot and end as fell-back; the trial stays armed, since a reboot that happens anyway
+ *     still comes back the same way;
+ *   - the old kernel's files damaged: the way back of a failed trial and the default of every
+ *     later boot; GRUB would stop at "Press any key" (no fallback outside the trial) or the
+ *     kernel would panic again and again: a node nobody can reach. Nothing may reboot it before
+ *     the repair, and the error says so;
+ *   - grubenv or grub.cfg changed by someone else since kswap set them up: the next boot is not
+ *     the one kswap promised (invariant 1), whatever it is.
+ * systemctl failing leaves the state as it is too (exit 1).
+ */
+static int reboot_now(run *x, const char *step, const ks_reboot_expect *expect, const char *stays)
 {
     char *argv[] = {(char *)"systemctl", (char *)"reboot", NULL};
     int r;
 
-    /* Counted when asked, saved with the step: a reboot that succeeds may leave no later save. */
+    x->state_stays = true;
+    r = begin(x, step, "checking what the next boot loads, then rebooting");
+    if (r < 0)
+        return journal_error(x, r);
+    r = ks_reboot_check(x->root, expect, &x->r->findings);
+    if (r < 0)
+        return fail_step(x, step, r, "cannot look at what the next boot loads: %s", strerror(-r));
+    if (r > 0) {
+        if (findings_name_way_back(&x->r->findings))
+            r = fail_step(x, step, -EPERM,
+                          "not rebooting: the way back to %s is damaged (see the findings), and a "
+                          "node that reboots now could end at GRUB's prompt or in a kernel that "
+                          "cannot start, out of reach; %s; do not reboot before it is repaired",
+                          expect->old, stays);
+        else
+            r = fail_step(x, step, -EPERM,
+                          "not rebooting: the next boots are not what kswap set up, or their "
+                          "files are damaged (see the findings); %s",
+                          stays);
+        x->r->status = KS_SWAP_REFUSED;
+        return r;
+    }
+    /* Counted when asked and saved before: a reboot that succeeds may leave no later save. */
     ks_journal_count_reboot(x->j);
-    r = begin(x, step, "rebooting");
+    r = ks_journal_save(x->j);
     if (r < 0)
         return journal_error(x, r);
     r = run_program(x, step, argv, timeout_ms(x, "systemctl_timeout", 60), false);
@@ -1222,6 +1300,14 @@ static char **snapshot_sysctls(const ks_config *cfg)
         if (ks_strv_push(&keys, strndup(*i, strcspn(*i, "="))) < 0)
             return ks_strv_free(keys);
     return keys;
+}
+
+/* What apply and apply --dry-run say of a trial armed already. */
+static char *armed_already(const ks_journal *j)
+{
+    return ks_asprintf("a trial of %s is armed already; reboot to try it ('kswap apply --reboot' "
+                       "looks at what the next boots load first), or 'kswap rollback' to cancel",
+                       strempty(ks_journal_get(j, KS_JF_NEW_KERNEL)));
 }
 
 /*
@@ -1318,10 +1404,23 @@ int ks_apply(const ks_root *root, const ks_apply_opts *o, ks_swap_result *ret)
     }
 
     if (ks_journal_state(x.j) == KS_STATE_ARMED) {
+        _cleanup_free_ char *boot_id = NULL;
+        const char *armed = ks_journal_armed_boot_id(x.j);
+
         ret->status = KS_SWAP_ALREADY;
-        ret->error = ks_asprintf("a trial of %s is armed already; reboot to try it, or 'kswap "
-                                 "rollback' to cancel",
-                                 strempty(ks_journal_get(x.j, KS_JF_NEW_KERNEL)));
+        /* apply --reboot again, in the boot that armed it: the same last look, then reboot. */
+        if (o->reboot && armed && ks_read_boot_id(root, &boot_id) >= 0 && streq(armed, boot_id)) {
+            progress(&x, "apply", "a trial of %s is armed already in this boot",
+                     strempty(ks_journal_get(x.j, KS_JF_NEW_KERNEL)));
+            r = reboot_now(
+                &x, "reboot",
+                &(ks_reboot_expect){.trial = ks_journal_get(x.j, KS_JF_NEW_KERNEL),
+                                    .old = strempty(ks_journal_get(x.j, KS_JF_OLD_KERNEL)),
+                                    .then = "then 'kswap apply --reboot' again"},
+                "nothing was changed, the trial stays armed ('kswap rollback' cancels it)");
+            goto out;
+        }
+        ret->error = armed_already(x.j);
         goto out;
     }
     if (resumable(ks_journal_state(x.j))) {
@@ -1386,7 +1485,10 @@ int ks_apply(const ks_root *root, const ks_apply_opts *o, ks_swap_result *ret)
     if (r >= 0)
         ret->status = KS_SWAP_DONE;
     if (r >= 0 && o->reboot)
-        r = reboot_now(&x, "reboot");
+        r = reboot_now(&x, "reboot",
+                       &(ks_reboot_expect){
+                           .trial = new, .old = old, .then = "then 'kswap apply --reboot' again"},
+                       "the trial stays armed ('kswap rollback' cancels it), nothing else changed");
 out:
     ks_plan_done(&plan);
     return end_run(&x, r);
@@ -1608,9 +1710,7 @@ int ks_apply_dry_run(const ks_root *root, const ks_apply_opts *o, ks_swap_result
     }
     if (ks_journal_state(j) == KS_STATE_ARMED) {
         ret->status = KS_SWAP_ALREADY;
-        ret->error = ks_asprintf("a trial of %s is armed already; reboot to try it, or 'kswap "
-                                 "rollback' to cancel",
-                                 strempty(ks_journal_get(j, KS_JF_NEW_KERNEL)));
+        ret->error = armed_already(j);
         goto out;
     }
     if (resumable(ks_journal_state(j))) {
@@ -2019,6 +2119,43 @@ static int purge(run *x, const char *old, const char *running)
     return r < 0 ? r : 0;
 }
 
+/*
+ * Back to an old kernel that is not running: its files first, by the cheap look (the files its
+ * own entry loads, which the rollback makes every boot start). Damaged, with --reboot: refused
+ * before anything changes (a reboot would leave the node at GRUB's prompt or in a kernel that
+ * cannot start); without it: the rollback goes on and the findings warn before the operator's
+ * own reboot.
+ */
+static int old_files_before_rollback(run *x, const char *old, bool reboot)
+{
+    _cleanup_free_ char *err = NULL;
+    ks_boot b = {0};
+    int r;
+
+    r = ks_boot_load(x->root, &b, &err);
+    if (r < 0)
+        return r == -ENOMEM ? r : 0; /* the rollback itself says what is wrong with GRUB */
+    r = ks_boot_peek_kernel(x->root, b.cfg,
+                            &(ks_boot_peek){.release = old,
+                                            .old = true,
+                                            .whose = "of the old kernel, which the rollback makes "
+                                                     "the default,",
+                                            .then = reboot ? "then 'kswap rollback --reboot'"
+                                                           : "before the next reboot",
+                                            .severity = reboot ? KS_SEV_BLOCK : KS_SEV_WARN},
+                            &x->r->findings);
+    ks_boot_done(&b);
+    if (r <= 0 || !reboot)
+        return r < 0 ? r : 0;
+    x->r->status = KS_SWAP_REFUSED;
+    x->r->error = ks_asprintf("not rolling back to %s: its files are damaged (see the findings), "
+                              "and the reboot into it would leave the node at GRUB's prompt or in "
+                              "a kernel that cannot start, out of reach; nothing was changed; "
+                              "repair them first",
+                              old);
+    return x->r->error ? 0 : -ENOMEM;
+}
+
 int ks_rollback(const ks_root *root, const ks_swap_common *c, bool do_purge, bool reboot,
                 ks_swap_result *ret)
 {
@@ -2052,6 +2189,11 @@ int ks_rollback(const ks_root *root, const ks_swap_common *c, bool do_purge, boo
     r = running_kernel(root, ret, &running);
     if (r < 0)
         goto out;
+    if (!streq(running, old)) {
+        r = old_files_before_rollback(&x, old, reboot);
+        if (r < 0 || ret->status == KS_SWAP_REFUSED)
+            goto out;
+    }
     r = begin(&x, "rollback", "making the old kernel the default again");
     if (r < 0) {
         journal_error(&x, r);
@@ -2109,7 +2251,9 @@ int ks_rollback(const ks_root *root, const ks_swap_common *c, bool do_purge, boo
     }
     ret->status = KS_SWAP_DONE;
     if (reboot && !streq(running, old))
-        (void)reboot_now(&x, "reboot");
+        r = reboot_now(&x, "reboot",
+                       &(ks_reboot_expect){.old = old, .then = "then 'kswap rollback --reboot'"},
+                       "the rollback is done: every boot starts the old kernel");
 out:
     return end_run(&x, r);
 }

@@ -122,14 +122,14 @@ static int skip_plain_segments(int fd, off_t size, char ***names, off_t *ret_off
     return 0;
 }
 
-int ks_initrd_list_modules_fd(int fd, char ***ret_names, char **ret_error)
+/*
+ * Reads every segment of an initramfs: the uncompressed cpio segments, then the compressed
+ * tail as a cpio archive (module names into *names). drain: the compressed stream is read to
+ * its very end after the archive's trailer, so that a stream cut short or a checksum that does
+ * not match (gzip's CRC32 and length, xz's and zstd's checks sit at the end) is an error too.
+ */
+static int initrd_walk(int fd, uint64_t data_max, bool drain, char ***names, char **ret_error)
 {
-    return ks_initrd_list_modules_fd_max(fd, KS_INITRD_DATA_MAX, ret_names, ret_error);
-}
-
-int ks_initrd_list_modules_fd_max(int fd, uint64_t data_max, char ***ret_names, char **ret_error)
-{
-    _cleanup_strv_free_ char **names = NULL;
     struct archive *a;
     struct archive_entry *entry;
     struct stat st;
@@ -138,7 +138,7 @@ int ks_initrd_list_modules_fd_max(int fd, uint64_t data_max, char ***ret_names, 
 
     if (fstat(fd, &st) < 0)
         return -errno;
-    r = skip_plain_segments(fd, st.st_size, &names, &off);
+    r = skip_plain_segments(fd, st.st_size, names, &off);
     if (r < 0) {
         if (ret_error)
             *ret_error = strdup("corrupt uncompressed cpio segment");
@@ -177,7 +177,7 @@ int ks_initrd_list_modules_fd_max(int fd, uint64_t data_max, char ***ret_names, 
         while ((ar = sym_archive_read_next_header(a, &entry)) == ARCHIVE_OK) {
             const char *p = sym_archive_entry_pathname(entry);
             if (p && sym_archive_entry_filetype(entry) == AE_IFREG) {
-                r = add_module_path(&names, p);
+                r = add_module_path(names, p);
                 if (r < 0) {
                     sym_archive_read_free(a);
                     return r;
@@ -193,14 +193,45 @@ int ks_initrd_list_modules_fd_max(int fd, uint64_t data_max, char ***ret_names, 
             return src.error < 0 ? src.error : -EBADMSG;
         }
         sym_archive_read_free(a);
-    } else if (!names && st.st_size > 0 && off == 0) {
+        for (ssize_t n = 1; drain && n > 0;) {
+            n = ks_unpack_read(u, buf, CPIO_BUF);
+            if (n < 0) {
+                if (ret_error)
+                    *ret_error = ks_asprintf("cannot read the compressed part to its end: %s",
+                                             strempty(ks_unpack_error(u)));
+                return (int)n;
+            }
+        }
+    } else if (!*names && st.st_size > 0 && off == 0) {
         if (ret_error)
             *ret_error = strdup("not an initramfs (no cpio archive)");
         return -EBADMSG;
     }
+    return 0;
+}
+
+int ks_initrd_list_modules_fd(int fd, char ***ret_names, char **ret_error)
+{
+    return ks_initrd_list_modules_fd_max(fd, KS_INITRD_DATA_MAX, ret_names, ret_error);
+}
+
+int ks_initrd_list_modules_fd_max(int fd, uint64_t data_max, char ***ret_names, char **ret_error)
+{
+    _cleanup_strv_free_ char **names = NULL;
+    int r = initrd_walk(fd, data_max, false, &names, ret_error);
+
+    if (r < 0)
+        return r;
     ks_strv_sort(names);
     *ret_names = TAKE_PTR(names);
     return 0;
+}
+
+int ks_initrd_unpacks_fd(int fd, uint64_t data_max, char **ret_error)
+{
+    _cleanup_strv_free_ char **names = NULL;
+
+    return initrd_walk(fd, data_max, true, &names, ret_error);
 }
 
 int ks_initrd_list_modules(const ks_root *root, const char *path, char ***ret_names,

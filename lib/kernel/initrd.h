@@ -23,6 +23,15 @@
 int ks_initrd_list_modules_fd(int fd, char ***ret_names, char **ret_error);
 /* The same with another cap than KS_INITRD_DATA_MAX. */
 int ks_initrd_list_modules_fd_max(int fd, uint64_t data_max, char ***ret_names, char **ret_error);
+/*
+ * Whether an initramfs image decompresses: every segment read as the list above reads it, and
+ * the compressed part read on to the end of its stream, so that a stream cut short or a
+ * checksum that does not match is found too (gzip's CRC32, xz's and zstd's checks sit at the
+ * end). 0, or the errors of the list above, and -EPIPE for a stream cut short; *ret_error says
+ * what. Reads the whole file (apply reads the initrds a trial boot needs back from the disk
+ * this way, lib/host/bootfiles.h).
+ */
+int ks_initrd_unpacks_fd(int fd, uint64_t data_max, char **ret_error);
 /* The same for a file inside the root (e.g. "boot/initrd.img-6.1.0-57-amd64"). */
 int ks_initrd_list_modules(const ks_root *root, const char *path, char ***ret_names,
                            char **ret_error);

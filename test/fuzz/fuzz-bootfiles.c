@@ -9,7 +9,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* What apply reads back before arming, and what it reads out of apt's output. */
+/* What apply reads back before arming (and where grub.cfg's paths are), and what it reads out
+ * of apt's output. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char *why = NULL, *text;
@@ -34,6 +35,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(text, data, size);
     text[size] = '\0';
     free(ks_apt_lock_error_line(text));
+    {
+        /* a path GRUB loads, as grub.cfg wrote it, placed inside the root */
+        char *path = NULL;
+        if (ks_bootfile_root_path(text, &path) >= 0 &&
+            (strncmp(path, "boot/", 5) != 0 || !path[5] || strchr(path + 5, '/') ||
+             !strcmp(path + 5, ".") || !strcmp(path + 5, "..")))
+            abort();
+        free(path);
+    }
     free(ks_dpkg_error_from_output(text));
     free(text);
     return 0;

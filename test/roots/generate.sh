@@ -93,9 +93,11 @@ kvm_dmi() { # root vendor product
 installed_kernel() { # root release [builtin-bbr]
   local r=$1 rel=$2 m=$1/lib/modules/$2
   mkdir -p "$r/boot" "$m/kernel/net/ipv4" "$m/kernel/net/sched" "$m/kernel/drivers/net/wireguard"
-  # Placeholders: kswap reads names and sizes here, never the bytes.
-  head -c 4096 /dev/zero > "$r/boot/vmlinuz-$rel"
-  head -c 8192 /dev/zero > "$r/boot/initrd.img-$rel"
+  # What apply and plan read back of a kernel: a bzImage setup header and the length it
+  # announces (the tests' synthetic image, 4 KiB), and a real initramfs (a newc archive made by
+  # GNU cpio and compressed by zstd, test/fixtures/boot/SOURCES.md) that decompresses.
+  python3 "$here/../fakes/synthetic-vmlinuz.py" "$rel" "$r/boot/vmlinuz-$rel"
+  cp "$fx/boot/initrd-zstd.head" "$r/boot/initrd.img-$rel"
   printf '# placeholder for System.map\n' > "$r/boot/System.map-$rel"
   printf 'kernel/net/ipv4/tcp_cubic.ko\nkernel/drivers/block/virtio_blk.ko\nkernel/fs/ext4/ext4.ko\n' > "$m/modules.builtin"
   : > "$m/kernel/net/ipv4/tcp_bbr.ko.zst"

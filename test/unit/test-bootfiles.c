@@ -157,6 +157,10 @@ static void test_initrd(void)
         r = ks_bootfile_initrd_check((const uint8_t *)p, len, len, &why);
         CHECK_MSG((r == 0) == initrd_cases[i].ok, "%s: %d (%s)", initrd_cases[i].name, r,
                   strempty(why));
+        /* the format is named exactly when the magic passes (an empty file has none) */
+        CHECK_MSG(!ks_bootfile_initrd_format((const uint8_t *)p, len) == (r < 0), "%s: format '%s'",
+                  initrd_cases[i].name,
+                  strempty(ks_bootfile_initrd_format((const uint8_t *)p, len)));
         if (!initrd_cases[i].ok)
             CHECK_MSG(r == -EBADMSG && why && strstr(why, initrd_cases[i].why), "%s: '%s'",
                       initrd_cases[i].name, strempty(why));
@@ -175,6 +179,18 @@ static void test_modindex(void)
     CHECK_INTEQ(ks_bootfile_modindex_check(good, 0, 0, NULL), -EBADMSG);
 }
 
+#define OLD "6.1.0-56-amd64"
+#define UUID "4f3a2c1e-0d9b-4e8a-9c7f-1b2d3e4f5a6b"
+#define WAYBACK_ENTRY                                                                              \
+    "menuentry 'kswap way back: " OLD "' --class gnu-linux --class os $menuentry_id_option "       \
+    "'kswap-way-back' {\n\tlinux\t/boot/vmlinuz-" OLD " root=/dev/vda1 ro\n"                       \
+    "\tinitrd\t/boot/initrd.img-" OLD "\n}\n"
+/* OLD's own entry as Debian's 10_linux writes it: what saved_entry names. */
+#define OLD_ENTRY                                                                                  \
+    "submenu 'Advanced options for Debian GNU/Linux' $menuentry_id_option "                        \
+    "'gnulinux-advanced-" UUID "' {\n\tmenuentry 'Debian GNU/Linux, with Linux " OLD "' "          \
+    "$menuentry_id_option 'gnulinux-" OLD "-advanced-" UUID "' {\n\t\tlinux\t/boot/vmlinuz-" OLD   \
+    " root=/dev/vda1 ro\n\t\tinitrd\t/boot/initrd.img-" OLD "\n\t}\n}\n"
 #define TRIAL_ENTRY                                                                                \
     "menuentry 'kswap trial: " REL "' --class gnu-linux --class os $menuentry_id_option "          \
     "'kswap-trial' {\n\tlinux\t/boot/vmlinuz-" REL " root=/dev/vda1 ro kswap.trial=1\n"            \
@@ -238,6 +254,73 @@ static void test_grub_cfg(void)
     }
 }
 
+/* Where GRUB's paths are inside the root. */
+static void test_root_path(void)
+{
+    static const struct {
+        const char *grub, *want; /* want NULL: -EINVAL */
+    } cases[] = {
+        {"/boot/vmlinuz-" REL, "boot/vmlinuz-" REL},
+        {"/vmlinuz-" REL, "boot/vmlinuz-" REL}, /* /boot a partition of its own */
+        {"(hd0,msdos1)/boot/initrd.img-" REL, "boot/initrd.img-" REL},
+        {"($root)/initrd.img-" REL, "boot/initrd.img-" REL},
+        {"/@/boot/vmlinuz-" REL, "boot/vmlinuz-" REL}, /* a btrfs subvolume's path */
+        {"initrd.img-" REL, "boot/initrd.img-" REL},
+        {"/boot/intel-ucode.img", "boot/intel-ucode.img"},
+        {"$prefix/initrd.img", NULL},
+        {"/boot/${rel}", NULL},
+        {"/boot/", NULL},
+        {"/boot/..", NULL},
+        {"(hd0,1)", NULL},
+        {"", NULL},
+    };
+
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        _cleanup_free_ char *got = NULL;
+        int r = ks_bootfile_root_path(cases[i].grub, &got);
+        CHECK_MSG(cases[i].want ? r == 0 && streq(got, cases[i].want) : r == -EINVAL,
+                  "'%s': %d '%s', want '%s'", cases[i].grub, r, strempty(got),
+                  strempty(cases[i].want));
+    }
+}
+
+/* The files of an entry as written: the first linux line and the initrd line's files. */
+static void test_entry_loads(void)
+{
+    static const struct {
+        const char *body;
+        const char *kernel;  /* NULL: none kswap can place */
+        const char *initrds; /* joined by '|'; NULL: none */
+    } cases[] = {
+        {"\tlinux\t/boot/vmlinuz-" REL " root=/dev/vda1 ro\n\tinitrd\t/boot/initrd.img-" REL "\n",
+         "boot/vmlinuz-" REL, "boot/initrd.img-" REL},
+        {"\tlinux /vmlinuz-" REL "\n\tinitrd /intel-ucode.img /amd-ucode.img /initrd.img-" REL "\n",
+         "boot/vmlinuz-" REL, "boot/intel-ucode.img|boot/amd-ucode.img|boot/initrd.img-" REL},
+        {"\tlinux /vmlinuz-" REL "\n", "boot/vmlinuz-" REL, NULL}, /* an initrd-less boot */
+        {"\tlinux /vmlinuz-" REL "\n\tinitrd --nounzip /x.img /x.img\n", "boot/vmlinuz-" REL,
+         "boot/x.img"},
+        {"\tlinux $kernel\n\tinitrd $prefix/i /boot/i2\n", NULL, "boot/i2"},
+    };
+
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        _cleanup_free_ char *text = ks_asprintf("menuentry 'e' --id e {\n%s}\n", cases[i].body);
+        _cleanup_grub_cfg_ ks_grub_cfg *cfg = NULL;
+        _cleanup_(ks_boot_loads_done) ks_boot_loads l = {0};
+        _cleanup_free_ char *joined = NULL;
+        ks_grub_error err = {0};
+
+        CHECK(text && ks_grub_cfg_parse(text, strlen(text), &cfg, &err) == 0 &&
+              cfg->n_entries == 1);
+        if (!cfg || cfg->n_entries != 1)
+            continue;
+        CHECK(ks_boot_loads_of_entry(&cfg->entries[0], &l) == 0);
+        joined = l.initrds ? ks_strv_join(l.initrds, "|") : NULL;
+        CHECK_MSG(streq_ptr(l.kernel, cases[i].kernel) && streq_ptr(joined, cases[i].initrds),
+                  "case %zu: kernel '%s' initrds '%s', want '%s' '%s'", i, strempty(l.kernel),
+                  strempty(joined), strempty(cases[i].kernel), strempty(cases[i].initrds));
+    }
+}
+
 /* ---- the files on disk, in a temporary root ---- */
 
 typedef enum mutation {
@@ -277,13 +360,43 @@ static const struct {
     {"modules.dep.bin of zeros", MUT_WRITE, "lib/modules/" REL "/modules.dep.bin",
      "\0\0\0\0\0\0\0\0", 0, "boot.modules-damaged", "modules.dep.bin' is damaged"},
     {"grub.cfg without the trial entry", MUT_WRITE, "boot/grub/grub.cfg",
-     "set default=0\nmenuentry 'x' --id x {\n\tlinux /boot/vmlinuz-" REL "\n}\n", 0,
-     "boot.trial-entry-missing", "no top-level entry 'kswap-trial'"},
+     "set default=0\nmenuentry 'x' --id x {\n\tlinux /boot/vmlinuz-" REL
+     "\n}\n" WAYBACK_ENTRY OLD_ENTRY,
+     0, "boot.trial-entry-missing", "no top-level entry 'kswap-trial'"},
     {"grub.cfg cut off", MUT_WRITE, "boot/grub/grub.cfg",
      "menuentry 'kswap trial' --id kswap-trial {\n\tlinux /boot/vmlinuz-", 0,
      "boot.grub-cfg-damaged", "does not parse"},
     {"missing grub.cfg", MUT_REMOVE, "boot/grub/grub.cfg", NULL, 0, "boot.file-unreadable",
      "'/boot/grub/grub.cfg'"},
+    {"trial initrd that does not decompress", MUT_WRITE, "boot/initrd.img-" REL, "070701 BROKEN", 0,
+     "boot.initrd-damaged", "does not decompress: stub: broken"},
+    /* The way back: the old kernel's files, by the way-back entry and OLD's own entry. */
+    {"truncated old kernel", MUT_TRUNCATE, "boot/vmlinuz-" OLD, NULL, 1 << 20,
+     "boot.old-kernel-damaged",
+     "'/boot/vmlinuz-" OLD "', a file of the way back, is damaged: it is truncated: 1048576"},
+    {"old kernel of zeros", MUT_WRITE, "boot/vmlinuz-" OLD, "\0\0\0\0\0\0\0\0", 1 << 20,
+     "boot.old-kernel-damaged", "first bytes are zeros"},
+    {"missing old kernel", MUT_REMOVE, "boot/vmlinuz-" OLD, NULL, 0, "boot.old-kernel-damaged",
+     "cannot open '/boot/vmlinuz-" OLD "', a file of the way back: it does not exist"},
+    {"old initrd of zeros", MUT_WRITE, "boot/initrd.img-" OLD, "\0\0\0\0\0\0\0\0", 4096,
+     "boot.old-initrd-damaged", "zeros"},
+    {"old initrd that does not decompress", MUT_WRITE, "boot/initrd.img-" OLD, "070701 BROKEN", 0,
+     "boot.old-initrd-damaged", "does not decompress: stub: broken"},
+    {"old initrd in a compression kswap does not read", MUT_WRITE, "boot/initrd.img-" OLD,
+     "\x89LZO\x01", 0, NULL, NULL},
+    {"missing old initrd", MUT_REMOVE, "boot/initrd.img-" OLD, NULL, 0, "boot.old-initrd-damaged",
+     "'/boot/initrd.img-" OLD "', a file of the way back: it does not exist"},
+    {"grub.cfg without the way-back entry", MUT_WRITE, "boot/grub/grub.cfg",
+     "set default=0\n" TRIAL_ENTRY OLD_ENTRY, 0, "boot.way-back-entry-missing",
+     "no top-level entry 'kswap-way-back'"},
+    {"the way-back entry loads the trial kernel", MUT_WRITE, "boot/grub/grub.cfg",
+     "set default=0\nmenuentry 'kswap way back' --id kswap-way-back {\n\tlinux /boot/vmlinuz-" REL
+     "\n}\n" TRIAL_ENTRY OLD_ENTRY,
+     0, "boot.way-back-entry-missing", "loads '/boot/vmlinuz-" REL "', not vmlinuz-" OLD},
+    {"an early microcode initrd of the way back, damaged", MUT_WRITE, "boot/grub/grub.cfg",
+     "set default=0\nmenuentry 'kswap way back' --id kswap-way-back {\n\tlinux /boot/vmlinuz-" OLD
+     "\n\tinitrd /boot/ucode.img /boot/initrd.img-" OLD "\n}\n" TRIAL_ENTRY OLD_ENTRY,
+     0, "boot.old-initrd-damaged", "cannot open '/boot/ucode.img', a file of the way back"},
 };
 
 static void write_file(const char *base, const char *rel, const void *data, size_t len, off_t size)
@@ -315,8 +428,35 @@ static void make_good_root(const char *base)
     write_file(base, "lib/modules/" REL "/modules.dep", "kernel/fs/ext4.ko:\n", 19, 0);
     write_file(base, "lib/modules/" REL "/modules.dep.bin", dep_bin, sizeof(dep_bin), 0);
     write_file(base, "lib/modules/" REL "/modules.builtin", "kernel/fs/ext4.ko\n", 18, 0);
-    cfg = ks_asprintf("set default=0\n%s", TRIAL_ENTRY);
+    {
+        /* The old kernel: the real cloud kernel's first KiB, sparse up to its size. */
+        _cleanup_free_ char *okernel = NULL, *oinitrd = NULL;
+        size_t olen = 0, oilen = 0;
+        okernel = fixture("vmlinuz-6.1.0-57-cloud-amd64.head", &olen);
+        oinitrd = fixture("initrd-gzip.head", &oilen);
+        write_file(base, "boot/vmlinuz-" OLD, okernel, olen, CLOUD_SIZE);
+        write_file(base, "boot/initrd.img-" OLD, oinitrd, oilen, 0);
+    }
+    cfg = ks_asprintf("set default=0\n%s%s%s", WAYBACK_ENTRY, TRIAL_ENTRY, OLD_ENTRY);
     write_file(base, "boot/grub/grub.cfg", cfg, strlen(cfg), 0);
+}
+
+/* Stands in for lib/kernel's reader: "BROKEN" in the file does not decompress, lzo's magic
+ * cannot be told. */
+static int stub_unpacks(int fd, char **ret_why)
+{
+    char buf[4096] = "";
+    ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+    if (n < 0)
+        return -errno;
+    if (memcmp(buf, "\x89LZO", 4) == 0)
+        return -EPROTONOSUPPORT;
+    if (memmem(buf, (size_t)n, "BROKEN", 6)) {
+        *ret_why = strdup("stub: broken");
+        return -EBADMSG;
+    }
+    return 0;
 }
 
 static void test_settle(void)
@@ -342,7 +482,7 @@ static void test_settle(void)
             break;
         case MUT_WRITE: {
             size_t n = strlen(disk_cases[i].data);
-            write_file(base, disk_cases[i].path, disk_cases[i].data, n ? n : 8, 0);
+            write_file(base, disk_cases[i].path, disk_cases[i].data, n ? n : 8, disk_cases[i].size);
             break;
         }
         case MUT_MKDIR:
@@ -352,7 +492,13 @@ static void test_settle(void)
             break;
         }
         CHECK(ks_root_open(base, &root) == 0);
-        r = ks_bootfiles_settle(root, REL, "kswap-trial", &f, &st);
+        r = ks_bootfiles_settle(root,
+                                &(ks_bootfiles_want){.release = REL,
+                                                     .entry_id = "kswap-trial",
+                                                     .old_release = OLD,
+                                                     .wayback_id = "kswap-way-back",
+                                                     .initrd_unpacks = stub_unpacks},
+                                &f, &st);
         CHECK_MSG(r == (disk_cases[i].id ? 1 : 0), "%s: %d problems, %zu findings (%s)",
                   disk_cases[i].name, r, f.n, f.n ? f.v[0].message : "");
         if (disk_cases[i].id && f.n == 1) {
@@ -361,14 +507,73 @@ static void test_settle(void)
             CHECK_MSG(strstr(f.v[0].message, disk_cases[i].what), "%s: '%s' lacks '%s'",
                       disk_cases[i].name, f.v[0].message, disk_cases[i].what);
             CHECK(f.v[0].remedy && strstr(f.v[0].remedy, "nothing is armed"));
+            if (ks_startswith(f.v[0].id, "boot.old-"))
+                CHECK_MSG(strstr(f.v[0].remedy, "the way back must be intact first"), "%s: '%s'",
+                          disk_cases[i].name, f.v[0].remedy);
         }
         if (!disk_cases[i].id) {
-            /* kernel, initrd, 3 module files, grub.cfg; their 4 directories; the module tree */
-            CHECK_INTEQ(st.files_synced + st.syncfs_instead, 6);
+            bool lzo = strstr(disk_cases[i].name, "compression") != NULL;
+            /* kernel, initrd, 3 module files, grub.cfg, the old kernel and its initrd; their 4
+             * directories; the module tree */
+            CHECK_INTEQ(st.files_synced + st.syncfs_instead, 8);
             CHECK_INTEQ(st.dirs_synced, 4);
             CHECK_INTEQ(st.syncfs_calls, 1 + st.syncfs_instead);
+            CHECK_INTEQ(st.old_files, 2);
+            CHECK_INTEQ(st.initrds_unpacked, lzo ? 1 : 2);
+            CHECK_INTEQ(st.initrds_magic_only, lzo ? 1 : 0);
         }
         ks_findings_clear(&f);
+        cmd = ks_asprintf("rm -rf '%s'", base);
+        if (!cmd || system(cmd) != 0)
+            abort();
+    }
+}
+
+/* The cheap look of plan and of the check before a reboot: no sync, the same verdicts. */
+static void test_peek(void)
+{
+    static const struct {
+        const char *path;
+        ks_bootfile_kind kind;
+        mutation mut;
+        off_t size;
+        int ret;
+        const char *why, *format;
+    } cases[] = {
+        {"boot/vmlinuz-" OLD, KS_BOOTFILE_KERNEL, MUT_NONE, 0, 0, NULL, NULL},
+        {"boot/initrd.img-" OLD, KS_BOOTFILE_INITRD, MUT_NONE, 0, 0, NULL, "gzip"},
+        {"boot/initrd.img-" REL, KS_BOOTFILE_INITRD, MUT_NONE, 0, 0, NULL, "zstd"},
+        {"boot/vmlinuz-" OLD, KS_BOOTFILE_KERNEL, MUT_TRUNCATE, 4096, -EBADMSG, "truncated", NULL},
+        {"boot/vmlinuz-" OLD, KS_BOOTFILE_KERNEL, MUT_REMOVE, 0, -ENOENT, "does not exist", NULL},
+        {"boot/vmlinuz-" OLD, KS_BOOTFILE_KERNEL, MUT_MKDIR, 0, -EISDIR, "cannot open it", NULL},
+        {"boot/initrd.img-" OLD, KS_BOOTFILE_INITRD, MUT_TRUNCATE, 0, -EBADMSG, "empty", NULL},
+    };
+
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        char base[] = "/tmp/kswap-bootfiles.XXXXXX";
+        _cleanup_root_ ks_root *root = NULL;
+        _cleanup_free_ char *path = NULL, *why = NULL, *cmd = NULL;
+        const char *format = NULL;
+        int r;
+
+        if (!mkdtemp(base))
+            abort();
+        make_good_root(base);
+        path = ks_asprintf("%s/%s", base, cases[i].path);
+        if (cases[i].mut == MUT_TRUNCATE)
+            CHECK(truncate(path, cases[i].size) == 0);
+        else if (cases[i].mut == MUT_REMOVE)
+            CHECK(unlink(path) == 0);
+        else if (cases[i].mut == MUT_MKDIR)
+            CHECK(unlink(path) == 0 && mkdir(path, 0755) == 0);
+        CHECK(ks_root_open(base, &root) == 0);
+        r = ks_bootfile_peek(root, cases[i].path, cases[i].kind, &why, &format);
+        CHECK_MSG(r == cases[i].ret, "peek %zu %s: %d (%s), want %d", i, cases[i].path, r,
+                  strempty(why), cases[i].ret);
+        if (cases[i].why)
+            CHECK_MSG(why && strstr(why, cases[i].why), "peek %zu: '%s' lacks '%s'", i,
+                      strempty(why), cases[i].why);
+        CHECK_MSG(streq_ptr(format, cases[i].format), "peek %zu: format '%s'", i, strempty(format));
         cmd = ks_asprintf("rm -rf '%s'", base);
         if (!cmd || system(cmd) != 0)
             abort();
@@ -381,6 +586,9 @@ int main(void)
     test_initrd();
     test_modindex();
     test_grub_cfg();
+    test_root_path();
+    test_entry_loads();
     test_settle();
+    test_peek();
     TEST_DONE();
 }

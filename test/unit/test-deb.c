@@ -908,6 +908,111 @@ static void test_initrd(const initrd_case *c)
     free(z.p);
 }
 
+/*
+ * Whether an initrd decompresses to its end (ks_initrd_unpacks_fd, what apply reads back
+ * before arming): the image above with a 256 KiB file of random bytes in its compressed part
+ * (more than libarchive reads ahead when it opens the stream), then its tail damaged. why: a
+ * piece of the error text; NULL: it decompresses.
+ */
+typedef enum damage {
+    INTACT,
+    CUT_TAIL, /* the last `arg` bytes of the file gone */
+    CUT_HALF, /* the compressed part cut in the middle */
+    FLIP,     /* one byte of the compressed part, `arg` bytes before the end, inverted */
+} damage;
+
+static const struct {
+    const char *name, *compress;
+    damage how;
+    size_t arg;
+    const char *why;
+    bool pad; /* 1 MiB of zeros after the cpio trailer, inside the compressed stream (the kernel
+               * skips zero padding): the archive ends long before the stream does */
+} unpack_cases[] = {
+    {"zstd intact", "/usr/bin/zstd -q -c", INTACT, 0, NULL},
+    {"gzip intact", "/usr/bin/gzip -c", INTACT, 0, NULL},
+    {"xz intact", "/usr/bin/xz -c --check=crc32", INTACT, 0, NULL},
+    {"plain cpio intact", NULL, INTACT, 0, NULL},
+    {"zstd without its checksum", "/usr/bin/zstd -q -c", CUT_TAIL, 4, "Truncated zstd input"},
+    {"zstd, checksum wrong", "/usr/bin/zstd -q -c", FLIP, 2, "checksum"},
+    {"zstd cut in half", "/usr/bin/zstd -q -c", CUT_HALF, 0, "Truncated zstd input"},
+    {"gzip cut in half", "/usr/bin/gzip -c", CUT_HALF, 0, "gzip data is corrupt"},
+    {"gzip without its trailer", "/usr/bin/gzip -c", CUT_TAIL, 8, "gzip data is corrupt"},
+    {"xz cut short", "/usr/bin/xz -c --check=crc32", CUT_TAIL, 12, "xz data is corrupt"},
+    {"xz, check wrong", "/usr/bin/xz -c --check=crc32", FLIP, 14, "xz data is corrupt"},
+    {"xz cut in half", "/usr/bin/xz -c --check=crc32", CUT_HALF, 0, "xz data is corrupt"},
+    {"plain cpio cut in a member", NULL, CUT_HALF, 0, "corrupt uncompressed cpio segment"},
+    {"lzop (not decoded in-process)", "lzop", INTACT, 0, "not compressed in an allowed format"},
+    /* The checks at the end of the stream, past the archive: found only by reading on. */
+    {"zstd padded intact", "/usr/bin/zstd -q -c", INTACT, 0, NULL, true},
+    {"zstd padded, checksum wrong", "/usr/bin/zstd -q -c", FLIP, 2, "checksum", true},
+    {"zstd padded, cut short", "/usr/bin/zstd -q -c", CUT_TAIL, 4, "Truncated zstd input", true},
+    {"xz padded, cut short", "/usr/bin/xz -c --check=crc32", CUT_TAIL, 30, "xz data is corrupt",
+     true},
+};
+
+static void test_initrd_unpacks(size_t i)
+{
+    static uint8_t noise[256 * 1024];
+    buf img = {0}, cpio = {0}, z = {0};
+    _cleanup_free_ char *error = NULL;
+    uint32_t x = 2463534242u;
+    size_t plain;
+    int fd, r;
+
+    for (size_t k = 0; k < sizeof(noise); k++) { /* xorshift32: incompressible, reproducible */
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        noise[k] = (uint8_t)x;
+    }
+    newc(&img, "kernel/x86/microcode/GenuineIntel.bin", 4, "abcd");
+    newc(&img, "TRAILER!!!", 0, NULL);
+    plain = img.len;
+    newc(&cpio, "usr/lib/modules/" REL "/kernel/fs/ext4/ext4.ko", 4, "\177ELF");
+    newc(&cpio, "usr/lib/noise", sizeof(noise), noise);
+    newc(&cpio, "TRAILER!!!", 0, NULL);
+    if (unpack_cases[i].pad)
+        put_zeros(&cpio, 1u << 20);
+    if (!unpack_cases[i].compress) {
+        put(&img, cpio.p, cpio.len);
+    } else if (streq(unpack_cases[i].compress, "lzop")) {
+        put(&img, "\x89LZO\0\r\n\x1a\n\x10\x30\0\0\0\0\0", 16);
+    } else {
+        filter(unpack_cases[i].compress, &cpio, &z);
+        put(&img, z.p, z.len);
+    }
+    if (unpack_cases[i].how == CUT_TAIL)
+        img.len -= unpack_cases[i].arg;
+    else if (unpack_cases[i].how == CUT_HALF)
+        img.len = plain + (img.len - plain) / 2;
+    else if (unpack_cases[i].how == FLIP)
+        img.p[img.len - unpack_cases[i].arg] ^= 0xff;
+    fd = memfd_create("initrd", MFD_CLOEXEC);
+    CHECK(fd >= 0 && write(fd, img.p, img.len) == (ssize_t)img.len);
+    r = ks_initrd_unpacks_fd(fd, KS_INITRD_DATA_MAX, &error);
+    if (!unpack_cases[i].why)
+        CHECK_MSG(r == 0 && !error, "unpacks %s: %d (%s)", unpack_cases[i].name, r,
+                  strempty(error));
+    else
+        CHECK_MSG(r < 0 && error && strstr(error, unpack_cases[i].why),
+                  "unpacks %s: %d, error '%s' lacks '%s'", unpack_cases[i].name, r, strempty(error),
+                  unpack_cases[i].why);
+    if (unpack_cases[i].pad && unpack_cases[i].why) {
+        /* the archive reader alone stops at the trailer and misses it */
+        _cleanup_strv_free_ char **names = NULL;
+        _cleanup_free_ char *list_error = NULL;
+        r = ks_initrd_list_modules_fd_max(fd, KS_INITRD_DATA_MAX, &names, &list_error);
+        CHECK_MSG(r == 0, "list %s: %d (%s): the damage sits past the archive",
+                  unpack_cases[i].name, r, strempty(list_error));
+    }
+    CHECK_MSG(!marked(), "unpacks %s: an external program was started", unpack_cases[i].name);
+    close(fd);
+    free(img.p);
+    free(cpio.p);
+    free(z.p);
+}
+
 int main(void)
 {
     static const char *const fakes[] = {"lzop",     "lrzip", "grzip", "lz4",  "zstd",
@@ -940,6 +1045,8 @@ int main(void)
         test_deb(&deb_cases[i]);
     for (size_t i = 0; i < ARRAY_SIZE(initrd_cases); i++)
         test_initrd(&initrd_cases[i]);
+    for (size_t i = 0; i < ARRAY_SIZE(unpack_cases); i++)
+        test_initrd_unpacks(i);
 
     {
         char cmd[PATH_MAX + 16];

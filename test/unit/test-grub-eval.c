@@ -232,9 +232,50 @@ static void test_submenu_context(void)
     ks_grub_cfg_free(c);
 }
 
+/* The files a boot loads: the initrd command after the last linux command (the kernel loader
+ * drops an earlier initrd), GRUB's paths as the script expands them. */
+static void test_boot_files(void)
+{
+    static const struct {
+        const char *body, *want; /* want: the initrds joined by '|', NULL: none */
+    } cases[] = {
+        {"linux /boot/vmlinuz-1 ro\n initrd /boot/initrd.img-1", "/boot/initrd.img-1"},
+        {"linux /vmlinuz-1\n initrd /boot/ucode.img /boot/initrd.img-1",
+         "/boot/ucode.img|/boot/initrd.img-1"},
+        {"set d=/boot\n linux $d/vmlinuz-1\n initrd $d/initrd.img-1", "/boot/initrd.img-1"},
+        {"linux /vmlinuz-1\n initrd --nounzip /initrd.img-1", "/initrd.img-1"},
+        {"linux /vmlinuz-1\n initrd /a\n initrd /b", "/b"},
+        {"linux /vmlinuz-1\n initrd /a\n linux /vmlinuz-2", NULL},
+        {"initrd /a\n linux /vmlinuz-1", NULL}, /* no kernel yet: GRUB refuses the initrd */
+        {"linux /vmlinuz-1", NULL},
+        {"linux16 /vmlinuz-1\n initrd16 /i16", "/i16"},
+    };
+
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        _cleanup_free_ char *script =
+            ks_asprintf("set timeout=0\nmenuentry 'e' {\n %s\n}\n", cases[i].body);
+        _cleanup_free_ char *got = NULL;
+        ks_grub_boot_result res = {0};
+        ks_grub_cfg *c = NULL;
+        ks_grub_eval *ev = script ? run(script, NULL, true, &c) : NULL;
+
+        CHECK_MSG(ev != NULL, "%s", cases[i].body);
+        if (ev && ks_grub_eval_boot(ev, &res) >= 0) {
+            got = res.initrds ? ks_strv_join(res.initrds, "|") : NULL;
+            CHECK_MSG(res.loaded && streq_ptr(got, cases[i].want), "'%s': initrds '%s', want '%s'",
+                      cases[i].body, strempty(got), strempty(cases[i].want));
+        } else
+            CHECK_MSG(false, "'%s': no boot", cases[i].body);
+        ks_grub_boot_result_done(&res);
+        ks_grub_eval_free(ev);
+        ks_grub_cfg_free(c);
+    }
+}
+
 int main(void)
 {
     test_commands();
+    test_boot_files();
     test_save_env();
     test_headers();
     test_submenu_context();
