@@ -1121,8 +1121,9 @@ static int settle_boot_files(run *x, const char *new)
     }
     progress(x, "arm",
              "kernel, initrd, module indexes and grub.cfg of %s on disk and read back (%u files, "
-             "%u directories synced)",
-             new, st.files_synced, st.dirs_synced);
+             "%u directories synced%s)",
+             new, st.files_synced, st.dirs_synced,
+             st.checkpoints > 0 ? ", the journal written home for GRUB" : "");
     return 0;
 }
 

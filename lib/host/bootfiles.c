@@ -339,6 +339,24 @@ static int settle_modules(settle *s, const char *release)
     return 0;
 }
 
+/*
+ * What was synced, visible to GRUB too: the file system's journal written home (GRUB reads no
+ * journal; lib/basic/fileio.h), before the grubenv write that makes GRUB load these files.
+ */
+static int checkpoint(settle *s, const char *dir)
+{
+    int r = ks_fs_checkpoint_path(s->root, dir);
+
+    if (r < 0)
+        return problem(s, "boot.sync-failed", REMEDY_REINSTALL,
+                       "cannot write the journal of the file system of '/%s' home, where GRUB "
+                       "reads: %s",
+                       dir, strerror(-r));
+    if (r > 0)
+        s->stats.checkpoints++;
+    return 0;
+}
+
 static int settle_grub_cfg(settle *s, const char *entry_id, const char *release)
 {
     static const char path[] = "boot/grub/grub.cfg";
@@ -377,12 +395,14 @@ int ks_grub_cfg_sync(const ks_root *root, const char **ret_what)
 {
     static const char *const paths[] = {"boot/grub/grub.cfg", "boot/grub"};
     settle s = {.root = root};
+    int r;
 
     for (size_t i = 0; i < ARRAY_SIZE(paths); i++) {
         _cleanup_close_ int fd = i == 0
                                      ? ks_root_open_regular(root, paths[i], 0)
                                      : ks_root_open_at(root, paths[i], O_RDONLY | O_DIRECTORY, 0);
-        int r = fd < 0 ? fd : sync_fd(&s, fd, i == 1);
+
+        r = fd < 0 ? fd : sync_fd(&s, fd, i == 1);
 
         if (r < 0) {
             if (ret_what)
@@ -390,7 +410,11 @@ int ks_grub_cfg_sync(const ks_root *root, const char **ret_what)
             return r;
         }
     }
-    return 0;
+    /* GRUB reads the directory and the file without the journal (lib/basic/fileio.h). */
+    r = ks_fs_checkpoint_path(root, paths[1]);
+    if (r < 0 && ret_what)
+        *ret_what = paths[1];
+    return r < 0 ? r : 0;
 }
 
 int ks_bootfiles_settle(const ks_root *root, const char *release, const char *entry_id,
@@ -419,6 +443,8 @@ int ks_bootfiles_settle(const ks_root *root, const char *release, const char *en
         r = sync_dir(&s, "boot/grub");
     if (r >= 0)
         r = sync_dir(&s, "boot");
+    if (r >= 0)
+        r = checkpoint(&s, "boot/grub");
     if (r < 0)
         return r;
     if (ret_stats)
