@@ -874,11 +874,12 @@ static int install_failed(run *x, int err)
         todo = "free space in /boot ('df -h /boot'), then 'apt-get install --reinstall' of it "
                "(dpkg removes a half-installed package only after a reinstall), then 'kswap "
                "apply' again or 'kswap rollback --purge'";
-    msg = ks_asprintf("%s%s%s; nothing is armed, every boot starts the old kernel; %s%s%s",
-                      strempty(x->r->error), dpkg ? " (" : "", dpkg ? dpkg : "", dpkg ? "), " : "",
-                      names ? "dpkg left " : "", names ? names : "");
+    /* "apt's error (dpkg's error); nothing is armed, ...; dpkg left PKG (STATE): what to do" */
+    msg = ks_asprintf("%s%s%s%s; nothing is armed, every boot starts the old kernel%s%s",
+                      strempty(x->r->error), dpkg ? " (" : "", dpkg ? dpkg : "", dpkg ? ")" : "",
+                      names ? "; dpkg left " : "", names ? names : "");
     if (msg) {
-        char *full = ks_asprintf("%s%s%s", msg, names ? ": " : "", todo);
+        char *full = ks_asprintf("%s%s%s", msg, names ? ": " : "; ", todo);
         if (full) {
             free(x->r->error);
             x->r->error = full;

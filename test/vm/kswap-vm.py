@@ -1486,7 +1486,7 @@ def check_boot_full(pf, boots, state, outcome, last):
            f"apply exited {rc} ({(doc or {}).get('result') if isinstance(doc, dict) else doc!r:.300}), "
            "expected 1, failed")
     # dpkg's and mkinitramfs's own words, and kswap's: what dpkg left, what cleans it up
-    for want in ("nothing is armed", f"linux-image-{NEW} (half-configured",
+    for want in ("nothing is armed", f"; dpkg left linux-image-{NEW} (half-configured",
                  "free space in /boot", "'dpkg --configure -a'", "'kswap rollback --purge'"):
         expect(want in err, f"apply's error lacks {want!r}: {err[:1500]}")
     expect("No space left on device" in json.dumps(doc) or
