@@ -342,13 +342,14 @@ for a in $(echo "$plan" | tr ',' ' '); do
   lockhold|lockbrief)
     # Issue 18 (b): another apt holds dpkg's lock, as unattended-upgrades would: a real apt-get
     # at its "Do you want to continue?" prompt holds lock-frontend and lock from opening its
-    # cache until it exits. lockhold: nobody answers; lockbrief: "n" 20 s after the prompt.
-    rm -f $D/holder.out
+    # cache until it exits. lockhold: nobody answers; lockbrief: "n" 20 s after the next
+    # applytimed said it waits for the lock (plan before it takes 20 to 100 s under TCG).
+    rm -f $D/holder.out $D/apply.err
     if [ "$a" = lockhold ]; then
       (sleep 100000 | apt-get remove zstd > $D/holder.out 2>&1 &)
     else
-      ( (while ! grep -q 'continue?' $D/holder.out 2>/dev/null; do sleep 1; done; sleep 20; echo n) |
-        apt-get remove zstd > $D/holder.out 2>&1 & )
+      ( (while ! grep -q "waiting for '/var/lib/dpkg/lock" $D/apply.err 2>/dev/null; do sleep 1; done
+         sleep 20; echo n) | apt-get remove zstd > $D/holder.out 2>&1 & )
     fi
     i=0
     while ! grep -q 'continue?' $D/holder.out 2>/dev/null && [ $i -lt 600 ]; do i=$((i + 1)); sleep 1; done

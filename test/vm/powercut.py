@@ -15,14 +15,15 @@ each command and takes a RAM snapshot there (HMP savevm into a qcow2 overlay of 
 cached in KS_CACHE next to the disk it belongs to). A cut copies that overlay, starts qemu with
 -loadvm (the guest continues in the driver's wait loop), tells the driver to run the command,
 and kills qemu N ms after the Kth line that matches the moment's pattern on the serial line:
-kswap's step lines ("[pin] ...") on stderr, apt's and dpkg's phases for apply --deb (the
-command runs under script(1), so kswap tees apt's output to its stderr). Then the disk boots
+kswap's step lines ("[pin] ...") on stderr, for apply --deb also the lines kswap prints for
+apt's phases from its Status-Fd ("[install] apt unpack: ...", "apt setup: ..."). Then the disk boots
 again without the snapshot (the recovery boot), and the driver prints grubenv (base64), kswap
 status --json, runs the same command again (after 'dpkg --configure -a' when the command said
 so, then once more) and prints what came back.
 
 Safe means: GRUB started a kernel that reached userspace (OLD, or NEW where the command had
-made it the default), grubenv is a valid 1024-byte block whose saved_entry names OLD unless the
+made it the default, or NEW as the one trial apply armed; when the command had returned before
+the cut, the kernel it promised), grubenv is a valid 1024-byte block whose saved_entry names OLD unless the
 journal says pinned, kswap status --json parses and has a journal, and the command run again
 finished the job (the expected journal state and forecast) or refused naming what to do.
 """
@@ -336,11 +337,17 @@ def base_plan():
 
 def prep(img, group, work):
     """The overlay with the group's snapshots (cached beside the image, keyed by it)."""
-    key = os.path.basename(img).rsplit(".", 1)[0]
+    # keyed by the disk (its kswap) and by what runs in the snapshot's RAM: the driver and the
+    # group's plan (a cut goes on in the driver the prep booted with)
+    key = os.path.basename(img).rsplit(".", 1)[0] + "-" + vm.sha(GUEST, json.dumps(PREPS[group]))
     dst = os.path.join(vm.CACHE, f"powercut-{group}-{key}.qcow2")
     meta_path = dst + ".json"
     if os.path.exists(dst) and os.path.exists(meta_path):
         return dst, json.load(open(meta_path))
+    for n in os.listdir(vm.CACHE):
+        # snapshots of older disks or drivers
+        if n.startswith(f"powercut-{group}-") and not n.startswith(os.path.basename(dst)):
+            os.unlink(os.path.join(vm.CACHE, n))
     t0 = time.monotonic()
     d = os.path.join(work, f"prep-{group}")
     os.makedirs(d, exist_ok=True)
