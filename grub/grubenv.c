@@ -333,10 +333,18 @@ const char *ks_grubenv_strerror(int r)
     }
 }
 
-int ks_grubenv_save(const ks_grubenv *e, const ks_root *r, const char *path)
+int ks_grubenv_save(const ks_grubenv *e, const ks_root *root, const char *path)
 {
+    int r;
+
     /* Never write a block GRUB could not read back. */
     if (memcmp(e->buf, KS_GRUBENV_SIGNATURE, SIGLEN) != 0)
         return -EBADMSG;
-    return ks_write_atomic(r, path, e->buf, KS_GRUBENV_SIZE, 0644);
+    r = ks_write_atomic(root, path, e->buf, KS_GRUBENV_SIZE, 0644);
+    if (r < 0)
+        return r;
+    /* GRUB reads the block without the file system's journal: the new one, not the renamed
+     * one's previous inode, must be what it finds after a power cut (lib/basic/fileio.h). */
+    r = ks_fs_checkpoint_path(root, path);
+    return r < 0 ? r : 0;
 }

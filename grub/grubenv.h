@@ -57,5 +57,7 @@ int ks_grubenv_load(const ks_root *r, const char *path, ks_grubenv **ret);
 /* What is wrong with a block ks_grubenv_load refused with k, worded for "is not a usable GRUB
  * environment block: %s". */
 const char *ks_grubenv_strerror(int k);
-/* Writes the 1024 bytes atomically (temp file, fsync, rename, fsync directory). */
-int ks_grubenv_save(const ks_grubenv *e, const ks_root *r, const char *path);
+/* Writes the 1024 bytes atomically (temp file, fsync, rename, fsync directory), then writes the
+ * file system's journal home, so that GRUB, which reads no journal, finds the new block after a
+ * power cut (ks_fs_checkpoint_path). */
+int ks_grubenv_save(const ks_grubenv *e, const ks_root *root, const char *path);

@@ -592,7 +592,8 @@ if scenario("halfinstalled"):
         check("E: Sub-process /usr/bin/dpkg returned an error code (1)" in err and
               "dpkg: error processing " in err and "nothing is armed, every boot starts the old kernel" in err,
               f"... the error has apt's last line, dpkg's reason and says nothing is armed", err)
-        check(f"dpkg left {img} ({state})" in err and todo in err and "kswap rollback --purge" in err,
+        check(f"; nothing is armed, every boot starts the old kernel; dpkg left {img} ({state}"
+              in err and todo in err and "kswap rollback --purge" in err and "; )" not in err,
               f"... it names what dpkg left ({state}) and the command that cleans up", err)
         check("No space left on device" in ((d or {}).get("output") or ""), "... apt's output is in the JSON")
         j = json.load(open(os.path.join(r, "var/lib/kswap/state.json")))

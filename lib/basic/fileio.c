@@ -2,8 +2,11 @@
 #include <assert.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <linux/magic.h>
+#include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 
 #include "lib/basic/alloc-util.h"
 #include "lib/basic/fileio.h"
@@ -257,6 +260,40 @@ int ks_write_atomic(const ks_root *root, const char *path, const void *data, siz
     if (dfd < 0)
         return dfd;
     return ks_write_atomic_at(dfd, base, data, len, mode);
+}
+
+/* fs/ext4/ext4.h (include/uapi/linux/ext4.h from 5.16, which Debian 12's headers lack) */
+#ifndef EXT4_IOC_CHECKPOINT
+#define EXT4_IOC_CHECKPOINT _IOW('f', 43, uint32_t)
+#endif
+
+int ks_fs_checkpoint(int fd)
+{
+    struct statfs sf;
+    uint32_t flags = 0;
+
+    assert(fd >= 0);
+    if (fstatfs(fd, &sf) < 0)
+        return -errno;
+    /* ext2, ext3 and ext4 share the magic; the ext4 driver serves all three. */
+    if (sf.f_type != EXT4_SUPER_MAGIC)
+        return 0;
+    /* ENODEV: no journal, nothing GRUB could miss; ENOTTY: a kernel before 5.13 */
+    if (ioctl(fd, EXT4_IOC_CHECKPOINT, &flags) < 0)
+        return errno == ENODEV ? 0 : -errno;
+    return 1;
+}
+
+int ks_fs_checkpoint_path(const ks_root *root, const char *path)
+{
+    _cleanup_close_ int fd = ks_root_open_at(root, path, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
+
+    int r;
+
+    if (fd < 0)
+        return fd;
+    r = ks_fs_checkpoint(fd);
+    return r == -ENOTTY || r == -EPERM ? 0 : r;
 }
 
 int ks_unlink_durable(const ks_root *root, const char *path)

@@ -46,6 +46,27 @@ int ks_read_fd(int fd, size_t max, char **ret_buf, size_t *ret_len);
 /* Creates a directory and its parents inside the root (like mkdir -p). */
 int ks_mkdir_p(const ks_root *r, const char *path, mode_t mode);
 
+/*
+ * Makes what the kernel made durable readable by a boot loader too. GRUB reads /boot with its
+ * own file system drivers, which never replay a journal: fsync puts a change into ext4's
+ * journal, and its metadata (a renamed file's directory entry and inode) reaches its home
+ * blocks only when the kernel checkpoints the journal, up to about 30 s later (the writeback
+ * of its dirty buffers) or at unmount. A power cut in between: Linux replays the journal at
+ * the next mount and sees the new file, GRUB before it still finds the previous inode, whose
+ * blocks hold the previous content (grubby and ostree met this: rhboot/grubby#25,
+ * ostreedev/ostree#876). On ext4 this writes the journal home with EXT4_IOC_CHECKPOINT
+ * (Linux 5.13, CAP_SYS_ADMIN), which commits what is pending first.
+ * fd: any open file or directory of the file system. 1: written home; 0: nothing to do (not
+ * ext4, or ext4 without a journal); -ENOTTY: the kernel has no such ioctl; -errno.
+ */
+int ks_fs_checkpoint(int fd);
+/*
+ * The same for the file system holding path (a file or a directory) inside the root; -ENOTTY
+ * (a kernel without the ioctl) and -EPERM (not root: a test's fixture root) are 0 here, since
+ * nothing short of freezing the file system does the job then.
+ */
+int ks_fs_checkpoint_path(const ks_root *r, const char *path);
+
 /* Removes a file atomically from the point of view of readers and fsyncs its directory. */
 int ks_unlink_durable(const ks_root *r, const char *path);
 /* ks_unlink_durable() of a file that may be absent: 0 when it was not there. */

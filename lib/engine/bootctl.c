@@ -153,9 +153,15 @@ static int check_promise(const ks_boot *b, const char *first, bool first_one_sho
 /* Puts the previous block back on disk (or removes a block that did not exist before). */
 static int restore_env(const ks_root *root, const ks_grubenv *old)
 {
+    int r;
+
     if (old)
         return ks_grubenv_save(old, root, KS_GRUBENV_PATH);
-    return ks_unlink_durable(root, KS_GRUBENV_PATH);
+    r = ks_unlink_durable(root, KS_GRUBENV_PATH);
+    /* GRUB must not find the removed block either (lib/basic/fileio.h). */
+    if (r >= 0)
+        r = ks_fs_checkpoint_path(root, "boot/grub");
+    return r < 0 ? r : 0;
 }
 
 /*

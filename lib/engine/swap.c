@@ -882,11 +882,12 @@ static int install_failed(run *x, int err)
         todo = "free space in /boot ('df -h /boot'), then 'apt-get install --reinstall' of it "
                "(dpkg removes a half-installed package only after a reinstall), then 'kswap "
                "apply' again or 'kswap rollback --purge'";
-    msg = ks_asprintf("%s%s%s; nothing is armed, every boot starts the old kernel; %s%s%s",
-                      strempty(x->r->error), dpkg ? " (" : "", dpkg ? dpkg : "", dpkg ? "), " : "",
-                      names ? "dpkg left " : "", names ? names : "");
+    /* "apt's error (dpkg's error); nothing is armed, ...; dpkg left PKG (STATE): what to do" */
+    msg = ks_asprintf("%s%s%s%s; nothing is armed, every boot starts the old kernel%s%s",
+                      strempty(x->r->error), dpkg ? " (" : "", dpkg ? dpkg : "", dpkg ? ")" : "",
+                      names ? "; dpkg left " : "", names ? names : "");
     if (msg) {
-        char *full = ks_asprintf("%s%s%s", msg, names ? ": " : "", todo);
+        char *full = ks_asprintf("%s%s%s", msg, names ? ": " : "; ", todo);
         if (full) {
             free(x->r->error);
             x->r->error = full;
@@ -1150,11 +1151,12 @@ static int settle_boot_files(run *x, const char *old, const char *new)
     progress(x, "arm",
              "kernel, initrd, module indexes and grub.cfg of %s on disk and read back, and the "
              "way back's kernel and initrd (%s, %u files) too (%u files, %u directories synced; "
-             "%u initrds decompressed%s)",
+             "%u initrds decompressed%s%s)",
              new, old, st.old_files, st.files_synced, st.dirs_synced, st.initrds_unpacked,
              st.initrds_magic_only ? ", others by their magic only: a compression kswap does not "
                                      "decompress"
-                                   : "");
+                                   : "",
+             st.checkpoints > 0 ? "; the journal written home for GRUB" : "");
     return 0;
 }
 

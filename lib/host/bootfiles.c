@@ -543,6 +543,24 @@ static int add_loads(ks_boot_loads *loads, const ks_grub_entry *e)
 }
 
 /*
+ * What was synced, visible to GRUB too: the file system's journal written home (GRUB reads no
+ * journal; lib/basic/fileio.h), before the grubenv write that makes GRUB load these files.
+ */
+static int checkpoint(settle *s, const char *dir)
+{
+    int r = ks_fs_checkpoint_path(s->root, dir);
+
+    if (r < 0)
+        return problem(s, "boot.sync-failed", REMEDY_REINSTALL,
+                       "cannot write the journal of the file system of '/%s' home, where GRUB "
+                       "reads: %s",
+                       dir, strerror(-r));
+    if (r > 0)
+        s->stats.checkpoints++;
+    return 0;
+}
+
+/*
  * grub.cfg: it parses, the trial entry loads the trial kernel and the way-back entry the old
  * one. *old_loads gets what the way back loads: the way-back entry's files and those of the
  * old kernel's own entry (the one saved_entry names).
@@ -671,12 +689,14 @@ int ks_grub_cfg_sync(const ks_root *root, const char **ret_what)
 {
     static const char *const paths[] = {"boot/grub/grub.cfg", "boot/grub"};
     settle s = {.root = root};
+    int r;
 
     for (size_t i = 0; i < ARRAY_SIZE(paths); i++) {
         _cleanup_close_ int fd = i == 0
                                      ? ks_root_open_regular(root, paths[i], 0)
                                      : ks_root_open_at(root, paths[i], O_RDONLY | O_DIRECTORY, 0);
-        int r = fd < 0 ? fd : sync_fd(&s, fd, i == 1);
+
+        r = fd < 0 ? fd : sync_fd(&s, fd, i == 1);
 
         if (r < 0) {
             if (ret_what)
@@ -684,7 +704,11 @@ int ks_grub_cfg_sync(const ks_root *root, const char **ret_what)
             return r;
         }
     }
-    return 0;
+    /* GRUB reads the directory and the file without the journal (lib/basic/fileio.h). */
+    r = ks_fs_checkpoint_path(root, paths[1]);
+    if (r < 0 && ret_what)
+        *ret_what = paths[1];
+    return r < 0 ? r : 0;
 }
 
 int ks_bootfiles_settle(const ks_root *root, const ks_bootfiles_want *want, ks_findings *findings,
@@ -716,6 +740,8 @@ int ks_bootfiles_settle(const ks_root *root, const ks_bootfiles_want *want, ks_f
         r = sync_dir(&s, "boot/grub");
     if (r >= 0)
         r = sync_dir(&s, "boot");
+    if (r >= 0)
+        r = checkpoint(&s, "boot/grub");
     if (r < 0)
         return r;
     if (ret_stats)

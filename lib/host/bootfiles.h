@@ -32,7 +32,9 @@
  * fsynced by dpkg itself, but not their directories) by one syncfs of the file system that
  * holds lib/modules/RELEASE. A file system whose fsync answers EINVAL (no fsync support) gets
  * a syncfs instead. Then the page cache of each file is dropped (POSIX_FADV_DONTNEED) so that
- * the read back comes from the disk where the kernel can do that.
+ * the read back comes from the disk where the kernel can do that. Last, the journal of the
+ * file system holding boot/grub is written home (ks_fs_checkpoint_path): GRUB reads no journal,
+ * and must find these files and this grub.cfg before next_entry names the trial.
  */
 
 /* The checks on bytes, for tests: 0 when fine, -EBADMSG with *ret_why (for people) otherwise.
@@ -98,6 +100,7 @@ typedef struct ks_bootfiles_stats {
     unsigned old_files;          /* of the files: the old kernel's (the way back) */
     unsigned initrds_unpacked;   /* initrds read to their end by initrd_unpacks */
     unsigned initrds_magic_only; /* initrds it could not judge (a compression it does not read) */
+    unsigned checkpoints;        /* journals written home for GRUB (ks_fs_checkpoint) */
 } ks_bootfiles_stats;
 
 /*
@@ -138,7 +141,8 @@ int ks_bootfiles_settle(const ks_root *root, const ks_bootfiles_want *want, ks_f
 
 /*
  * fsyncs boot/grub/grub.cfg and its directory after update-grub rewrote it (grub-mkconfig
- * renames grub.cfg.new over it and syncs nothing): pin and rollback, before the grubenv write
- * that depends on it. 0, or negative errno with *ret_what naming the path that failed.
+ * renames grub.cfg.new over it and syncs nothing), and writes the journal home for GRUB: pin
+ * and rollback, before the grubenv write that depends on it. 0, or negative errno with
+ * *ret_what naming the path that failed.
  */
 int ks_grub_cfg_sync(const ks_root *root, const char **ret_what);

@@ -4,12 +4,12 @@
 kernels, systemd and the kswap build under test goes through apply, the trial boot, accept and
 pin, and survives a failing and a dying kernel.
 
-usage: kswap-vm.py build [--layout ext4|btrfs|repo|fleet] [--suite bookworm|trixie]
+usage: kswap-vm.py build [--layout ext4|btrfs|smallboot|repo|fleet] [--suite bookworm|trixie]
                          [--firmware bios|uefi]   build (or find in the cache) the image
        kswap-vm.py run SCENARIO...       happy happy-deb health panic btrfs accept-hang repo
                                          repo-badsig trixie-happy trixie-panic uefi-happy
                                          uefi-panic trial-emergency trial-stuck-job
-                                         trial-bad-kernel trial-watchdog
+                                         trial-bad-kernel trial-watchdog boot-full dpkg-lock
        kswap-vm.py check SCENARIO SERIAL_LOG   the scenario's assertions on a kept serial log
 Environment: KSWAP_VM=1 is required (otherwise exit 77); KS_CACHE (default
 /var/cache/kswap-test/vm) holds the images; KS_BUILD_ROOT is the meson build dir whose kswap is
@@ -42,6 +42,8 @@ python3 and cloud-init, for Ansible over SSH and the cloud-init bootstrap.
 trial-emergency, trial-stuck-job, trial-bad-kernel and trial-watchdog (issue 12, suite
 vm-extra): a trial stuck in emergency mode, behind a start job that never ends, a vmlinuz GRUB
 cannot load, a hang only qemu's i6300esb ends; each back on OLD by itself (see SCENARIOS).
+boot-full (layout smallboot: /boot its own 160 MiB ext4) and dpkg-lock (issue 18, suite vm-extra):
+/boot full in the middle of a real apt install; a real apt-get holding dpkg's lock.
 
 Platforms (vmplatform.py): trixie-* run the bookworm scenario of the same name on Debian 13
 (mmdebstrap trixie from this machine's mirror with the suite replaced; OLD and NEW from trixie's
@@ -195,7 +197,8 @@ VM_SCRIPT = r"""#!/bin/sh
 D=/var/lib/kswap-vm
 OLD=@OLD@
 NEW=@NEW@
-say() { echo "KSWAP-VM $*" > /dev/ttyS0; }
+# printf, not echo: dash's echo turns the "\n" of a JSON string into a line break
+say() { printf 'KSWAP-VM %s\n' "$*" > /dev/ttyS0; }
 # Only the kernel's emergencies (a panic, "reboot: ...") on the serial line from here on: a
 # loaded host's clocksource and RCU warnings landed inside the KSWAP-VM STATUS JSON.
 dmesg -n 1 2>/dev/null || :
@@ -320,6 +323,57 @@ for a in $(echo "$plan" | tr ',' ' '); do
     # GRUB cannot load it and must go on to entry 0, OLD, by itself.
     dd if=/dev/zero of=/boot/vmlinuz-$NEW bs=4096 count=1 conv=notrunc 2> /dev/null; sync
     say "BADKERNEL $n $(od -A d -t x1 -j 514 -N 4 /boot/vmlinuz-$NEW | head -1)" ;;
+  applytimed)
+    # apply as above (no reboot), with its seconds in the guest (the dpkg lock's wait)
+    say "APPLY-START $n kswap --json apply $src --yes"
+    t0=$(date +%s)
+    kswap --json apply $src --yes > $D/apply.json 2> $D/apply.err
+    rc=$?
+    say "TIMED $n $(( $(date +%s) - t0 ))"
+    say "APPLYERR $n $(grep -v '^ *$' $D/apply.err | tail -n 40 | tr '\n' '|' | head -c 3000)"
+    say "APPLY $n rc=$rc $(tr -d '\n' < $D/apply.json)" ;;
+  bootfull)
+    # Issue 18 (a): /boot (layout smallboot) fills up in the middle of the install. NEW's package
+    # goes first (apt must install it); then an initramfs hook adds incompressible bytes (as a
+    # firmware-heavy initrd would) to NEW's initrd only, 16 MiB more than /boot has left after
+    # plan's check passed: dpkg unpacks the kernel, its postinst's mkinitramfs runs out of space.
+    dpkg --purge linux-image-$NEW > /dev/ttyS0 2>&1
+    free=$(df -m --output=avail /boot | tail -n 1 | tr -d ' ')
+    head -c $(( (free + 16) * 1048576 )) /dev/urandom > $D/bloat
+    printf '#!/bin/sh\n[ "$1" = prereqs ] && exit 0\n[ "$version" = "%s" ] || exit 0\ncp %s/bloat "$DESTDIR/kswap-vm-bloat"\n' \
+      "$NEW" "$D" > /etc/initramfs-tools/hooks/zz-kswap-vm-bloat
+    chmod 755 /etc/initramfs-tools/hooks/zz-kswap-vm-bloat; sync
+    say "BOOTFULL $n free=$free bloat=$(( free + 16 ))" ;;
+  bootinfo)
+    # what dpkg, /boot and GRUB's environment say now
+    say "BOOTINFO $n avail=$(df -m --output=avail /boot | tail -n 1 | tr -d ' ') journal=$(test -e /var/lib/kswap/state.json && echo yes || echo no) dropin=$(test -e /etc/default/grub.d/90-kswap.cfg && echo yes || echo no) status=$(dpkg-query -W -f '${Status}' linux-image-$NEW 2>/dev/null | tr ' ' _) audit=$(dpkg --audit 2>&1 | grep -c linux-image-$NEW) files=$(ls /boot | grep -c -- "-$NEW") env=$(grub-editenv /boot/grub/grubenv list | tr '\n' ' ')" ;;
+  cleanup)
+    # What apply's error names for a half-configured kernel: free /boot, then rollback --purge.
+    rm -f /etc/initramfs-tools/hooks/zz-kswap-vm-bloat $D/bloat; sync
+    kswap --json rollback --purge > $D/cleanup.json 2> /dev/ttyS0
+    say "CLEANUP $n rc=$? $(tr -d '\n' < $D/cleanup.json)" ;;
+  locktimeout)
+    mkdir -p /etc/kswap/kswap.conf.d
+    printf '[apply]\napt_timeout = 60\n' > /etc/kswap/kswap.conf.d/50-vm-lock.conf; sync ;;
+  lockhold|lockbrief)
+    # Issue 18 (b): another apt holds dpkg's lock, as unattended-upgrades would: a real apt-get
+    # at its "Do you want to continue?" prompt holds lock-frontend and lock from opening its
+    # cache until it exits. lockhold: nobody answers; lockbrief: "n" 20 s after the next
+    # applytimed said it waits for the lock (plan before it takes 20 to 100 s under TCG).
+    rm -f $D/holder.out $D/apply.err
+    if [ "$a" = lockhold ]; then
+      (sleep 100000 | apt-get remove zstd > $D/holder.out 2>&1 &)
+    else
+      ( (while ! grep -q "waiting for '/var/lib/dpkg/lock" $D/apply.err 2>/dev/null; do sleep 1; done
+         sleep 20; echo n) | apt-get remove zstd > $D/holder.out 2>&1 & )
+    fi
+    i=0
+    while ! grep -q 'continue?' $D/holder.out 2>/dev/null && [ $i -lt 600 ]; do i=$((i + 1)); sleep 1; done
+    say "HOLDER $n $a pid=$(pidof apt-get) $(tail -c 80 $D/holder.out | tr '\n' ' ')" ;;
+  lockrelease)
+    kill $(pidof apt-get) 2> /dev/null
+    while pidof apt-get > /dev/null; do sleep 1; done
+    say "RELEASED $n" ;;
   badinitrd)
     # NEW dies after arming: its initrd no longer has the root disk's driver.
     cp /usr/local/lib/kswap-vm/initrd-broken.img /boot/initrd.img-$NEW; sync ;;
@@ -703,8 +757,17 @@ CORE_MODULES = ["normal", "configfile", "echo", "test", "loadenv", "serial", "te
                 "search_fs_uuid", "linux", "boot", "gzio", "ext2"]
 
 
+# Layouts with /boot on its own partition (p1; / is p2): its file system and size. btrfs: GRUB
+# cannot write its environment block there (apply refuses). smallboot (issue 18): a small ext4
+# /boot with room for OLD, GRUB and a little more than plan's estimate of a new kernel (120 MiB):
+# scenario boot-full fills it in the middle of the install.
+BOOT_PART_FS = {"btrfs": "btrfs", "smallboot": "ext4"}
+BOOT_PART_MIB = {"btrfs": 384, "smallboot": 160}
+
+
 def make_disk(root, tmp, layout, img, pf, old=None, extra_mib=0):
     """root: the image tree. ext4: one ext4 partition. btrfs: p1 btrfs /boot, p2 ext4 /.
+    smallboot: p1 a 160 MiB ext4 /boot, p2 ext4 /.
     uefi (ext4 only): GPT, p1 the ESP (vfat, /boot/efi), p2 ext4 /. old: the kernel of the
     first boot (default the platform's OLD); extra_mib: more room on the root file system."""
     old = old or pf.old
@@ -723,8 +786,8 @@ def make_disk(root, tmp, layout, img, pf, old=None, extra_mib=0):
         f.write("serial --unit=0 --speed=115200\nterminal_input serial\nterminal_output serial\n")
     prefix = "(hd0,msdos1)/boot/grub" if layout == "ext4" else "(hd0,msdos1)/grub"
     fstab = f"UUID={ROOT_UUID} / ext4 errors=remount-ro 0 1\n"
-    if layout == "btrfs":
-        fstab += f"UUID={BOOT_UUID} /boot btrfs defaults 0 2\n"
+    if layout in BOOT_PART_FS:
+        fstab += f"UUID={BOOT_UUID} /boot {BOOT_PART_FS[layout]} defaults 0 2\n"
     if pf.firmware == "uefi":
         # As Debian's installer writes it, but with a device timeout for TCG on a busy machine:
         # udev took longer than systemd's 90 s here and the boot went to emergency mode.
@@ -777,7 +840,7 @@ def make_disk(root, tmp, layout, img, pf, old=None, extra_mib=0):
         bootdir = os.path.join(tmp, "bootfs")
         shutil.move(os.path.join(root, "boot"), bootdir)
         os.makedirs(os.path.join(root, "boot"))
-        boot_mib = 384
+        boot_mib = BOOT_PART_MIB[layout]
         root_mib = du_mib(root) * 13 // 10 + 300
         total = 1 + boot_mib + root_mib + 1
         with open(img, "wb") as f:
@@ -787,7 +850,11 @@ def make_disk(root, tmp, layout, img, pf, old=None, extra_mib=0):
         part = os.path.join(tmp, "boot.part")
         with open(part, "wb") as f:
             f.truncate(boot_mib << 20)
-        run("mkfs.btrfs", "-q", "-f", "-U", BOOT_UUID, "-r", bootdir, part)
+        if layout == "btrfs":
+            run("mkfs.btrfs", "-q", "-f", "-U", BOOT_UUID, "-r", bootdir, part)
+        else:
+            # no blocks reserved for root: what df shows free is what dpkg can write
+            run("mkfs.ext4", "-q", "-F", "-m", "0", "-U", BOOT_UUID, "-d", bootdir, part)
         with open(part, "rb") as src, open(img, "r+b") as dst:
             dst.seek(PART_OFFSET)
             shutil.copyfileobj(src, dst, 1 << 20)
@@ -1094,7 +1161,7 @@ def parse(text):
     grub = re.findall(r"Loading Linux (\S+) \.\.\.", text)
     boots = {}
     kinds = "EARLY|BOOT|STATUS|APPLY|ACCEPT|DONE|WAIT-EXPIRED|GUARD|REPO|REPOSRC|REPOLISTS|" \
-            "REPOPKGS|JOURNAL|BADKERNEL|CHECK"
+            "REPOPKGS|JOURNAL|BADKERNEL|CHECK|TIMED|APPLYERR|BOOTFULL|BOOTINFO|CLEANUP|HOLDER|RELEASED"
     for m in re.finditer(rf"KSWAP-VM ({kinds}) (\d+) ?(.*)", text):
         kind, n, rest = m.group(1), int(m.group(2)), m.group(3).strip()
         b = boots.setdefault(n, {})
@@ -1121,6 +1188,11 @@ def parse(text):
             except ValueError:
                 # (the kernel's console messages can land inside the long line)
                 b[kind.lower()] = m2.group(2)[:16000]
+            if kind == "APPLY":
+                b.setdefault("applies", []).append((b["apply_rc"], b["apply"]))
+        elif kind in ("TIMED", "APPLYERR", "BOOTINFO", "HOLDER"):
+            # may come more than once in a boot: all of them, in order
+            b.setdefault(kind.lower() + "s", []).append(rest)
         else:
             b[kind.lower()] = rest
     return grub, boots
@@ -1193,6 +1265,18 @@ SCENARIOS = {
     # come well before; only the watchdog brings it back.
     "trial-watchdog": ("ext4", "1=deadline300,hang,apply-reboot,wait\n3=poweroff",
                        ['OLD', 'NEW', 'OLD'], ['OLD', 'NEW', 'OLD']),
+    # Issue 18 (a), suite vm-extra: /boot (its own 160 MiB ext4) fills up in the middle of a real
+    # apt install (apply --deb, NEW's package purged first): dpkg unpacks, the postinst's
+    # mkinitramfs runs out of space. Nothing armed, the error names what dpkg left and the
+    # command that cleans it; the next boot is OLD; that command (rollback --purge, after the
+    # space is back) leaves dpkg clean.
+    "boot-full": ("smallboot", "src=deb\n1=bootfull,bootinfo,applytimed,bootinfo,reboot\n"
+                  "2=bootinfo,cleanup,bootinfo,poweroff", ['OLD', 'OLD'], ['OLD', 'OLD']),
+    # Issue 18 (b), suite vm-extra: a real apt-get holds dpkg's lock (at its prompt). apply
+    # waits [apply] apt_timeout (60 s) and refuses naming it, nothing changed; the holder lets
+    # go 20 s into the second apply's wait, which then goes on and arms.
+    "dpkg-lock": ("ext4", "src=deb\n1=locktimeout,lockhold,applytimed,bootinfo,lockrelease,"
+                  "lockbrief,applytimed,bootinfo,poweroff", ['OLD'], ['OLD']),
 }
 # qemu options of a scenario's every boot, after the platform's.
 SCENARIO_QEMU = {"trial-watchdog": ["-device", "i6300esb", "-action", "watchdog=reset"]}
@@ -1328,6 +1412,10 @@ def check_scenario(pf, name, spec, grub, boots):
         check_stuck(pf, name, boots, state, outcome, last)
     elif name in ("repo", "repo-badsig"):
         check_repo(name, boots, state, outcome)
+    elif name == "boot-full":
+        check_boot_full(pf, boots, state, outcome, last)
+    elif name == "dpkg-lock":
+        check_dpkg_lock(pf, boots)
     elif name == "btrfs":
         expect(a1.get("apply_rc") == 2, f"apply exited {a1.get('apply_rc')}, expected 2 (refused)")
         ids = [f.get("id") for f in (a1.get("apply") or {}).get("findings", [])
@@ -1418,6 +1506,105 @@ def check_stuck(pf, name, boots, state, outcome, last):
         expect(outcome == "trial-hung", f"journal {state} {outcome}")
         expect("deadline" in reason, f"journal reason: {reason}")
     expect(f"furthest stage: {stage};" in reason, f"journal reason (stage {stage}): {reason}")
+
+
+def bootinfo(line):
+    """A BOOTINFO line as a dict (avail, journal, dropin, status, audit, files; env: the rest)."""
+    head, _, env = line.partition(" env=")
+    info = dict(w.split("=", 1) for w in head.split() if "=" in w)
+    info["env"] = env
+    return info
+
+
+def apply_error(doc):
+    return (doc or {}).get("error") or "" if isinstance(doc, dict) else str(doc or "")
+
+
+def check_boot_full(pf, boots, state, outcome, last):
+    """Issue 18 (a): /boot ran out of space in the install's postinst; nothing armed, OLD boots,
+    the half-configured package named with its cleanup, and that cleanup works."""
+    NEW = pf.new  # noqa: N806
+    b1, b2 = boots[1], boots[2]
+    m = re.match(r"free=(\d+) bloat=(\d+)", b1.get("bootfull", ""))
+    expect(m and int(m.group(1)) >= 120, f"/boot before apply: {b1.get('bootfull')} (plan wants "
+           "120 MiB free: the fault must come after its check)")
+    applies = b1.get("applies") or []
+    expect(len(applies) == 1, f"boot 1: {len(applies)} apply runs")
+    rc, doc = applies[0]
+    err = apply_error(doc)
+    expect(rc == 1 and isinstance(doc, dict) and doc.get("result") == "failed",
+           f"apply exited {rc} ({(doc or {}).get('result') if isinstance(doc, dict) else doc!r:.300}), "
+           "expected 1, failed")
+    # dpkg's and mkinitramfs's own words, and kswap's: what dpkg left, what cleans it up
+    for want in ("nothing is armed", f"; dpkg left linux-image-{NEW} (half-configured",
+                 "free space in /boot", "'dpkg --configure -a'", "'kswap rollback --purge'"):
+        expect(want in err, f"apply's error lacks {want!r}: {err[:1500]}")
+    expect("No space left on device" in json.dumps(doc) or
+           "No space left on device" in "".join(b1.get("applyerrs") or []),
+           f"nothing says 'No space left on device': {err[:1500]}")
+    before, after = (bootinfo(x) for x in b1.get("bootinfos", [])[:2])
+    expect(after.get("status") == "install_ok_half-configured" and after.get("audit") != "0",
+           f"dpkg after apply: {after}")
+    expect("next_entry" not in after["env"], f"grubenv armed after the failed apply: {after['env']}")
+    expect(before.get("files") == "0", f"NEW's files in /boot before apply: {before}")
+    # boot 2 is OLD (the generic check) and kswap there says the same: not armed, the reason
+    expect(state not in ("armed", "trial-booted", "pinned"), f"boot 2: journal {state} {outcome}")
+    reason = ((b2.get("status") or {}).get("journal") or {}).get("reason") or ""
+    expect("'kswap rollback --purge'" in reason and f"linux-image-{NEW}" in reason,
+           f"boot 2: the journal's reason does not name the package and its cleanup: {reason}")
+    fc = [x.get("kernel") for x in ((b2.get("status") or {}).get("grub") or {}).get("forecast") or []]
+    expect(fc[:3] == [pf.old] * 3, f"boot 2: forecast {fc}")
+    m = re.match(r"rc=(\d+) ?(.*)", b2.get("cleanup", ""))
+    expect(m and m.group(1) == "0", f"the named cleanup (rollback --purge) failed: "
+           f"{b2.get('cleanup', '')[:1500]}")
+    infos = [bootinfo(x) for x in b2.get("bootinfos", [])]
+    expect(len(infos) == 2, f"boot 2: {len(infos)} BOOTINFO lines")
+    expect(infos[0].get("status") == "install_ok_half-configured",
+           f"boot 2 before the cleanup: {infos[0]}")
+    expect(infos[1].get("status") in ("", "unknown_ok_not-installed") and
+           infos[1].get("audit") == "0" and infos[1].get("files") == "0",
+           f"boot 2 after the cleanup: dpkg and /boot still hold NEW: {infos[1]}")
+
+
+def check_dpkg_lock(pf, boots):
+    """Issue 18 (b): a real apt-get holds dpkg's lock: apply waits [apply] apt_timeout, then
+    refuses naming it (nothing changed); held for 20 s only, apply waits and arms."""
+    b1 = boots[1]
+    holders, applies = b1.get("holders") or [], b1.get("applies") or []
+    timed = [int(x) for x in b1.get("timeds") or []]
+    errs, infos = b1.get("applyerrs") or [], [bootinfo(x) for x in b1.get("bootinfos") or []]
+    expect(len(holders) == 2 and len(applies) == 2 and len(timed) == 2 and len(infos) == 2,
+           f"boot 1: {len(holders)} holders, {len(applies)} applies, {len(timed)} times, "
+           f"{len(infos)} BOOTINFO lines, expected 2 of each")
+    pids = []
+    for h in holders:
+        m = re.search(r"pid=(\d+) .*continue\?", h)
+        expect(m, f"the holder apt-get is not at its prompt: {h}")
+        pids.append(m.group(1))
+    rc, doc = applies[0]
+    err = apply_error(doc)
+    expect(rc == 1 and isinstance(doc, dict) and doc.get("result") == "failed",
+           f"apply with the lock held: exit {rc}, expected 1, failed: {err[:800]}")
+    for want in (f"'/var/lib/dpkg/lock-frontend' is still held by apt-get (pid {pids[0]}",
+                 "after 60 s ([apply] apt_timeout)", f"wait for apt-get (pid {pids[0]}) to finish"):
+        expect(want in err, f"apply's refusal lacks {want!r}: {err[:1500]}")
+    expect(60 <= timed[0] <= 400, f"the refusal came after {timed[0]} s, expected 60 s of waiting "
+           "(plan before it)")
+    expect(infos[0].get("journal") == "no" and infos[0].get("dropin") == "no" and
+           "next_entry" not in infos[0]["env"] and "saved_entry" not in infos[0]["env"],
+           f"something changed while apply waited: {infos[0]}")
+    rc, doc = applies[1]
+    expect(rc == 0 and isinstance(doc, dict) and doc.get("state") == "armed",
+           f"apply after the holder let go: exit {rc}, "
+           f"{doc.get('state') if isinstance(doc, dict) else doc!r:.300}, expected 0, armed: "
+           f"{apply_error(doc)[:800]}")
+    said = errs[1].replace("|", "\n") if len(errs) > 1 else ""
+    expect(re.search(rf"waiting for '/var/lib/dpkg/lock-frontend': held by apt-get \(pid "
+                     rf"{pids[1]}: apt-get remove zstd\)", said) and
+           "the dpkg lock is free after" in said,
+           f"apply's progress does not name the holder and the end of the wait: {said[-1500:]}")
+    expect(timed[1] >= 20, f"the second apply took {timed[1]} s: it did not wait for the holder")
+    expect("next_entry" in infos[1]["env"], f"not armed: {infos[1]}")
 
 
 def check_repo(name, boots, state, outcome):
@@ -1623,11 +1810,11 @@ def main():
         if suite not in SUITE_PACKAGES or firmware not in GRUB_TARGET:
             print(f"unknown suite {suite} or firmware {firmware}")
             return 2
-        if layout not in ("ext4", "btrfs", "repo", "fleet") \
+        if layout not in ("ext4", "btrfs", "smallboot", "repo", "fleet") \
                 or (firmware == "uefi" and layout != "ext4") \
                 or (layout in ("repo", "fleet") and (suite, firmware) != ("bookworm", "bios")):
-            print(f"no {layout} layout for {suite} {firmware}: ext4 everywhere, btrfs on BIOS, "
-                  "repo and fleet on bookworm BIOS only")
+            print(f"no {layout} layout for {suite} {firmware}: ext4 everywhere, btrfs and smallboot "
+                  "on BIOS, repo and fleet on bookworm BIOS only")
             return 2
         pf = Platform(suite, firmware)
         try:
