@@ -556,6 +556,24 @@ if any(scenario(n) for n in ("snapshot", "check", "connections")):
     check(j["running"].get("connections") == {"tcp:443": 2},
           "the snapshot counts the connections per listening port (443: 2; 22: none)",
           j["running"].get("connections"))
+    if scenario("snapshot"):
+        # Applying again on the boot a trial was pinned in: softdog and the watchdog core that
+        # kswap's trial loaded (kswap.softdog=1) are not the node's modules; on a plain boot
+        # they are (VM repo scenario: the second trial failed on module:softdog).
+        for marker, kept in (("kswap.trial=0123abcd kswap.softdog=1", False),
+                             ("kswap.trial=0123abcd kswap.softdog=10", True), ("", True)):
+            r = os.path.join(work, "softdog-" + str(len(marker)))
+            shutil.copytree(base_root, r, symlinks=True)
+            healthy_plain(r)
+            put(r, "proc/cmdline", (get(r, "proc/cmdline") or "").rstrip("\n") + " " + marker + "\n")
+            put(r, "proc/modules", (get(r, "proc/modules") or "") +
+                "softdog 16384 0 - Live 0x0\nwatchdog 40960 1 softdog, Live 0x0\n")
+            p, _ = kswap(r, "--json", "apply", "--deb", deb, "--yes")
+            got = (json.loads(get(r, "var/lib/kswap/state.json")).get("running") or {}).get("items", [])
+            check(p.returncode == 0 and ("module:softdog" in got) == kept and
+                  ("module:watchdog" in got) == kept and "module:wireguard" in got,
+                  f"command line '{marker}': softdog and watchdog {'in' if kept else 'not in'} the snapshot",
+                  (p.returncode, [i for i in got if i.startswith("module:")], p.stderr[-400:]))
 
     def fresh_plain(name):
         r = os.path.join(work, name)

@@ -171,6 +171,24 @@ if scenario("watchdog"):
           "trial boot arms it" in wd[0]["message"], "plan: host.watchdog says the trial arms the device", wd)
 
 if scenario("watchdog"):
+    # Only softdog under sys/class/watchdog: one a pinned trial loaded, gone on the next boot.
+    # Not the node's device: the trial loads softdog itself (found by the VM's repo scenario,
+    # whose second trial armed /dev/watchdog0 and had none).
+    r = fresh_root("watchdog-softdog-running")
+    os.makedirs(os.path.join(r, "sys/class/watchdog/watchdog0"))
+    with open(os.path.join(r, "sys/class/watchdog/watchdog0/identity"), "w") as f:
+        f.write("Software Watchdog\n")
+    _, pd = kswap(r, "--json", "plan")
+    wd = [f for f in (pd or {}).get("findings", []) if f["id"] == "host.watchdog"]
+    check(wd and wd[0]["severity"] == "warn" and "or only softdog" in wd[0]["message"],
+          "plan: a running softdog is no watchdog device of the node (warn)", wd)
+    p, d = kswap(r, "--json", "apply", "--deb", good, "--yes")
+    cfg = open(os.path.join(r, "boot/grub/grub.cfg")).read()
+    check(p.returncode == 0 and cfg.count("kswap.softdog=1 systemd.watchdog_device=/dev/watchdog0") == 1,
+          "a running softdog: the trial loads softdog itself (kswap.softdog=1)",
+          (p.stderr[-800:], re.findall(r".*kswap\.trial.*", cfg)))
+
+if scenario("watchdog"):
     # Neither a device nor softdog in the new kernel: no watchdog arguments, the rest stays.
     r = fresh_root("watchdog-none")
     bare = make_deb("xanmod-nosoftdog.deb", "--bbr", "builtin", "--without", "softdog")

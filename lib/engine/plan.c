@@ -661,22 +661,29 @@ static int check_watchdog(const ks_root *root, ks_plan *p)
 {
     _cleanup_strv_free_ char **wd = NULL, **pci = NULL;
     _cleanup_free_ char *identity = NULL, *where = NULL;
+    const char *dev = NULL;
     int r;
 
-    if (ks_root_list_dir(root, "sys/class/watchdog", &wd) >= 0 && wd && wd[0]) {
-        _cleanup_free_ char *path = ks_asprintf("sys/class/watchdog/%s/identity", wd[0]);
+    /* The node's own device: a softdog (one an earlier trial loaded) is not one. */
+    if (ks_root_list_dir(root, "sys/class/watchdog", &wd) >= 0)
+        for (char **n = wd; n && *n && !dev; n++)
+            if (!ks_trial_watchdog_is_softdog(root, *n))
+                dev = *n;
+    if (dev) {
+        _cleanup_free_ char *path = ks_asprintf("sys/class/watchdog/%s/identity", dev);
         if (path)
             (void)ks_root_read_line(root, path, &identity);
         r = add(p, "host.watchdog", KS_SEV_OK, NULL,
                 "%s (%s) can reset this machine when a kernel hangs without panicking: the trial "
                 "boot arms it (systemd.watchdog_sec=%d), the verdict gives it back to the node's "
                 "own setting",
-                wd[0], identity ? identity : "unknown", KS_TRIAL_WATCHDOG_SEC);
+                dev, identity ? identity : "unknown", KS_TRIAL_WATCHDOG_SEC);
     } else
         r = add(p, "host.watchdog", KS_SEV_WARN,
                 "attach a watchdog device (KVM: -device i6300esb -action watchdog=reset) or "
                 "keep a console at hand for the first trial",
-                "no watchdog device (/sys/class/watchdog is empty): the trial boot loads softdog "
+                "no watchdog device (/sys/class/watchdog has none, or only softdog): the trial "
+                "boot loads softdog "
                 "where the new kernel has it, which resets a hung PID 1 or a kernel that still "
                 "runs timers, but a lockup of every CPU stays hung (nmi_watchdog=panic catches a "
                 "stuck CPU only where the kernel has a hard lockup detector), and the boot "

@@ -45,20 +45,41 @@ bool ks_trial_module_list_names_softdog(const char *text)
     return false;
 }
 
+bool ks_trial_watchdog_is_softdog(const ks_root *root, const char *name)
+{
+    _cleanup_free_ char *path = ks_asprintf("sys/class/watchdog/%s/identity", name);
+    _cleanup_free_ char *identity = NULL;
+
+    return path && ks_root_read_line(root, path, &identity) >= 0 &&
+           streq(identity, "Software Watchdog");
+}
+
 int ks_trial_watchdog_pick(const ks_root *root, const char *new_release, ks_trial_watchdog *ret)
 {
     static const char *const lists[] = {"modules.dep", "modules.builtin"};
     _cleanup_strv_free_ char **names = NULL;
     ks_trial_watchdog wd = {.kind = KS_TRIAL_WATCHDOG_NONE};
+    unsigned long softdogs_before = 0;
 
-    /* The names come sorted (ks_root_list_dir): watchdog0 before watchdog1. */
+    /*
+     * The names come sorted (ks_root_list_dir): watchdog0 before watchdog1. A softdog is left
+     * out, and so is its number: the trial boot loads none before the node's own devices
+     * register (a softdog an earlier trial loaded holds watchdog0 now and an i6300esb
+     * watchdog1; on the trial boot the i6300esb is watchdog0).
+     */
     if (ks_root_list_dir(root, "sys/class/watchdog", &names) >= 0)
-        for (char **n = names; n && *n; n++)
-            if (is_watchdog_name(*n)) {
-                wd.kind = KS_TRIAL_WATCHDOG_DEVICE;
-                snprintf(wd.device, sizeof(wd.device), "/dev/%s", *n);
-                break;
+        for (char **n = names; n && *n; n++) {
+            if (!is_watchdog_name(*n))
+                continue;
+            if (ks_trial_watchdog_is_softdog(root, *n)) {
+                softdogs_before++;
+                continue;
             }
+            wd.kind = KS_TRIAL_WATCHDOG_DEVICE;
+            snprintf(wd.device, sizeof(wd.device), "/dev/watchdog%lu",
+                     strtoul(*n + 8, NULL, 10) - softdogs_before);
+            break;
+        }
     for (size_t i = 0; wd.kind == KS_TRIAL_WATCHDOG_NONE && new_release && i < ARRAY_SIZE(lists);
          i++) {
         _cleanup_free_ char *path = ks_asprintf("lib/modules/%s/%s", new_release, lists[i]);

@@ -70,10 +70,17 @@ typedef struct ks_trial_watchdog {
 
 /*
  * Which watchdog the trial of new_release arms: the first sys/class/watchdog/watchdogN of the
- * running node, else softdog when lib/modules/NEW_RELEASE has it (modules.dep or
- * modules.builtin), else none. Never fails for a missing file; -ENOMEM.
+ * running node that is not softdog, else softdog when lib/modules/NEW_RELEASE has it
+ * (modules.dep or modules.builtin), else none. Never fails for a missing file; -ENOMEM.
  */
 int ks_trial_watchdog_pick(const ks_root *root, const char *new_release, ks_trial_watchdog *ret);
+/*
+ * Whether sys/class/watchdog/NAME is softdog (its identity "Software Watchdog",
+ * drivers/watchdog/softdog.c). Not a device of the node: on the boot after a trial that loaded
+ * it (kswap.softdog=1, kept running once the trial was pinned) it is there, on the next boot it
+ * is gone unless the trial loads it again.
+ */
+bool ks_trial_watchdog_is_softdog(const ks_root *root, const char *name);
 /*
  * Whether a modules.dep or modules.builtin text (NUL-terminated) names softdog: a line whose
  * path (up to ':' in modules.dep) is softdog.ko or ends in /softdog.ko, compressed (.xz, .zst,

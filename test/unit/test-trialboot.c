@@ -40,43 +40,55 @@ static const char grub_cfg[] =
 
 static const struct {
     const char *name;
-    const char *devices; /* names under sys/class/watchdog, space separated */
-    const char *new_dep; /* lib/modules/NEW/modules.dep, NULL: no file */
-    const char *new_bin; /* lib/modules/NEW/modules.builtin, NULL: no file */
-    const char *old_dep; /* lib/modules/OLD/modules.dep, NULL: no file */
+    const char *devices;  /* names under sys/class/watchdog, space separated */
+    const char *softdogs; /* of those, the ones whose identity is softdog's ("Software Watchdog") */
+    const char *new_dep;  /* lib/modules/NEW/modules.dep, NULL: no file */
+    const char *new_bin;  /* lib/modules/NEW/modules.builtin, NULL: no file */
+    const char *old_dep;  /* lib/modules/OLD/modules.dep, NULL: no file */
     ks_trial_watchdog_kind kind;
     const char *device; /* the device the trial arms, "" with none */
     const char *args;   /* the trial's whole argument string */
 } cases[] = {
-    {"i6300esb on KVM (and softdog in the new kernel: the device wins)", "watchdog0",
+    {"i6300esb on KVM (and softdog in the new kernel: the device wins)", "watchdog0", "",
      "kernel/drivers/watchdog/softdog.ko:\n", NULL, NULL, KS_TRIAL_WATCHDOG_DEVICE,
      "/dev/watchdog0", BASE_ARGS " systemd.watchdog_device=/dev/watchdog0 systemd.watchdog_sec=60"},
-    {"only watchdog1 (watchdog0 went away)", "watchdog1", NULL, NULL, NULL,
+    {"only watchdog1 (watchdog0 went away)", "watchdog1", "", NULL, NULL, NULL,
      KS_TRIAL_WATCHDOG_DEVICE, "/dev/watchdog1",
      BASE_ARGS " systemd.watchdog_device=/dev/watchdog1 systemd.watchdog_sec=60"},
-    {"two devices: the first in order", "watchdog1 watchdog0", NULL, NULL, NULL,
+    {"two devices: the first in order", "watchdog1 watchdog0", "", NULL, NULL, NULL,
      KS_TRIAL_WATCHDOG_DEVICE, "/dev/watchdog0",
      BASE_ARGS " systemd.watchdog_device=/dev/watchdog0 systemd.watchdog_sec=60"},
-    {"no device, softdog a module of the new kernel (zstd)", "",
+    {"no device, softdog a module of the new kernel (zstd)", "", "",
      "kernel/fs/ext4/ext4.ko.zst: kernel/lib/crc16.ko.zst\n"
      "kernel/drivers/watchdog/softdog.ko.zst:\n",
      NULL, NULL, KS_TRIAL_WATCHDOG_SOFTDOG, "/dev/watchdog0",
      BASE_ARGS " kswap.softdog=1 systemd.watchdog_device=/dev/watchdog0 "
                "systemd.watchdog_sec=60"},
-    {"no device, softdog built into the new kernel", "", "kernel/fs/ext4/ext4.ko:\n",
+    {"no device, softdog built into the new kernel", "", "", "kernel/fs/ext4/ext4.ko:\n",
      "kernel/fs/ext4/ext4.ko\nkernel/drivers/watchdog/softdog.ko\n", NULL,
      KS_TRIAL_WATCHDOG_SOFTDOG, "/dev/watchdog0",
      BASE_ARGS " kswap.softdog=1 systemd.watchdog_device=/dev/watchdog0 "
                "systemd.watchdog_sec=60"},
-    {"no device, softdog only in the old kernel", "", "kernel/fs/ext4/ext4.ko:\n", "",
+    {"no device, softdog only in the old kernel", "", "", "kernel/fs/ext4/ext4.ko:\n", "",
      "kernel/drivers/watchdog/softdog.ko:\n", KS_TRIAL_WATCHDOG_NONE, "", BASE_ARGS},
-    {"no device, a look-alike module name", "",
+    {"no device, a look-alike module name", "", "",
      "kernel/drivers/watchdog/xsoftdog.ko:\nkernel/drivers/watchdog/softdog.ko.bak:\n", NULL, NULL,
      KS_TRIAL_WATCHDOG_NONE, "", BASE_ARGS},
-    {"look-alike names under sys/class/watchdog", "watchdog watchdogX watchdog12345 foo", NULL,
+    {"look-alike names under sys/class/watchdog", "watchdog watchdogX watchdog12345 foo", "", NULL,
      NULL, NULL, KS_TRIAL_WATCHDOG_NONE, "", BASE_ARGS},
-    {"nothing at all (no module lists either)", "", NULL, NULL, NULL, KS_TRIAL_WATCHDOG_NONE, "",
-     BASE_ARGS},
+    {"softdog an earlier trial loaded (watchdog0), softdog in the new kernel: loaded again",
+     "watchdog0", "watchdog0", "kernel/drivers/watchdog/softdog.ko:\n", NULL, NULL,
+     KS_TRIAL_WATCHDOG_SOFTDOG, "/dev/watchdog0",
+     BASE_ARGS " kswap.softdog=1 systemd.watchdog_device=/dev/watchdog0 "
+               "systemd.watchdog_sec=60"},
+    {"softdog watchdog0 and an i6300esb watchdog1: the i6300esb, as watchdog0 on the trial",
+     "watchdog0 watchdog1", "watchdog0", "kernel/drivers/watchdog/softdog.ko:\n", NULL, NULL,
+     KS_TRIAL_WATCHDOG_DEVICE, "/dev/watchdog0",
+     BASE_ARGS " systemd.watchdog_device=/dev/watchdog0 systemd.watchdog_sec=60"},
+    {"only a softdog, none in the new kernel", "watchdog0", "watchdog0",
+     "kernel/fs/ext4/ext4.ko:\n", "", NULL, KS_TRIAL_WATCHDOG_NONE, "", BASE_ARGS},
+    {"nothing at all (no module lists either)", "", "", NULL, NULL, NULL, KS_TRIAL_WATCHDOG_NONE,
+     "", BASE_ARGS},
 };
 
 static void put(const char *base, const char *rel, const char *text)
@@ -90,6 +102,17 @@ static void put(const char *base, const char *rel, const char *text)
     f = fopen(path, "w");
     if (!f || fputs(text, f) < 0 || fclose(f) != 0)
         abort();
+}
+
+/* Whether the space-separated list names word. */
+static bool has_word(const char *list, const char *word)
+{
+    size_t n = strlen(word);
+
+    for (const char *p = list; (p = strstr(p, word)); p += n)
+        if ((p == list || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' '))
+            return true;
+    return false;
 }
 
 static unsigned count(const char *text, const char *needle)
@@ -135,7 +158,8 @@ static void test_cases(void)
         for (char *save = NULL, *d = strtok_r(devs, " ", &save); d;
              d = strtok_r(NULL, " ", &save)) {
             _cleanup_free_ char *rel = ks_asprintf("sys/class/watchdog/%s/identity", d);
-            put(base, rel, "i6300ESB timer\n");
+            put(base, rel,
+                has_word(cases[i].softdogs, d) ? "Software Watchdog\n" : "i6300ESB timer\n");
         }
         if (cases[i].new_dep)
             put(base, "lib/modules/" NEW "/modules.dep", cases[i].new_dep);

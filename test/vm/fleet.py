@@ -9,7 +9,7 @@ usage: fleet.py run SCENARIO...   fleet-rollout fleet-power-cycle fleet-power-cy
                                   command the scenarios give the role; logs to power-cycle.log
                                   beside SOCKET)
 Environment as test/vm/kswap-vm.py (KSWAP_VM=1, KS_BUILD_ROOT, KS_CACHE, KS_VM_WORK to keep
-the serial logs, KS_VM_BOOT_TIMEOUT). Run two-node scenarios through `vmslot -n 2`.
+the serial logs, KS_VM_BOOT_TIMEOUT). Two-node scenarios run two VMs at once: on 2 cores, run nothing else beside them.
 
 The disk is kswap-vm.py's layout fleet (vmfleet.py: the shared bookworm tree plus
 openssh-server, python3 and cloud-init, cached and keyed by its inputs; the kswap of the build
