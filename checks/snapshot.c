@@ -550,13 +550,10 @@ static int take_nft(const ks_check_ctx *c, ks_run_snapshot *s)
 static bool softdog_is_kswaps(const ks_check_ctx *c)
 {
     _cleanup_free_ char *cmdline = NULL;
+    _cleanup_strv_free_ char **words = NULL;
 
-    if (ks_root_read_line(c->root, "proc/cmdline", &cmdline) < 0)
-        return false;
-    for (const char *p = cmdline; (p = strstr(p, "kswap.softdog=1")); p++)
-        if ((p == cmdline || p[-1] == ' ') && (p[15] == '\0' || p[15] == ' '))
-            return true;
-    return false;
+    return ks_root_read_line(c->root, "proc/cmdline", &cmdline) >= 0 &&
+           ks_strv_split(cmdline, " \t", &words) >= 0 && ks_strv_contains(words, "kswap.softdog=1");
 }
 
 static int take_modules(const ks_check_ctx *c, ks_run_snapshot *s)
