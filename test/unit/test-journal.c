@@ -17,6 +17,20 @@ static time_t fixed_clock(void)
     return fake_now;
 }
 
+/* The root dir opened and a new journal in it on the fixed clock; false when either failed. */
+static bool new_journal_at(const char *dir, ks_root **r, ks_journal **j)
+{
+    fake_now = FAKE_EPOCH;
+    CHECK(dir && ks_root_open(dir, r) == 0);
+    if (!*r)
+        return false;
+    CHECK(ks_journal_new(*r, j) == 0);
+    if (!*j)
+        return false;
+    ks_journal_set_clock(*j, fixed_clock);
+    return true;
+}
+
 static char *make_root(void)
 {
     char tmpl[] = "/tmp/kswap-journal-XXXXXX";
@@ -475,12 +489,8 @@ static void test_changes_and_guard(void)
     const ks_journal_change *c;
     static const unsigned char env[] = "# GRUB Environment Block\n\0\xff\x01";
 
-    fake_now = FAKE_EPOCH;
-    CHECK(dir && ks_root_open(dir, &r) == 0);
-    if (!r)
+    if (!new_journal_at(dir, &r, &j))
         return;
-    CHECK(ks_journal_new(r, &j) == 0);
-    ks_journal_set_clock(j, fixed_clock);
     CHECK(ks_write_atomic(r, "boot/grub/grubenv", env, sizeof(env), 0600) == 0);
 
     /* Recorded before the write: content and mode, or absence. */
@@ -557,12 +567,8 @@ static void test_snapshot(void)
     static const char *const names[] = {"net.ipv4.tcp_congestion_control", "net/core/default_qdisc",
                                         "net.ipv4.nope", NULL};
 
-    fake_now = FAKE_EPOCH;
-    CHECK(dir && ks_root_open(dir, &r) == 0);
-    if (!r)
+    if (!new_journal_at(dir, &r, &j))
         return;
-    CHECK(ks_journal_new(r, &j) == 0);
-    ks_journal_set_clock(j, fixed_clock);
 
     put(r, "proc/sys/kernel/osrelease", "6.8.0-111-generic\n");
     /* Required pieces missing: an error and no snapshot. */
@@ -617,12 +623,8 @@ static void test_swap_id(void)
     static const char legacy[] = "{\"version\": 1, \"state\": \"prepared\", \"created\": "
                                  "\"2026-11-30T00:00:00Z\"}";
 
-    fake_now = FAKE_EPOCH;
-    CHECK(dir && ks_root_open(dir, &r) == 0);
-    if (!r)
+    if (!new_journal_at(dir, &r, &j))
         return;
-    CHECK(ks_journal_new(r, &j) == 0);
-    ks_journal_set_clock(j, fixed_clock);
     CHECK(ks_journal_swap_id(j) == NULL && ks_journal_created(j) == NULL);
     CHECK(ks_journal_save(j) == 0);
     CHECK(ks_id128_is_valid(ks_journal_swap_id(j)));
