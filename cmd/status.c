@@ -6,6 +6,7 @@
 #include "cmd/history-output.h"
 #include "cmd/swap-output.h"
 #include "lib/engine/journal.h"
+#include "lib/engine/lock.h"
 #include "lib/engine/trial.h"
 
 /* Loads the journal for display; a broken one is reported, never reset. */
@@ -78,23 +79,46 @@ static long long mono_s(void)
     return (long long)ts.tv_sec;
 }
 
-/* --wait: polls the journal until the trial has a final outcome or timeout_s passed. */
+/*
+ * trial-ok on the trial boot while a kswap holds the lock: accept is pinning (it keeps the lock
+ * from its verdict through the pin). The answer a fleet waits for is the pin, or its failure.
+ */
+static bool pin_pending(const ks_ctx *ctx, const ks_journal *j)
+{
+    _cleanup_lock_ ks_lock *l = NULL;
+
+    if (ks_journal_outcome(j) != KS_OUTCOME_TRIAL_OK ||
+        ks_journal_state(j) != KS_STATE_TRIAL_BOOTED)
+        return false;
+    return ks_lock_acquire_shared(ctx->root, 0, &l, NULL) == -EBUSY;
+}
+
+/*
+ * --wait: polls the journal until the trial has a final outcome (and a pin that follows a pass
+ * is done) or timeout_s passed.
+ */
 static ks_journal *wait_verdict(const ks_ctx *ctx, int timeout_s, const char *boot_id)
 {
     long long deadline = mono_s() + timeout_s;
-    bool told = false;
+    bool told = false, told_pin = false;
 
     for (;;) {
         ks_journal *j = load_journal(ctx);
-        if (!j || !trial_pending(j) || mono_s() >= deadline)
+        if (!j || mono_s() >= deadline)
             return j;
-        if (arming_boot(j, boot_id)) {
+        if (!trial_pending(j)) {
+            if (!pin_pending(ctx, j))
+                return j;
+            if (!told_pin && !ctx->quiet)
+                fprintf(stderr, "[status] %s passed acceptance; waiting for the pin\n",
+                        strempty(ks_journal_get(j, KS_JF_NEW_KERNEL)));
+            told_pin = true;
+        } else if (arming_boot(j, boot_id)) {
             if (!ctx->quiet)
                 fprintf(stderr, "[status] no verdict can come on the boot that armed the trial: "
                                 "reboot to start the trial\n");
             return j;
-        }
-        if (!told) {
+        } else if (!told) {
             fprintf(stderr, "[status] waiting up to %d s for the verdict on %s\n", timeout_s,
                     strempty(ks_journal_get(j, KS_JF_NEW_KERNEL)));
             told = true;

@@ -3,6 +3,7 @@
 """kswap accept and status --wait/--ack on copies of an armed fixture root (apply --deb with a
 package from make-kernel-deb.sh), with the fakes of systemctl, tc and nft first on PATH and the
 proc/sys files of each scenario. Usage: test-accept.py KSWAP [SCENARIO...]"""
+import fcntl
 import json
 import os
 import shutil
@@ -204,6 +205,47 @@ if scenario("no-pin"):
     check("kswap pin" in (get(r, "run/motd.d/kswap") or ""), "... motd asks for kswap pin")
     p, _ = kswap(r, "pin")
     check(p.returncode == 0, "kswap pin after accept --no-pin", p.stderr)
+
+if scenario("wait-pin"):
+    # accept keeps the lock from its verdict through the pin: status --wait, which a fleet runs
+    # after the reboot, answers with the pin (or its failure), never with the moment between.
+    # The test holds the lock as accept would after writing trial-ok.
+    r = fresh("waitpin")
+    p, d = kswap(r, "--json", "accept", "--no-pin")
+    check(p.returncode == 0 and d and d["outcome"] == "trial-ok" and not d["pinned"],
+          "wait-pin: trial-ok, the pin still to come", p.stderr)
+    t0 = time.time()
+    p, d = kswap(r, "--json", "status", "--wait", "--timeout", "20")
+    check(p.returncode == 0 and time.time() - t0 < 1.5 and d["journal"]["state"] == "trial-booted",
+          "... nobody holds the lock: status --wait answers at once (trial-ok, not pinned)",
+          (p.returncode, p.stderr))
+    with open(os.path.join(r, "var/lib/kswap/lock"), "a") as lk:
+        fcntl.flock(lk, fcntl.LOCK_EX)
+        w = subprocess.Popen([exe, "--root", r, "--json", "status", "--wait", "--timeout", "30"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=kstest.env())
+        time.sleep(2.5)
+        check(w.poll() is None, "... the lock held after trial-ok: status --wait still waits")
+        # what accept's pin does under the lock
+        fcntl.flock(lk, fcntl.LOCK_UN)
+        p, _ = kswap(r, "pin")
+        check(p.returncode == 0, "... the pin", p.stderr)
+        out, err = w.communicate(timeout=10)
+    d = json.loads(out or "{}")
+    check(w.returncode == 0 and (d.get("journal") or {}).get("state") == "pinned" and
+          "waiting for the pin" in err,
+          "... and answers pinned once the pin is done, having said it waits for it",
+          (w.returncode, err, (d.get("journal") or {}).get("state")))
+    r = fresh("waitpin-timeout")
+    kswap(r, "accept", "--no-pin")
+    with open(os.path.join(r, "var/lib/kswap/lock"), "a") as lk:
+        fcntl.flock(lk, fcntl.LOCK_EX)
+        t0 = time.time()
+        p, d = kswap(r, "--json", "status", "--wait", "--timeout", "2")
+        secs = time.time() - t0
+    check(p.returncode == 0 and 1.5 < secs < 6 and d["journal"]["state"] == "trial-booted",
+          "... a pin that does not end within --timeout: the verdict as it is (trial-ok, exit 0)",
+          (p.returncode, secs, p.stderr))
 
 if scenario("pin-lost"):
     # test/vm/powercut.py found it: accept passed on the trial boot, the power went before the

@@ -621,13 +621,15 @@ static int judge_checks(acc *a)
 
 static int pin_now(acc *a, ks_lock **lock)
 {
-    ks_swap_common common = {
-        .config = a->o->config, .progress = a->o->progress, .userdata = a->o->userdata};
+    /* ks_pin reads the journal itself, as `kswap pin` does, and takes over the lock held
+     * since the verdict: status --wait waits while it is held (the pin follows trial-ok). */
+    ks_swap_common common = {.config = a->o->config,
+                             .progress = a->o->progress,
+                             .userdata = a->o->userdata,
+                             .lock_handover = lock};
     ks_swap_result pr = {0};
     int r;
 
-    /* ks_pin takes the lock and reads the journal itself, as `kswap pin` does. */
-    *lock = ks_lock_release(*lock);
     a->r->journal = TAKE_PTR(a->j);
     r = ks_pin(a->root, &common, NULL, false, &pr);
     if (r < 0) {

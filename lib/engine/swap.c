@@ -421,11 +421,18 @@ static int journal_error(run *x, int r)
 static int lock_or_busy(run *x, ks_lock **ret)
 {
     pid_t holder = 0;
-    int r = ks_lock_acquire(x->root,
-                            x->c->lock_timeout_ms
-                                ? x->c->lock_timeout_ms
-                                : timeout_ms(x, "lock_timeout", KS_LOCK_TIMEOUT_MS_DEFAULT / 1000),
-                            ret, &holder);
+    int r;
+
+    if (x->c->lock_handover && *x->c->lock_handover) {
+        *ret = TAKE_PTR(*x->c->lock_handover);
+        x->locked = true;
+        return 0;
+    }
+    r = ks_lock_acquire(x->root,
+                        x->c->lock_timeout_ms
+                            ? x->c->lock_timeout_ms
+                            : timeout_ms(x, "lock_timeout", KS_LOCK_TIMEOUT_MS_DEFAULT / 1000),
+                        ret, &holder);
     if (r == -EBUSY) {
         x->r->status = KS_SWAP_BUSY;
         x->r->lock_holder = holder;

@@ -8,6 +8,7 @@
 #include "lib/basic/findings.h"
 #include "lib/engine/dryrun.h"
 #include "lib/engine/journal.h"
+#include "lib/engine/lock.h"
 #include "lib/engine/plan.h"
 #include "lib/basic/root.h"
 
@@ -37,6 +38,10 @@ typedef struct ks_swap_common {
      * ("read", "write", "remove", with the path inside the root). */
     ks_progress_fn live;
     ks_progress_fn trace;
+    /* Optional: the caller holds the lock already and hands it over (*lock_handover becomes
+     * NULL, the call releases it when done). accept pins this way, so that no other kswap and
+     * no status --wait sees the lock free between its verdict and its pin. */
+    ks_lock **lock_handover;
 } ks_swap_common;
 
 typedef struct ks_apply_opts {

@@ -361,9 +361,9 @@ def scenario_rollout(work, pf, img, measures):
         expect(lines and lines[-1] == "rollout complete", f"the summary table: {lines}")
         for n in nodes:
             r = doc["nodes"].get(n.name) or {}
-            # status --wait returns at the verdict: accept pins a moment later (trial-booted,
-            # then pinned); the node's own status says pinned below
-            expect(r.get("outcome") == "trial-ok" and r.get("state") in ("trial-booted", "pinned")
+            # status --wait answers once accept's pin is done (accept holds the lock from its
+            # verdict through the pin): the report says pinned, and so does the node
+            expect(r.get("outcome") == "trial-ok" and r.get("state") == "pinned"
                    and r.get("running") == NEW, f"{n.name}: report {r}")
             p = ssh(key, n, "kswap", "--json", "status")
             try:
