@@ -4,7 +4,8 @@
 #   test/dev.sh demo   install what is needed, build, run kswap plan on the example node
 #   test/dev.sh test   install what is needed, build twice, run every suite, print the summary
 # .ci/run calls 'test/dev.sh test'. KSWAP_NO_APT=1 skips the package installation; KSWAP_VM=0
-# leaves out the whole-VM suite (a Debian 12 VM under qemu: about 30 minutes with its image build).
+# leaves out the whole-VM suites (vm and vm-powercut: Debian 12 VMs under qemu, about 30
+# minutes with the image build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-test}
@@ -48,13 +49,23 @@ demo)
 test)
   install_packages "$test_pkgs"
   logs=()
-  # 1. plain build: every suite, the whole-VM suite (vm) last and alone
+  # 1. plain build: every suite; qemu-extra and vm-extra (the long runs, see the README) only
+  # by hand: meson test --suite X
   [ -d build ] || meson setup build
   ninja -C build
-  # qemu-extra and vm-extra (the long runs, see the README) only by hand: meson test --suite X
-  KSWAP_VM=${KSWAP_VM:-1} meson test -C build --print-errorlogs --num-processes 2 \
-    --no-suite qemu-extra --no-suite vm-extra || true
+  export KSWAP_VM=${KSWAP_VM:-1}
+  meson test -C build --print-errorlogs --num-processes 2 --no-rebuild \
+    --no-suite qemu-extra --no-suite vm-extra --no-suite vm --no-suite vm-powercut || true
   logs+=(build/meson-logs/testlog.json)
+  # then the whole-VM suite (one VM at a time) and, beside it, the reduced power-cut matrix:
+  # a VM under TCG waits for its guest more than it computes, and the two share the image
+  meson test -C build --print-errorlogs --no-rebuild --suite vm-powercut --logbase powercut \
+    > build/meson-logs/powercut.out 2>&1 &
+  pc=$!
+  meson test -C build --print-errorlogs --no-rebuild --suite vm --logbase vm || true
+  wait "$pc" || true
+  cat build/meson-logs/powercut.out
+  logs+=(build/meson-logs/vm.json build/meson-logs/powercut.json)
   # 2. ASan + UBSan (clang, with libFuzzer targets): unit, fixture roots and bounded fuzzing
   fuzz=true
   echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { return 0; }' > /tmp/kswap-fuzz-probe.c
