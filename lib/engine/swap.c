@@ -1779,6 +1779,7 @@ static int remove_trial_entries(run *x, const char *step)
     r = ks_journal_note_file(x->j, KS_TRIAL_GRUBD_PATH);
     if (r < 0)
         return journal_error(x, r);
+    progress(x, step, "removing the trial's entries from grub.cfg: update-grub");
     r = ks_trial_grubd_remove(x->root);
     if (r < 0)
         return fail_step(x, step, r, "cannot remove '/%s': %s", KS_TRIAL_GRUBD_PATH, strerror(-r));
@@ -1844,6 +1845,7 @@ int ks_pin(const ks_root *root, const ks_swap_common *c, const char *release, bo
                                  target);
         goto out;
     }
+    progress(&x, "pin", "making %s the default on every boot", target);
     r = ks_journal_step_begin(x.j, "pin");
     if (r < 0) {
         journal_error(&x, r);
