@@ -65,6 +65,8 @@ test)
   meson test -C build --print-errorlogs --no-rebuild --suite vm --logbase vm || true
   wait "$pc" || true
   cat build/meson-logs/powercut.out
+  # meson shows a passing test's output nowhere: the matrix's verdict line and any unsafe point
+  grep -aE '^(power cuts:|matrix:|  unsafe )' build/meson-logs/powercut.txt 2>/dev/null || true
   logs+=(build/meson-logs/vm.json build/meson-logs/powercut.json)
   # 2. ASan + UBSan (clang, with libFuzzer targets): unit, fixture roots and bounded fuzzing
   fuzz=true
