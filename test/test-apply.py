@@ -135,6 +135,24 @@ if scenario("happy"):
     p4, _ = kswap(r, "pin")
     check(p4.returncode == 2 and "acceptance" in p4.stderr, "pin without acceptance is refused",
           p4.stderr)
+    # apply run again on the trial boot before the verdict (a bootstrap started twice; the
+    # journal as accept leaves it when it starts): refused, nothing written.
+    jp = os.path.join(r, "var/lib/kswap/state.json")
+    armed_text = open(jp).read()
+    doc = json.loads(armed_text)
+    doc["state"] = "trial-booted"
+    with open(jp, "w") as f:
+        json.dump(doc, f)
+    booted_text = open(jp).read()
+    raw = open(os.path.join(r, "boot/grub/grubenv"), "rb").read()
+    p6, d6 = kswap(r, "--json", "apply", "--deb", good, "--yes")
+    check(p6.returncode == 2 and d6 and d6.get("result") == "refused" and
+          "status --wait" in (d6.get("error") or "") and open(jp).read() == booted_text and
+          open(os.path.join(r, "boot/grub/grubenv"), "rb").read() == raw,
+          "apply on the trial boot before the verdict: refused (exit 2), journal and grubenv "
+          "unchanged", p6.stderr[-1500:])
+    with open(jp, "w") as f:
+        f.write(armed_text)
     p5, d5 = kswap(r, "--json", "pin", "--force")
     check(p5.returncode == 0 and d5 and kernels(d5) == [NEW, NEW, NEW] and
           d5.get("state") == "pinned", "pin --force on the trial kernel pins it", p5.stderr)
@@ -147,6 +165,23 @@ if scenario("happy"):
     check(not re.search(r"watchdog|softdog|oops=panic|softlockup_panic", cfg),
           "pinned: no entry carries the trial's watchdog or panic switches",
           re.findall(r".*(?:watchdog|softdog).*", cfg))
+    # apply --deb of the pinned kernel run again (a bootstrap run after the node came back on
+    # NEW; found by the power-cut matrix, apply#13): nothing to do, the pinned record stays.
+    pinned_text = open(jp).read()
+    raw = open(os.path.join(r, "boot/grub/grubenv"), "rb").read()
+    p7, d7 = kswap(r, "--json", "apply", "--deb", good, "--yes")
+    check(p7.returncode == 0 and d7 and d7.get("result") == "unchanged" and
+          d7.get("state") == "pinned" and "pinned already" in (d7.get("error") or "") and
+          open(jp).read() == pinned_text and
+          open(os.path.join(r, "boot/grub/grubenv"), "rb").read() == raw,
+          "apply --deb of the pinned, running kernel: exit 0, unchanged, journal and grubenv "
+          "as they were", p7.stderr[-1500:])
+    p8, d8 = kswap(r, "--json", "apply", "--kernel", NEW, "--yes")
+    check(p8.returncode == 0 and d8 and d8.get("result") == "unchanged" and
+          open(jp).read() == pinned_text, "... and so does apply --kernel NEW", p8.stderr[-800:])
+    p9, d9 = kswap(r, "--json", "apply", "--dry-run", "--deb", good)
+    check(p9.returncode == 0 and d9 and d9.get("result") == "unchanged",
+          "... and apply --dry-run says unchanged", p9.stderr[-800:])
 
 if scenario("watchdog"):
     # The node has a watchdog device (KVM's i6300esb): the trial arms it, softdog stays out.

@@ -1370,6 +1370,43 @@ static int keep_kernels(run *x, const char *old, const char *new)
     return 0;
 }
 
+/*
+ * An apply with nothing to swap changes nothing. The trial's kernel runs and waits for its
+ * verdict, or the kernel --deb or --kernel names runs already (a bootstrap run again after
+ * the node came back on NEW): the journal would start over and end failed, "the new kernel
+ * is the running kernel", losing a pinned swap's record (the power-cut matrix's apply cut
+ * after the trial was armed). The repository's kernel is known only once apt ran (a newer one
+ * may come), so there this looks at the trial alone. Returns true when apply stops here,
+ * ret filled in; nothing was written.
+ */
+static bool nothing_to_swap(const ks_journal *j, const ks_apply_opts *o, const ks_plan *plan,
+                            ks_swap_result *ret)
+{
+    const char *running = plan->running_kernel;
+    const char *journal_new = ks_journal_get(j, KS_JF_NEW_KERNEL);
+    ks_state s = ks_journal_state(j);
+
+    if (s == KS_STATE_TRIAL_BOOTED && streq_ptr(journal_new, running)) {
+        ret->status = KS_SWAP_REFUSED;
+        ret->error = ks_asprintf("the trial of %s runs and is not pinned yet: 'kswap status "
+                                 "--wait' waits for acceptance and the pin; nothing was changed",
+                                 running);
+        return true;
+    }
+    if (!(o->deb || o->kernel) || !streq_ptr(plan->target_release, running))
+        return false;
+    if (s == KS_STATE_PINNED && streq_ptr(journal_new, running)) {
+        ret->status = KS_SWAP_ALREADY;
+        ret->error = ks_asprintf("%s runs and is pinned already", running);
+        return true;
+    }
+    ret->status = KS_SWAP_REFUSED;
+    ret->error = ks_asprintf("%s is the running kernel already: there is nothing to swap to; "
+                             "nothing was changed",
+                             running);
+    return true;
+}
+
 int ks_apply(const ks_root *root, const ks_apply_opts *o, ks_swap_result *ret)
 {
     _cleanup_(ks_lock_releasep) ks_lock *lock = NULL;
@@ -1432,6 +1469,8 @@ int ks_apply(const ks_root *root, const ks_apply_opts *o, ks_swap_result *ret)
         ret->error = armed_already(x.j);
         goto out;
     }
+    if (nothing_to_swap(x.j, o, &plan, ret))
+        goto out;
     if (resumable(ks_journal_state(x.j))) {
         /* An interrupted apply: the same old kernel must still be running. */
         old = ks_journal_get(x.j, KS_JF_OLD_KERNEL);
@@ -1722,6 +1761,8 @@ int ks_apply_dry_run(const ks_root *root, const ks_apply_opts *o, ks_swap_result
         ret->error = armed_already(j);
         goto out;
     }
+    if (nothing_to_swap(j, o, &plan, ret))
+        goto out;
     if (resumable(ks_journal_state(j))) {
         old = ks_journal_get(j, KS_JF_OLD_KERNEL);
         if (!streq_ptr(old, plan.running_kernel)) {

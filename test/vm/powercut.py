@@ -558,8 +558,8 @@ def judge(cmd, boots_text, grub_loads, returned=None):
     elif cmd == "apply":
         if kernel == NEW:
             # the trial boot: kswap-accept.service judged it and pinned it before the driver
-            # ran apply again (which has nothing left to do)
-            if not (state == "pinned" and fc[:3] == [NEW] * 3):
+            # ran apply again, which has nothing left to do: exit 0, the pinned record kept
+            if not (rc == 0 and state == "pinned" and fc[:3] == [NEW] * 3):
                 wrong.append(f"after the trial boot: journal {state} {outcome}, forecast "
                              f"{fc[:3]}, apply again rc {rc}: {said[:300]}")
         elif not (rc == 0 and state == "armed" and fc[:3] == [NEW, OLD, OLD]):
