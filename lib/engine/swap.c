@@ -1523,7 +1523,10 @@ int ks_apply(const ks_root *root, const ks_apply_opts *o, ks_swap_result *ret)
             r = step_install(&x, o, &plan, &new);
     }
     if (r >= 0 && streq_ptr(new, old))
-        r = fail_step(&x, "install", -EINVAL, "the new kernel %s is the running kernel", old);
+        r = fail_step(&x, "install", -EINVAL,
+                      "the new kernel %s is the running kernel: %s brought nothing newer; "
+                      "nothing is armed",
+                      old, o->deb ? "the package" : "the repository");
     if (r >= 0)
         r = keep_kernels(&x, old, new);
     if (r >= 0)
