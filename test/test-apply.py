@@ -151,6 +151,16 @@ if scenario("happy"):
           open(os.path.join(r, "boot/grub/grubenv"), "rb").read() == raw,
           "apply on the trial boot before the verdict: refused (exit 2), journal and grubenv "
           "unchanged", p6.stderr[-1500:])
+    # ... and after a verdict that did not end pinned (accept's pin failed): status says what next
+    doc["outcome"], doc["outcome_at"] = "trial-ok", doc["armed_at"]
+    with open(jp, "w") as f:
+        json.dump(doc, f)
+    booted_text = open(jp).read()
+    p6, d6 = kswap(r, "--json", "apply", "--deb", good, "--yes")
+    check(p6.returncode == 2 and d6 and d6.get("result") == "refused" and
+          "judged trial-ok and not pinned" in (d6.get("error") or "") and
+          open(jp).read() == booted_text, "apply on the trial boot judged but not pinned: "
+          "refused (exit 2), naming the verdict, journal unchanged", p6.stderr[-1500:])
     with open(jp, "w") as f:
         f.write(armed_text)
     p5, d5 = kswap(r, "--json", "pin", "--force")

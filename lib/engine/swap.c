@@ -1387,10 +1387,18 @@ static bool nothing_to_swap(const ks_journal *j, const ks_apply_opts *o, const k
     ks_state s = ks_journal_state(j);
 
     if (s == KS_STATE_TRIAL_BOOTED && streq_ptr(journal_new, running)) {
+        const char *verdict = ks_outcome_to_string(ks_journal_outcome(j));
+
         ret->status = KS_SWAP_REFUSED;
-        ret->error = ks_asprintf("the trial of %s runs and is not pinned yet: 'kswap status "
-                                 "--wait' waits for acceptance and the pin; nothing was changed",
-                                 running);
+        /* A verdict already (a pin that failed, a reboot back to come): status says what next. */
+        ret->error = verdict ? ks_asprintf("the trial of %s runs, judged %s and not pinned: "
+                                           "'kswap status' says what comes next; nothing was "
+                                           "changed",
+                                           running, verdict)
+                             : ks_asprintf("the trial of %s runs and is not pinned yet: 'kswap "
+                                           "status --wait' waits for acceptance and the pin; "
+                                           "nothing was changed",
+                                           running);
         return true;
     }
     if (!(o->deb || o->kernel) || !streq_ptr(plan->target_release, running))
