@@ -19,7 +19,20 @@ for tool in cc dpkg-deb depmod modinfo xz zstd timeout; do
         exit 77
     fi
 done
-export PATH="$here:$PATH"
+# The fakes first on PATH, as kswap finds them, and a guard behind them: a fake gone missing
+# (its checkout deleted under a running test) must fail, never fall through to this machine's
+# own apt-get or systemctl. That happened once: the real apt-get installed a test kernel.
+guard=$work/guard
+mkdir -p "$guard"
+for f in "$here"/*; do
+    name=${f##*/}
+    case $name in *.sh | *.py) continue ;; esac
+    [ -x "$f" ] || continue
+    printf '#!/bin/sh\necho "test-fakes.sh: the fake %s is gone; not running the real one" >&2\nexit 100\n' \
+        "$name" > "$guard/$name"
+    chmod +x "$guard/$name"
+done
+export PATH="$here:$guard:$PATH"
 unset KSWAP_FAKE_APT_FAIL KSWAP_FAKE_APT_HANG KSWAP_FAKE_APT_GARBAGE KSWAP_FAKE_DEBS \
     KSWAP_FAKE_SYSTEMCTL_FAIL KSWAP_FAKE_SYSTEMCTL_HANG DEBIAN_FRONTEND
 # The fake update-grub (another fake) is not part of what is tested here.
