@@ -192,6 +192,18 @@ if scenario("happy"):
     p9, d9 = kswap(r, "--json", "apply", "--dry-run", "--deb", good)
     check(p9.returncode == 0 and d9 and d9.get("result") == "unchanged",
           "... and apply --dry-run says unchanged", p9.stderr[-800:])
+    # The package's kernel runs, but kswap never swapped to it (no journal): refused, nothing
+    # written, not even a journal.
+    r2 = fresh_root("runs-already")
+    boot_into(r2, NEW)
+    raw = open(os.path.join(r2, "boot/grub/grubenv"), "rb").read()
+    p10, d10 = kswap(r2, "--json", "apply", "--deb", good, "--yes")
+    check(p10.returncode == 2 and d10 and d10.get("result") == "refused" and
+          "running kernel already" in (d10.get("error") or "") and
+          not os.path.exists(os.path.join(r2, "var/lib/kswap/state.json")) and
+          open(os.path.join(r2, "boot/grub/grubenv"), "rb").read() == raw,
+          "apply --deb of the running kernel kswap did not pin: refused (exit 2), no journal, "
+          "grubenv unchanged", p10.stderr[-1500:])
 
 if scenario("watchdog"):
     # The node has a watchdog device (KVM's i6300esb): the trial arms it, softdog stays out.
