@@ -25,7 +25,7 @@ failed=0
 for want in usr/sbin/kswap systemd/system/kswap-accept.service man8/kswap.8 man5/kswap.conf.5 \
             bash-completion/completions/kswap etc/kswap/kswap.conf share/kswap/keys/xanmod-archive-keyring.asc \
             systemd/system-generators/kswap-trial-generator kswap/kswap-trial-mark \
-            kswap/kswap-trial-watchdog; do
+            kswap/kswap-trial-watchdog etc/apt/apt.conf.d/50kswap-metrics; do
     if grep -q "$want" <<< "$contents"; then echo "ok   $want"; else echo "FAIL $want missing"; failed=1; fi
 done
 dpkg-deb -f "$deb" Depends | grep -q libkmod2 && echo "ok   Depends names the dlopen()ed libkmod2" ||
