@@ -101,6 +101,7 @@ extern const ks_cmd ks_cmd_accept;
 extern const ks_cmd ks_cmd_check;
 extern const ks_cmd ks_cmd_list;
 extern const ks_cmd ks_cmd_metrics;
+extern const ks_cmd ks_cmd_tidy;
 
 /* Diagnostics on stderr, git style: "kswap: error: cannot open 'x': reason". */
 void ks_error(const char *fmt, ...) _printf_(1, 2);

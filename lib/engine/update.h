@@ -44,4 +44,3 @@ void ks_update_done(ks_update *u);
 /* The same for the node as kswap installs on it: [repository] uri and suite of cfg (NULL:
  * defaults), else XanMod's archive and the suite of the OS (etc/os-release). */
 int ks_update_check_node(const ks_root *root, const ks_config *cfg, ks_update *ret);
-
