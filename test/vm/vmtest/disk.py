@@ -21,6 +21,7 @@ from .guestfiles import BOOT_UUID, ROOT_UUID
 
 PART_OFFSET = 1 << 20
 UEFI_RECIPE = "uefi 2"          # bump when only the uefi disk's recipe changes
+BOOT_PART_RECIPE = "boot part 2"  # bump when only the recipe of /boot's own partition changes
 
 
 def stage_kswap(tmp):
@@ -86,7 +87,10 @@ def make_disk(root, tmp, layout, img, pf, old=None, extra_mib=0):
     prefix = "(hd0,msdos1)/boot/grub" if layout == "ext4" else "(hd0,msdos1)/grub"
     fstab = f"UUID={ROOT_UUID} / ext4 errors=remount-ro 0 1\n"
     if layout in BOOT_PART_FS:
-        fstab += f"UUID={BOOT_UUID} /boot {BOOT_PART_FS[layout]} defaults 0 2\n"
+        # udev's device for it (btrfs: after the module's raid6 and xor benchmarks) came after
+        # systemd's 90 s on a busy machine under TCG and the boot went to emergency mode
+        fstab += (f"UUID={BOOT_UUID} /boot {BOOT_PART_FS[layout]} "
+                  "defaults,x-systemd.device-timeout=600 0 2\n")
     if pf.firmware == "uefi":
         # As Debian's installer writes it, but with a device timeout for TCG on a busy machine:
         # udev took longer than systemd's 90 s here and the boot went to emergency mode.
@@ -184,6 +188,7 @@ def build_disk(pf, layout):
                       json.dumps(sorted((k, v) for k, v in files.items())),
                       guestfiles.first_grub_cfg("", tree.old), layers.RECIPE, vmplatform.ESP_MIB,
                       *([UEFI_RECIPE] if pf.firmware == "uefi" else []),
+                      *([BOOT_PART_RECIPE] if lay.fs in BOOT_PART_FS else []),
                       *([f"extra {tree.extra_mib}"] if tree.extra_mib else []))
             img = os.path.join(CACHE, f"disk-{pf.tag}{layout}-{key}.img")
             if os.path.exists(img):
