@@ -6,8 +6,7 @@
 #include <stdlib.h>
 
 #include "lib/basic/alloc-util.h"
-#include "lib/engine/aptrun.h"
-#include "lib/engine/dpkgwait.h"
+#include "lib/engine/swap-run.h"
 #include "lib/engine/journal.h"
 #include "lib/engine/kernel-list.h"
 #include "lib/engine/lock.h"
@@ -259,16 +258,6 @@ out:
     return 0;
 }
 
-static void progress(const ks_swap_common *c, const char *fmt, ...) _printf_(2, 3);
-static void progress(const ks_swap_common *c, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    ks_vprogressf(c->progress, c->userdata, "tidy", fmt, ap);
-    va_end(ap);
-}
-
 static int note_error(ks_tidy *t, int r, const char *fmt, ...) _printf_(3, 4);
 static int note_error(ks_tidy *t, int r, const char *fmt, ...)
 {
@@ -314,41 +303,30 @@ static int check_after(const ks_root *root, ks_tidy *t, char *const *pkgs)
     return 0;
 }
 
-int ks_tidy_run(const ks_root *root, const ks_swap_common *c, ks_tidy *t)
+/* The run's failure in the tidy result: its words and apt's output. */
+static int take_error(ks_tidy *t, ks_swap_result *res, int r)
 {
-    _cleanup_lock_ ks_lock *lock = NULL;
-    _cleanup_free_ char *root_abs = NULL, *err = NULL, *out = NULL;
-    _cleanup_free_ char **pkgs = NULL;
-    _cleanup_(ks_dpkg_lock_holder_done) ks_dpkg_lock_holder h = {0};
-    pid_t holder = 0;
-    int tmo_s = 1800, lock_s = KS_LOCK_TIMEOUT_MS_DEFAULT / 1000;
+    free(t->error);
+    t->error = TAKE_PTR(res->error);
+    free(t->output);
+    t->output = TAKE_PTR(res->output);
+    return r < 0 ? r : -EIO;
+}
+
+static int tidy_locked(ks_run *x, ks_tidy *t)
+{
+    _cleanup_free_ char **pkgs = NULL, **argv = NULL;
+    size_t n, i = 0;
     int r;
 
-    assert(root);
-    assert(c);
-    assert(t);
-    if (c->config) {
-        (void)ks_config_get_int(c->config, "apply", "apt_timeout", 1800, &tmo_s);
-        (void)ks_config_get_int(c->config, "apply", "lock_timeout", lock_s, &lock_s);
-    }
-    r = ks_lock_acquire(root, (unsigned)lock_s * 1000u, &lock, &holder);
-    if (r == -EBUSY && holder > 0)
-        return note_error(t, r,
-                          "another kswap (pid %d) is changing this system; wait for it or check "
-                          "'kswap status'",
-                          (int)holder);
-    if (r == -EBUSY)
-        return note_error(t, r, "another kswap is changing this system; wait for it");
-    if (r < 0)
-        return note_error(t, r, "cannot take the lock '/%s': %s", KS_LOCK_PATH, strerror(-r));
     /* Planned again under the lock: what another kswap changed meanwhile counts. */
     ks_tidy_done(t);
-    r = ks_tidy_plan(root, t);
+    r = ks_tidy_plan(x->root, t);
     if (r < 0)
         return r;
     if (t->refused)
         return -EPERM;
-    r = ks_autoremove_keep(root, (char *[]){t->running, t->fallback, NULL});
+    r = ks_autoremove_keep(x->root, (char *[]){t->running, t->fallback, NULL});
     if (r == -EEXIST)
         return note_error(t, r, "'/%s' is not kswap's: move it away, then tidy again",
                           KS_AUTOREMOVE_PATH);
@@ -358,40 +336,49 @@ int ks_tidy_run(const ks_root *root, const ks_swap_common *c, ks_tidy *t)
     pkgs = ks_tidy_packages(t);
     if (!pkgs)
         return -ENOMEM;
-    if (!pkgs[0])
+    n = ks_strv_length(pkgs);
+    if (n == 0)
         return 0;
-    if (!ks_root_is_host(root) && !(root_abs = realpath(ks_root_path(root), NULL)))
-        return note_error(t, -errno, "cannot resolve the root '%s': %m", ks_root_path(root));
-    r = ks_dpkg_lock_wait(root, (unsigned)tmo_s * 1000u, c->progress, c->userdata, &h);
-    if (r == -ETIMEDOUT) {
-        _cleanup_free_ char *who = ks_dpkg_lock_holder_describe(&h);
-        return note_error(t, -EBUSY, "'/%s' is still held by %s after %d s ([apply] apt_timeout)",
-                          h.lock, strempty(who), tmo_s);
-    }
+    argv = calloc(n + 4, sizeof(char *));
+    if (!argv)
+        return -ENOMEM;
+    argv[i++] = (char *)"apt-get";
+    argv[i++] = (char *)"-y";
+    argv[i++] = (char *)"purge";
+    for (char **p = pkgs; *p; p++)
+        argv[i++] = *p;
+    r = ks_run_wait_for_dpkg(x, "tidy");
     if (r < 0)
-        return note_error(t, r, "cannot check dpkg's lock: %s", strerror(-r));
-    {
-        size_t n = ks_strv_length(pkgs), i = 0;
-        _cleanup_free_ char **argv = calloc(n + 4, sizeof(char *));
-        if (!argv)
-            return -ENOMEM;
-        argv[i++] = (char *)"apt-get";
-        argv[i++] = (char *)"-y";
-        argv[i++] = (char *)"purge";
-        for (char **p = pkgs; *p; p++)
-            argv[i++] = *p;
-        progress(c, "removing %zu packages with apt-get purge", n);
-        r = ks_apt_run_argv(&(ks_apt_run){.c = c,
-                                          .step = "tidy",
-                                          .root_abs = root_abs,
-                                          .timeout_ms = (unsigned)tmo_s * 1000u},
-                            argv, &err, &out);
-    }
+        return take_error(t, x->r, r);
+    ks_run_progress(x, "tidy", "removing %zu packages with apt-get purge", n);
+    /* ks_run_program() puts the program's path into argv[0] and frees it afterwards. */
+    r = ks_run_program(x, "tidy", argv, ks_run_timeout_ms(x, "apt_timeout", 1800), true);
     if (r < 0) {
-        free(t->output);
-        t->output = TAKE_PTR(out);
-        (void)check_after(root, t, pkgs);
-        return note_error(t, r, "%s", err ? err : strerror(-r));
+        (void)check_after(x->root, t, pkgs);
+        return take_error(t, x->r, r);
     }
-    return check_after(root, t, pkgs);
+    return check_after(x->root, t, pkgs);
+}
+
+int ks_tidy_run(const ks_root *root, const ks_swap_common *c, ks_tidy *t)
+{
+    _cleanup_lock_ ks_lock *lock = NULL;
+    ks_swap_result res = {0};
+    ks_run x;
+    int r;
+
+    assert(root);
+    assert(c);
+    assert(t);
+    /* A run without a journal: tidy changes no swap's record (x.j stays NULL). */
+    r = ks_run_init(&x, root, c, &res);
+    if (r >= 0)
+        r = ks_run_lock(&x, &lock);
+    if (r < 0)
+        r = take_error(t, &res, r);
+    else
+        r = tidy_locked(&x, t);
+    (void)ks_run_end(&x, 0);
+    ks_swap_result_done(&res);
+    return r;
 }
