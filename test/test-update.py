@@ -129,6 +129,40 @@ d = plan(spaced)
 check((d.get("update") or {}).get("command") == f"kswap --root '{spaced}' apply",
       "a root with a space is quoted for the shell", d.get("update"))
 
+# 2b. status says it too: the update line, next = the command (exit 0: the node is healthy),
+# JSON's update; -q: the state line and the next step only.
+p, d = kswap(spaced, "--json", "status")
+check(p.returncode == 0 and d and (d.get("update") or {}).get("newest") == NEW2
+      and d.get("next") == f"kswap --root '{spaced}' apply" and NEW2 in (d.get("next_reason") or ""),
+      "status --json: update and next", d and {k: d.get(k) for k in ("update", "next", "next_reason")})
+p, _ = kswap(spaced, "status")
+check(p.returncode == 0 and re.search(rf"^update: {re.escape(NEW2)} . in apt's lists", p.stdout, re.M)
+      and "next: kswap --root" in p.stdout and "nothing to do" not in p.stdout, "status: the update line", p.stdout)
+p, _ = kswap(spaced, "-q", "status")
+lines = p.stdout.strip().splitlines()
+check(p.returncode == 0 and len(lines) == 2 and lines[0].startswith("state: pinned")
+      and lines[1].startswith("next: kswap"), "status -q: the state line and the next step", p.stdout)
+# apply on the pinned node takes the newest release through the whole trial path: the
+# repository's metapackage brings NEW2, NEW (pinned, running) is the old kernel.
+debs_new2 = os.path.join(work, "debs-new2")
+os.makedirs(debs_new2)
+subprocess.run(["bash", os.path.join(kstest.FAKES, "make-kernel-deb.sh"), NEW2,
+                os.path.join(debs_new2, META + ".deb"), "--package", META, "--bbr", "builtin"],
+               check=True, capture_output=True)
+p, d = kswap(spaced, "--json", "apply", "--key", kstest.XANMOD_KEY, "--yes", KSWAP_FAKE_DEBS=debs_new2)
+check(p.returncode == 0 and d and d.get("state") == "armed" and d.get("old_kernel") == NEW
+      and d.get("new_kernel") == NEW2, "apply on the pinned node: NEW2 on trial, NEW the way back",
+      p.stderr[-1500:])
+
+# 2c. The lists' newest is the pinned kernel: apply changes nothing (unchanged, exit 0).
+r = fresh("newest")
+write_index(r, XANMOD_INDEX, stanza(META, "1", f"linux-image-{NEW}"))
+before = open(os.path.join(r, "var/lib/kswap/state.json")).read()
+p, d = kswap(r, "--json", "apply", "--key", kstest.XANMOD_KEY, "--yes", KSWAP_FAKE_DEBS=debs)
+check(p.returncode == 0 and d and d.get("result") == "unchanged" and "newest release" in (d.get("error") or "")
+      and open(os.path.join(r, "var/lib/kswap/state.json")).read() == before,
+      "apply on the newest release: unchanged, the journal untouched", d)
+
 # 3. What does not count: another source's index, a broken one, an older release.
 r = fresh("other")
 write_index(r, "mirror.example_dists_noble_main_binary-amd64_Packages",

@@ -35,6 +35,7 @@ void ks_update_done(ks_update *u)
     free(u->newest);
     free(u->package_version);
     free(u->seen_in);
+    free(u->listed);
     *u = (ks_update){0};
 }
 
@@ -186,6 +187,10 @@ int ks_update_check(const ks_root *root, const ks_update_opts *o, ks_update *ret
                             o->suite, &listed, &u.package_version, &u.seen_in);
         if (r < 0)
             goto fail;
+        if (listed && !(u.listed = strdup(listed))) {
+            r = -ENOMEM;
+            goto fail;
+        }
     }
     installed = newest_installed(k, u.current);
     if (installed && (!listed || ks_release_compare(installed, listed) > 0)) {

@@ -29,6 +29,8 @@ typedef struct ks_update {
     bool installed;        /* newest is installed (it only is not the default) */
     char *package_version; /* the metapackage version that brings newest (lists), or NULL */
     char *seen_in;         /* where newest was found: an index file or /boot/vmlinuz-R */
+    char *listed;          /* the release the lists' highest metapackage brings, newer or not
+                            * (NULL: the lists do not have the metapackage) */
 } ks_update;
 
 typedef struct ks_update_opts {
