@@ -182,8 +182,7 @@ static bool nothing_to_swap(const ks_journal *j, const ks_apply_opts *o, const k
         ret->error = ks_asprintf("%s runs, is pinned and is the newest release of %s in apt's "
                                  "lists (%s); nothing was changed ('apt-get update' refreshes "
                                  "the lists)",
-                                 running, strempty(plan->update.package),
-                                 plan->update.listed);
+                                 running, strempty(plan->update.package), plan->update.listed);
         return true;
     }
     if (!(o->deb || o->kernel) || !streq_ptr(plan->target_release, running))
