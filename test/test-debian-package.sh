@@ -9,14 +9,10 @@ for t in dpkg-buildpackage dh git; do
 done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir "$work/kswap"
-# Tracked and new (not ignored) files, as a fresh clone would have them.
-(cd "$src" && git ls-files -z --cached --others --exclude-standard) |
-    (cd "$src" && xargs -0 tar -cf - --no-recursion) | tar -xf - -C "$work/kswap"
-cd "$work/kswap"
-if ! DEB_BUILD_OPTIONS=nocheck dpkg-buildpackage -b -us -uc > "$work/build.log" 2>&1; then
+# The README's one command (test/dev.sh deb), without its apt-get.
+if ! (cd "$src" && KSWAP_NO_APT=1 bash test/dev.sh deb "$work") > "$work/build.log" 2>&1; then
     tail -40 "$work/build.log"
-    echo "FAIL: dpkg-buildpackage"
+    echo "FAIL: test/dev.sh deb"
     exit 1
 fi
 deb=$(ls "$work"/kswap_*.deb)

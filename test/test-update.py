@@ -149,7 +149,8 @@ os.makedirs(debs_new2)
 subprocess.run(["bash", os.path.join(kstest.FAKES, "make-kernel-deb.sh"), NEW2,
                 os.path.join(debs_new2, META + ".deb"), "--package", META, "--bbr", "builtin"],
                check=True, capture_output=True)
-p, d = kswap(spaced, "--json", "apply", "--key", kstest.XANMOD_KEY, "--yes", KSWAP_FAKE_DEBS=debs_new2)
+# From the build folder without --key: the shipped key beside the build (build/data/).
+p, d = kswap(spaced, "--json", "apply", "--yes", KSWAP_FAKE_DEBS=debs_new2)
 check(p.returncode == 0 and d and d.get("state") == "armed" and d.get("old_kernel") == NEW
       and d.get("new_kernel") == NEW2, "apply on the pinned node: NEW2 on trial, NEW the way back",
       p.stderr[-1500:])
