@@ -5,7 +5,8 @@ refused while a swap is not pinned; after the pin it lists, previews (--dry-run 
 the root hashed before and after) and removes the older distribution kernel and the
 distribution's metapackage (a XanMod metapackage is installed), never the running kernel or the
 fallback, asks on a terminal, refuses without one and without --yes, and leaves the autoremove
-guard keeping exactly the running kernel and the fallback. Usage: test-tidy.py KSWAP"""
+guard keeping exactly the running kernel and the fallback; rollback --purge's list and question.
+Usage: test-tidy.py KSWAP"""
 import hashlib
 import os
 import shutil
@@ -132,6 +133,29 @@ with open(st, "w") as f:
 p, d = kswap(root2, "--json", "tidy", "--dry-run")
 check(d and d.get("kept_metapackages") == ["linux-generic"] and "no XanMod metapackage" in (d.get("kept_why") or "")
       and all(x["release"] for x in d.get("remove", [])), "no XanMod meta: linux-generic kept", d)
+
+# rollback --purge shows what it will remove; on a terminal it asks (no: nothing changed),
+# --yes does not ask, without a terminal it goes on (scripts) with the list on stderr.
+root3 = os.path.join(work, "root3")
+shutil.copytree(kstest.EXAMPLE_ROOT, root3, symlinks=True)
+p, d = kswap(root3, "--json", "apply", "--key", kstest.XANMOD_KEY, "--yes", KSWAP_FAKE_DEBS=debs)
+check(p.returncode == 0, "root3: armed", p.stderr[-800:])
+before = tree_hash(root3)
+if shutil.which("script"):
+    p = subprocess.run(["script", "-qec", f"{exe} --root {root3} rollback --purge", "/dev/null"],
+                       input="n\n", capture_output=True, text=True, env=kstest.env(), timeout=120)
+    check("rollback --purge will remove:" in p.stdout and f"package {META}" in p.stdout
+          and "/etc/apt/sources.list.d/xanmod.sources" in p.stdout and "Proceed? [y/N]" in p.stdout
+          and "cancelled" in p.stdout, "rollback --purge on a terminal: the list, then the question",
+          p.stdout[-1500:])
+    check(tree_hash(root3) == before, "answered no: nothing changed")
+p, _ = kswap(root3, "rollback", "--purge")
+check(p.returncode == 0 and "rollback --purge will remove:" in p.stderr and f"package {META}" in p.stderr,
+      "without a terminal: the list on stderr, then the purge", p.stderr[-1500:])
+check(not installed(root3, META), "... and the package is gone")
+p, _ = kswap(root3, "rollback", "--yes")
+check(p.returncode == 1 and "'--yes' goes with '--purge'" in p.stderr, "--yes without --purge: usage error",
+      p.stderr)
 
 shutil.rmtree(work, ignore_errors=True)
 print("tidy:", "ok" if not kstest.failed else f"{kstest.failed} failed")
