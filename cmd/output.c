@@ -184,8 +184,14 @@ int ks_json_flush(const ks_cmd *cmd, bool json, int exit_code)
         json_object_put(o);
         return exit_code;
     }
-    if (o)
+    if (o) {
         o = with_command(o, cmd ? cmd->name : NULL);
+        if (!o) {
+            ks_error("%s: cannot build the JSON document: %s", cmd ? cmd->name : "kswap",
+                     strerror(ENOMEM));
+            exit_code = KS_EXIT_ERROR;
+        }
+    }
     if (o) {
         ks_json_builder b = {0};
         ks_jb_add(&b, o, "exit_code", ks_jb_int(&b, exit_code));
