@@ -671,9 +671,10 @@ int ks_accept(const ks_root *root, const ks_accept_opts *o, ks_accept_result *re
     a.root_abs = root_abs;
     r = ks_lock_acquire(root, KS_LOCK_TIMEOUT_MS_DEFAULT, &lock, &holder);
     if (r < 0) {
-        res.error = r == -EBUSY && holder > 0
-                        ? ks_asprintf("another kswap (pid %d) is changing this system", (int)holder)
-                        : ks_asprintf("cannot take the lock '/%s': %s", KS_LOCK_PATH, strerror(-r));
+        res.error =
+            r == -EBUSY && holder > 0
+                ? ks_asprintf("another kswap (pid %d) is changing this system", (int)holder)
+                : ks_asprintf("cannot take the lock '/%s': %s", KS_LOCK_PATH, ks_strerror(r));
         goto fail;
     }
     r = ks_journal_load(root, &a.j, &jerr);

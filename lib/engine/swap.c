@@ -444,7 +444,7 @@ static int lock_or_busy(run *x, ks_lock **ret)
     }
     if (r < 0) {
         x->r->status = KS_SWAP_FAILED;
-        x->r->error = ks_asprintf("cannot take the lock '/var/lib/kswap/lock': %s", strerror(-r));
+        x->r->error = ks_asprintf("cannot take the lock '/%s': %s", KS_LOCK_PATH, ks_strerror(r));
     }
     x->locked = r >= 0;
     return r;
@@ -1755,7 +1755,7 @@ int ks_apply_dry_run(const ks_root *root, const ks_apply_opts *o, ks_swap_result
     }
     if (r < 0) {
         ret->status = KS_SWAP_FAILED;
-        ret->error = ks_asprintf("cannot take the lock '/%s': %s", KS_LOCK_PATH, strerror(-r));
+        ret->error = ks_asprintf("cannot take the lock '/%s': %s", KS_LOCK_PATH, ks_strerror(r));
         goto out;
     }
     ret->dry->locked = lock != NULL;
