@@ -3,6 +3,7 @@
 #include <ctype.h>
 
 #include "lib/basic/base64.h"
+#include "lib/basic/escape.h"
 #include "lib/basic/json-util.h"
 #include "lib/basic/util.h"
 
@@ -98,6 +99,17 @@ json_object *ks_jb_finish(ks_json_builder *b, json_object *o)
         return NULL;
     }
     return o;
+}
+
+char *ks_json_to_utf8(json_object *o, int flags)
+{
+    const char *s;
+
+    assert(o);
+    s = json_object_to_json_string_ext(o, flags);
+    if (!s)
+        return NULL;
+    return ks_utf8_sanitize(s, strlen(s), NULL);
 }
 
 static bool all_space(const char *s, size_t len)

@@ -34,6 +34,15 @@ void ks_jb_push(ks_json_builder *b, json_object *a, json_object *v);
 json_object *ks_jb_finish(ks_json_builder *b, json_object *o);
 
 /*
+ * o as JSON text that is valid UTF-8 whatever its strings hold: json-c writes a string's bytes
+ * as they are (an interface named "wg\xff", a journal cut inside a character), and a consumer
+ * (Ansible, jq, Python) refuses the whole document then. Every byte that does not begin a valid
+ * UTF-8 character becomes U+FFFD (lib/basic/escape.h). flags: JSON_C_TO_STRING_*. The one way
+ * kswap writes a JSON document out; malloc'd, NULL on ENOMEM.
+ */
+char *ks_json_to_utf8(json_object *o, int flags);
+
+/*
  * What a document of untrusted text may hold before json-c builds its tree: json-c spends about
  * 1 KiB on every object (its hash table) and some 60 bytes on every other value, so a 16 MiB
  * file of "{}," would take 5 GiB and minutes. Counted in one pass over the text first.

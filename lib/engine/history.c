@@ -348,8 +348,12 @@ int ks_history_load(const ks_root *root, ks_history *ret, char **ret_error)
             *ret_error = ks_asprintf("larger than %u bytes", KS_HISTORY_MAX_SIZE);
         return -EBADMSG;
     }
-    if (r < 0)
+    if (r < 0) {
+        /* "is a FIFO, not a regular file" rather than what errno that stands for reads as */
+        if (ret_error)
+            *ret_error = strdup(ks_strerror(r));
         return r;
+    }
     return ks_history_parse(text, len, ret, ret_error);
 }
 

@@ -837,8 +837,12 @@ int ks_journal_load(const ks_root *root, ks_journal **ret, char **ret_error)
             *ret_error = ks_asprintf("larger than %u bytes", KS_JOURNAL_MAX_SIZE);
         return -EBADMSG;
     }
-    if (r < 0)
+    if (r < 0) {
+        /* "is a FIFO, not a regular file" rather than what errno that stands for reads as */
+        if (ret_error)
+            *ret_error = strdup(ks_strerror(r));
         return r;
+    }
     r = ks_journal_parse(text, len, &j, ret_error);
     if (r < 0)
         return r;
