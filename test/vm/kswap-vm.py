@@ -1141,6 +1141,8 @@ def boot_sequence(pf, img, plan, log_path, total_timeout, extra=(), boot_timeout
 FAILURE_LINE = "KSWAP-VM APP refusing"
 # The watchdog scenario's trial saying it hangs now (the guest script's "hang").
 HANG_LINE = "KSWAP-VM HANG at uptime"
+# Issue 30, item 5: sulogin's words as emergency mode starts (printed plain, no colour).
+EMERGENCY_LINE = "You are in emergency mode"
 
 
 def stuck_measures(pf, text, grub, seen):
@@ -1159,6 +1161,11 @@ def stuck_measures(pf, text, grub, seen):
         m = re.search(r"KSWAP-VM HANG at uptime (\d+)", text)
         out.append(f"the trial hung at uptime {m.group(1) if m else '?'} s; GRUB loaded the old "
                    f"kernel {marks[i + 2] - seen[HANG_LINE][0]:.0f} s later")
+    if EMERGENCY_LINE in seen and i >= 0 and i + 2 < len(marks) - 1:
+        m = re.search(r"kswap trial stage: returned (\d+)", text)
+        out.append(f"emergency mode on the trial boot; it rebooted itself at uptime "
+                   f"{m.group(1) if m else '?'} s; GRUB loaded the old kernel "
+                   f"{marks[i + 2] - seen[EMERGENCY_LINE][0]:.0f} s after emergency mode showed")
     return out
 
 
@@ -1247,14 +1254,15 @@ SCENARIOS = {
                     ['REPO_OLD', 'REPO_OLD'], ['REPO_OLD', 'REPO_OLD']),
     # Issue 12 (a)-(d), suite vm-extra: stuck trials that must come back to OLD by themselves.
     # (a) The trial mounts a disk that is not there (a generator on the trial boot only): its
-    # device times out, local-fs.target fails, emergency mode, sulogin waits; the 60 s deadline
-    # reboots it by force into OLD: trial-hung, furthest stage emergency. Whether the trial's
-    # root file system is writable in emergency mode depends on the race between
-    # systemd-remount-fs and the device's 5 s (its job goes with the emergency transaction when
-    # it has not run yet): read-only, the trial's count of boots is lost and the OLD boot after
-    # it is boot 2 again (userspace [OLD, OLD], check_scenario); both happened here.
-    # check_stuck_serial asserts the trial's EARLY line either way.
-    "trial-emergency": ("ext4", "1=deadline,emergency,apply-reboot,wait\n2=poweroff\n3=poweroff",
+    # device times out, local-fs.target fails, emergency mode, sulogin waits; issue 30 (5):
+    # kswap-trial-return.service marks "returned" and reboots it at once into OLD, long before
+    # its 300 s deadline: trial-hung, furthest stage emergency, no deadline in the reason.
+    # Whether the trial's root file system is writable in emergency mode depends on the race
+    # between systemd-remount-fs and the device's 5 s (its job goes with the emergency
+    # transaction when it has not run yet); the return unit makes it writable for its marks,
+    # but the VM's own count of boots may be lost before: the OLD boot after it is boot 2 again
+    # (userspace [OLD, OLD], check_scenario). check_stuck_serial asserts the trial's EARLY line.
+    "trial-emergency": ("ext4", "1=deadline300,emergency,apply-reboot,wait\n2=poweroff\n3=poweroff",
                         ['OLD', 'NEW', 'OLD'], ['OLD', 'OLD']),
     # (b) A start job that never ends holds multi-user.target (and accept, ordered after it):
     # the deadline reboots into OLD: trial-hung, furthest stage userspace.
@@ -1459,7 +1467,8 @@ def check_stuck_serial(pf, name, text):
         for want in (rf"KSWAP-VM EARLY \d KERNEL {re.escape(pf.new)}",
                      r"Dependency failed for mnt-(kswapdata\.mount|…)",
                      r"Dependency failed for .*Local File Systems",
-                     r"Reached target emergency\.target", r"You are in emergency mode"):
+                     r"Reached target emergency\.target", r"You are in emergency mode",
+                     r"kswap trial stage: returned \d+ emergency mode"):
             expect(re.search(want, plain), f"the trial boot's console lacks {want!r}")
     if name == "trial-watchdog":
         m = re.search(r"KSWAP-VM HANG at uptime (\d+) watchdog=(\S*) state=(\S*) "
@@ -1507,6 +1516,11 @@ def check_stuck(pf, name, boots, state, outcome, last):
         # accept cannot tell a reset from a panic or a power cut: fell-back, with the stage.
         expect(outcome == "fell-back", f"journal {state} {outcome}")
         expect("deadline" not in reason, f"journal reason: {reason}")
+    elif name == "trial-emergency":
+        # issue 30 (5): it sent itself back at once, its 300 s deadline did not
+        expect(outcome == "trial-hung", f"journal {state} {outcome}")
+        expect("stuck in emergency mode and rebooted itself" in reason and "deadline" in reason
+               and "missed its boot deadline" not in reason, f"journal reason: {reason}")
     else:
         expect(outcome == "trial-hung", f"journal {state} {outcome}")
         expect("deadline" in reason, f"journal reason: {reason}")
@@ -1730,7 +1744,8 @@ def run_scenarios(names):
         seen = {}
         text, why, secs, per_boot = boot_sequence(
             pf, img, plan, log_path, total_timeout=min(len(want_grub) * boot_limit, limit),
-            extra=extra, boot_timeout=boot_limit, watch=(FAILURE_LINE, HANG_LINE), seen=seen,
+            extra=extra, boot_timeout=boot_limit, watch=(FAILURE_LINE, HANG_LINE, EMERGENCY_LINE),
+            seen=seen,
             qemu_extra=SCENARIO_QEMU.get(name, ()))
         grub, boots = parse(text)
         try:
