@@ -291,6 +291,38 @@ def test_output():
                   prev[-20:])
 
 
+
+def test_lock_holder():
+    """A busy lock: the waiting line names the holder by its command line, read from
+    proc/PID/cmdline inside the root (the PID from the lock file): data like any other, so
+    its escapes come out escaped."""
+    import fcntl
+    r = fresh("out-holder")
+    conf = os.path.join(work, "lock.conf")
+    with open(conf, "w") as f:
+        f.write("[apply]\nlock_timeout = 2\n")
+    holder = subprocess.Popen(["sleep", "60"])
+    put(r, f"proc/{holder.pid}/cmdline", b"kswap\0" + HOSTILE + b"\0")
+    os.makedirs(os.path.join(r, "var/lib/kswap"), exist_ok=True)
+    lock = open(os.path.join(r, LOCK), "w")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        lock.write(f"{holder.pid}\n")
+        lock.flush()
+        for locale in ("C.UTF-8", "C"):
+            rc, out, err, _ = run(r, "--config", conf, "rollback", locale=locale)
+            name = "a busy lock: the holder's command line"
+            check(rc is not None and b"waiting for the lock" in err, f"{name} [{locale}]: named",
+                  err[-800:])
+            terminal_ok(name, out + err, locale)
+            check(b"x\\x1b[31m\\x07" in err, f"{name} [{locale}]: shows 'x\\x1b[31m\\x07'",
+                  err[-800:])
+    finally:
+        lock.close()
+        holder.kill()
+        holder.wait()
+
+
 # ---------------------------------------------------------------- WORDS (item 8)
 
 def grub_words(words):
@@ -353,6 +385,7 @@ def test_words():
 try:
     test_opens()
     test_output()
+    test_lock_holder()
     test_words()
 finally:
     shutil.rmtree(work, ignore_errors=True)

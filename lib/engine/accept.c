@@ -97,8 +97,8 @@ char *ks_accept_motd_line(const ks_journal *j, const char *running)
                            "kswap status",
                            new, strempty(running));
     case KS_OUTCOME_TRIAL_HUNG:
-        return ks_asprintf("kswap: trial of %s got stuck and was rebooted into the old kernel "
-                           "(its deadline, or emergency mode); running %s, see kswap status",
+        return ks_asprintf("kswap: trial of %s hung and was rebooted into the old kernel (its "
+                           "deadline, or emergency or rescue mode); running %s, see kswap status",
                            new, strempty(running));
     case KS_OUTCOME_TRIAL_OK:
         if (ks_journal_state(j) == KS_STATE_PINNED)
