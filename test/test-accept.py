@@ -317,6 +317,30 @@ if scenario("trial-hung"):
     p, _ = kswap(r, "status", "--wait", "--timeout", "3")
     check(p.returncode == 3, "status --wait: exit 3 after trial-hung", p.stderr)
 
+if scenario("trial-returned"):
+    # Issue 30, item 5: the trial boot saw itself in emergency (or rescue) mode and rebooted at
+    # once into the old kernel (kswap-trial-return.service marked "returned"): trial-hung, the
+    # reason names the mode and when, and says the deadline was not waited for.
+    for mode in ("emergency", "rescue"):
+        r = fresh(f"trialreturned-{mode}", boot=OLD)
+        with open(os.path.join(r, "var/lib/kswap/trial-stages"), "w") as f:
+            f.write(f"{mode} 19\nreturned 21 {mode} mode; state maintenance; "
+                    "jobs: multi-user.target start waiting\n")
+        p, d = kswap(r, "--json", "accept")
+        check(p.returncode == 3 and d and d["outcome"] == "trial-hung",
+              f"returned from {mode} mode: trial-hung, exit 3", p.stderr + p.stdout)
+        st = json.load(open(os.path.join(r, "var/lib/kswap/state.json")))
+        why = st.get("reason") or ""
+        check(f"was stuck in {mode} mode and rebooted itself into the old kernel 21 s after it "
+              "started, without waiting for its deadline" in why and
+              f"furthest stage: {mode};" in why and "missed its boot deadline" not in why,
+              f"returned from {mode} mode: the reason names the mode, the second, no deadline",
+              why)
+        check(reboots(r) == 0, f"returned from {mode} mode: no reboot after trial-hung")
+        e = grubenv(r)
+        check("next_entry" not in e and e.get("saved_entry") == OLD_PATH,
+              f"returned from {mode} mode: disarmed, old kernel default", e)
+
 if scenario("trial-hung-order"):
     # Issue 12 (a) on the whole VM: the mark of userspace (ordered after local-fs.target, whose
     # failure started emergency mode) landed after the emergency mark: emergency is the stage.

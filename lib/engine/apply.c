@@ -6,6 +6,7 @@
  */
 #include <assert.h>
 
+#include "lib/basic/fileio.h"
 #include "lib/engine/accept.h"
 #include "lib/engine/apply-steps.h"
 #include "lib/engine/history.h"
@@ -409,7 +410,7 @@ int ks_apply_dry_run(const ks_root *root, const ks_apply_opts *o, ks_swap_result
     }
     if (r < 0) {
         ret->status = KS_SWAP_FAILED;
-        ret->error = ks_asprintf("cannot take the lock '/%s': %s", KS_LOCK_PATH, strerror(-r));
+        ret->error = ks_asprintf("cannot take the lock '/%s': %s", KS_LOCK_PATH, ks_strerror(r));
         goto out;
     }
     ret->dry->locked = lock != NULL;

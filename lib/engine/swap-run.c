@@ -365,7 +365,7 @@ int ks_run_lock(ks_run *x, ks_lock **ret)
     }
     if (r < 0) {
         x->r->status = KS_SWAP_FAILED;
-        x->r->error = ks_asprintf("cannot take the lock '/var/lib/kswap/lock': %s", strerror(-r));
+        x->r->error = ks_asprintf("cannot take the lock '/%s': %s", KS_LOCK_PATH, ks_strerror(r));
     }
     x->locked = r >= 0;
     return r;
