@@ -41,6 +41,9 @@ typedef int (*ks_check_fn)(const ks_check_ctx *c, ks_check *chk);
 struct ks_check {
     char *id;  /* "service:xray.service", "listen:tcp:443", "script:required/10-x", ... */
     char *arg; /* the configured item: "xray.service", "tcp:443", a script's path */
+    /* Must pass for the verdict; else reported (wanted). A check may clear it while it runs when
+     * what runs shows the node cannot bring the item back by itself (a roaming WireGuard client
+     * with no endpoint configured here), and says so in its detail. */
     bool required;
     bool from_snapshot; /* an item of what ran before the trial (checks/snapshot.h) */
     bool final;         /* the last failure cannot heal by waiting (set by the check) */
@@ -89,6 +92,11 @@ int ks_check_default_route(const ks_check_ctx *c, ks_check *chk);
 int ks_check_management(const ks_check_ctx *c, ks_check *chk);
 /* "default:IF" and "default6:IF" of proc/net/route and ipv6_route (checks/snapshot.c). */
 int ks_default_routes(const ks_root *root, char ***ret);
+
+/* An interface "up" for acceptance: operstate up, or unknown (tunnels, loopback). */
+bool ks_interface_has_carrier(const char *operstate);
+/* The state field of "interface:IF:no-carrier": up at arming without a carrier. */
+#define KS_INTERFACE_NO_CARRIER "no-carrier"
 
 /* The built-in checks (checks/check-*.c). */
 int ks_check_service(const ks_check_ctx *c, ks_check *chk);

@@ -13,7 +13,6 @@
 #include "lib/basic/util.h"
 #include "lib/host/sysctl.h"
 
-#define WG_HANDSHAKE_RECENT_S 180 /* WireGuard renews a session every 2 minutes */
 #define OUTPUT_MAX (4 * 1024 * 1024)
 
 const char *const ks_snapshot_builtin_ignore[] = {
@@ -33,14 +32,21 @@ const char *const ks_snapshot_builtin_ignore[] = {
     /* Started by systemd-fsck@ while a boot's fsck runs, gone after 30 s idle (seen in the VM
      * suite: active when apply began, inactive a moment later). */
     "service:systemd-fsckd.service",
-    /* Socket-activated on Ubuntu 24.04 (runs while someone is logged in); the reachability
-     * floor requires its port instead. */
-    "service:ssh.service",
-    "service:sshd.service",
     /* Interfaces made per container or VM start. */
     "interface:veth*",
     "interface:vnet*",
     "interface:tap*",
+    /* What Docker makes as it starts its networks (after network-online.target, with names
+     * of its own): the bridge of each user network, br- and the first 12 hex digits of the
+     * network's id; its iptables chains (iptables-nft puts them into nftables' ip and ip6
+     * tables); the chains of its nftables backend, one set per network. docker.service
+     * itself, the ports it publishes and the forwarding it turns on are items of their own. */
+    "interface:br-[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]"
+    "[0-9a-f][0-9a-f]",
+    "nft-chain:ip:*:DOCKER*",
+    "nft-chain:ip6:*:DOCKER*",
+    "nft-chain:ip:docker-bridges:*",
+    "nft-chain:ip6:docker-bridges:*",
     NULL,
 };
 
@@ -60,30 +66,59 @@ void ks_run_snapshot_done(ks_run_snapshot *s)
     free(s->kernel);
     ks_strv_free(s->items);
     ks_strv_free(s->skipped);
+    ks_strv_free(s->wanted);
     free(s->conns);
     *s = (ks_run_snapshot){0};
+}
+
+static int add_vitem(ks_run_snapshot *s, bool required, const char *fmt, va_list ap)
+{
+    char *v = NULL;
+    int r = ks_vasprintf_r(&v, fmt, ap);
+
+    if (r < 0)
+        return r;
+    if (ks_strv_contains(s->items, v) || (!required && ks_strv_contains(s->wanted, v))) {
+        free(v);
+        return 0;
+    }
+    if (required && ks_strv_contains(s->wanted, v)) {
+        /* Required wins: taken off the wanted list. */
+        size_t w = 0;
+        for (size_t i = 0; s->wanted[i]; i++)
+            if (streq(s->wanted[i], v))
+                free(s->wanted[i]);
+            else
+                s->wanted[w++] = s->wanted[i];
+        s->wanted[w] = NULL;
+    }
+    return ks_strv_push(required ? &s->items : &s->wanted, v);
+}
+
+int ks_run_snapshot_add(ks_run_snapshot *s, bool required, const char *fmt, ...)
+{
+    va_list ap;
+    int r;
+
+    va_start(ap, fmt);
+    r = add_vitem(s, required, fmt, ap);
+    va_end(ap);
+    return r;
 }
 
 static int add_item(ks_run_snapshot *s, const char *fmt, ...) _printf_(2, 3);
 static int add_item(ks_run_snapshot *s, const char *fmt, ...)
 {
-    char *v = NULL;
     va_list ap;
     int r;
 
     va_start(ap, fmt);
-    r = ks_vasprintf_r(&v, fmt, ap);
+    r = add_vitem(s, true, fmt, ap);
     va_end(ap);
-    if (r < 0)
-        return r;
-    if (ks_strv_contains(s->items, v)) {
-        free(v);
-        return 0;
-    }
-    return ks_strv_push(&s->items, v);
+    return r;
 }
 
-static int skip(ks_run_snapshot *s, const char *what, int err)
+int ks_run_snapshot_skip(ks_run_snapshot *s, const char *what, int err)
 {
     /* Programs are named "wireguard", "qdisc", ...; files "interfaces (sys/class/net)". */
     bool file = strchr(what, '(') != NULL;
@@ -95,15 +130,14 @@ static int skip(ks_run_snapshot *s, const char *what, int err)
     return v ? ks_strv_push(&s->skipped, v) : -ENOMEM;
 }
 
-/* Runs a program; 1 with its output, 0 when it could not run or failed (recorded in skipped). */
-static int program(const ks_check_ctx *c, ks_run_snapshot *s, const char *what, char **argv,
-                   char **ret_output)
+int ks_run_snapshot_program(const ks_check_ctx *c, ks_run_snapshot *s, const char *what,
+                            char **argv, char **ret_output)
 {
     ks_spawn_result res = {0};
     int r = ks_check_spawn(c, argv, c->program_timeout_ms ? c->program_timeout_ms : 30000, &res);
 
     if (r < 0)
-        return r == -ENOMEM ? r : skip(s, what, r);
+        return r == -ENOMEM ? r : ks_run_snapshot_skip(s, what, r);
     if (!ks_spawn_succeeded(&res)) {
         _cleanup_free_ char *last = ks_spawn_last_line(&res);
         char *v = ks_asprintf("%s: %s %s: %s", what, argv[0],
@@ -127,7 +161,7 @@ static int take_services(const ks_check_ctx *c, ks_run_snapshot *s)
     _cleanup_free_ char *out = NULL;
     const char *line;
     size_t pos = 0, n;
-    int r = program(c, s, "services", argv, &out);
+    int r = ks_run_snapshot_program(c, s, "services", argv, &out);
 
     if (r <= 0)
         return r;
@@ -217,7 +251,7 @@ static int take_sockets(const ks_check_ctx *c, ks_run_snapshot *s)
             if (r == -ENOMEM)
                 goto out;
             _cleanup_free_ char *what = ks_asprintf("listen (%s)", ks_sock_proto_to_string(p));
-            r = what ? skip(s, what, r) : -ENOMEM;
+            r = what ? ks_run_snapshot_skip(s, what, r) : -ENOMEM;
             if (r < 0)
                 goto out;
             continue;
@@ -251,24 +285,35 @@ out:
     return r;
 }
 
-/* sys/class/net/IF with IFF_UP in flags. */
+/*
+ * sys/class/net/IF with IFF_UP in flags: "interface:IF" when its operstate is up or unknown
+ * (tunnels), "interface:IF:no-carrier" when it had no carrier (a bridge without ports such as
+ * docker0 or virbr0, an unplugged NIC): judged as it was, so only "up" is asked of it.
+ */
 static int take_interfaces(const ks_check_ctx *c, ks_run_snapshot *s)
 {
     _cleanup_strv_free_ char **names = NULL;
     int r = ks_root_list_dir(c->root, "sys/class/net", &names);
 
     if (r < 0)
-        return r == -ENOMEM ? r : skip(s, "interfaces (sys/class/net)", r);
+        return r == -ENOMEM ? r : ks_run_snapshot_skip(s, "interfaces (sys/class/net)", r);
     for (char **n = names; *n; n++) {
-        _cleanup_free_ char *p = ks_asprintf("sys/class/net/%s/flags", *n), *flags = NULL;
+        _cleanup_free_ char *p = ks_asprintf("sys/class/net/%s/flags", *n), *flags = NULL,
+                            *ps = ks_asprintf("sys/class/net/%s/operstate", *n), *state = NULL;
         unsigned long fl;
 
-        if (!p)
+        if (!p || !ps)
             return -ENOMEM;
         if ((*n)[0] == '.' || ks_root_read_line(c->root, p, &flags) < 0)
             continue;
         fl = strtoul(flags, NULL, 16);
-        if ((fl & IFF_UP) && (r = add_item(s, "interface:%s", *n)) < 0)
+        if (!(fl & IFF_UP))
+            continue;
+        (void)ks_root_read_line(c->root, ps, &state);
+        r = ks_interface_has_carrier(state)
+                ? add_item(s, "interface:%s", *n)
+                : add_item(s, "interface:%s:%s", *n, KS_INTERFACE_NO_CARRIER);
+        if (r < 0)
             return r;
     }
     return 0;
@@ -285,14 +330,18 @@ static int take_addresses(const ks_check_ctx *c, ks_run_snapshot *s)
     int r = ks_ifaddrs_read(c->root, &a);
 
     if (r < 0)
-        return r == -ENOMEM ? r : skip(s, "addresses (proc/net/route, if_inet6)", r);
+        return r == -ENOMEM ? r
+                            : ks_run_snapshot_skip(s, "addresses (proc/net/route, if_inet6)", r);
     for (size_t i = 0; i < a.n && r >= 0; i++) {
-        _cleanup_free_ char *up = ks_asprintf("interface:%s", a.v[i].ifname);
-        if (!up) {
+        _cleanup_free_ char *up = ks_asprintf("interface:%s", a.v[i].ifname),
+                            *no_carrier = ks_asprintf("interface:%s:%s", a.v[i].ifname,
+                                                      KS_INTERFACE_NO_CARRIER);
+        if (!up || !no_carrier) {
             r = -ENOMEM;
             break;
         }
-        if (ks_strv_contains(s->items, up) && ks_ifaddr_is_stable(&a.v[i]))
+        if ((ks_strv_contains(s->items, up) || ks_strv_contains(s->items, no_carrier)) &&
+            ks_ifaddr_is_stable(&a.v[i]))
             r = add_item(s, "%s:%s:%s", a.v[i].v6 ? "address" : "network", a.v[i].ifname,
                          a.v[i].prefix);
     }
@@ -349,82 +398,11 @@ static int take_routes(const ks_check_ctx *c, ks_run_snapshot *s)
     int r = ks_default_routes(c->root, &routes);
 
     if (r < 0)
-        return r == -ENOMEM ? r : skip(s, "routes (proc/net/route)", r);
+        return r == -ENOMEM ? r : ks_run_snapshot_skip(s, "routes (proc/net/route)", r);
     for (char **p = routes; p && *p; p++)
         if ((r = add_item(s, "route:%s", *p)) < 0)
             return r;
     return 0;
-}
-
-/*
- * `wg show all dump`: an interface line has 5 fields (IF, private key, public key, port,
- * fwmark); a peer line 9 (IF, public key, preshared key, endpoint, allowed ips, latest
- * handshake, rx, tx, keepalive).
- */
-typedef int (*wg_fn)(void *userdata, const char *ifname, const char *peer, long long handshake);
-
-static int wg_dump_parse(const char *out, wg_fn fn, void *userdata)
-{
-    const char *line;
-    size_t pos = 0, n;
-    int r;
-
-    while (ks_next_line(out, strlen(out), &pos, &line, &n)) {
-        _cleanup_free_ char *l = strndup(line, n);
-        _cleanup_strv_free_ char **f = NULL;
-        if (!l)
-            return -ENOMEM;
-        if ((r = ks_strv_split(l, "\t", &f)) < 0)
-            return r;
-        if (ks_strv_length(f) == 5)
-            r = fn(userdata, f[0], NULL, 0);
-        else if (ks_strv_length(f) == 9)
-            r = fn(userdata, f[0], f[1], strtoll(f[5], NULL, 10));
-        else
-            continue;
-        if (r < 0)
-            return r;
-    }
-    return 0;
-}
-
-static int wg_dump(const ks_check_ctx *c, char **ret, int *ret_err)
-{
-    char *argv[] = {(char *)"wg", (char *)"show", (char *)"all", (char *)"dump", NULL};
-    ks_spawn_result res = {0};
-    int r = ks_check_spawn(c, argv, c->program_timeout_ms ? c->program_timeout_ms : 30000, &res);
-
-    *ret_err = r;
-    if (r < 0)
-        return r;
-    if (!ks_spawn_succeeded(&res)) {
-        ks_spawn_result_done(&res);
-        *ret_err = -EIO;
-        return -EIO;
-    }
-    *ret = strndup(res.output ? res.output : "", res.output_len);
-    ks_spawn_result_done(&res);
-    return *ret ? 0 : -ENOMEM;
-}
-
-static int wg_take_one(void *userdata, const char *ifname, const char *peer, long long hs)
-{
-    ks_run_snapshot *s = userdata;
-
-    if (!peer)
-        return add_item(s, "wireguard:%s", ifname);
-    if (hs > 0 && (long long)time(NULL) - hs <= WG_HANDSHAKE_RECENT_S)
-        return add_item(s, "wg-peer:%s:%s", ifname, peer);
-    return 0;
-}
-
-static int take_wireguard(const ks_check_ctx *c, ks_run_snapshot *s)
-{
-    _cleanup_free_ char *out = NULL;
-    char *argv[] = {(char *)"wg", (char *)"show", (char *)"all", (char *)"dump", NULL};
-    int r = program(c, s, "wireguard", argv, &out);
-
-    return r <= 0 ? r : wg_dump_parse(out, wg_take_one, s);
 }
 
 static const char *str_member(json_object *o, const char *key)
@@ -442,14 +420,14 @@ static int take_qdiscs(const ks_check_ctx *c, ks_run_snapshot *s)
     char *argv[] = {(char *)"tc", (char *)"-j", (char *)"qdisc", (char *)"show", NULL};
     _cleanup_free_ char *out = NULL;
     json_object *doc;
-    int r = program(c, s, "qdisc", argv, &out);
+    int r = ks_run_snapshot_program(c, s, "qdisc", argv, &out);
 
     if (r <= 0)
         return r;
     doc = json_tokener_parse(out);
     if (!doc || json_object_get_type(doc) != json_type_array) {
         json_object_put(doc);
-        return skip(s, "qdisc", -EBADMSG);
+        return ks_run_snapshot_skip(s, "qdisc", -EBADMSG);
     }
     for (size_t i = 0; i < json_object_array_length(doc); i++) {
         json_object *q = json_object_array_get_idx(doc, i), *root;
@@ -475,7 +453,7 @@ static int nft_list(const ks_check_ctx *c, ks_run_snapshot *s, const char *what,
     if (!label)
         return -ENOMEM;
     if (s)
-        r = program(c, s, label, argv, &out);
+        r = ks_run_snapshot_program(c, s, label, argv, &out);
     else {
         ks_spawn_result res = {0};
         r = ks_check_spawn(c, argv, c->program_timeout_ms ? c->program_timeout_ms : 30000, &res);
@@ -493,7 +471,7 @@ static int nft_list(const ks_check_ctx *c, ks_run_snapshot *s, const char *what,
     doc = *out ? json_tokener_parse(out) : json_object_new_object();
     if (!doc || json_object_get_type(doc) != json_type_object) {
         json_object_put(doc);
-        return s ? skip(s, label, -EBADMSG) : -EBADMSG;
+        return s ? ks_run_snapshot_skip(s, label, -EBADMSG) : -EBADMSG;
     }
     if (!json_object_object_get_ex(doc, "nftables", &arr) ||
         json_object_get_type(arr) != json_type_array) {
@@ -565,7 +543,7 @@ static int take_modules(const ks_check_ctx *c, ks_run_snapshot *s)
     int r = ks_root_read_file(c->root, "proc/modules", 4 * 1024 * 1024, &text, &len);
 
     if (r < 0)
-        return r == -ENOMEM ? r : skip(s, "modules (proc/modules)", r);
+        return r == -ENOMEM ? r : ks_run_snapshot_skip(s, "modules (proc/modules)", r);
     while (ks_next_line(text, len, &pos, &line, &n)) {
         size_t w = strcspn(line, " ");
         if (skip_softdog && ((w == 7 && memcmp(line, "softdog", 7) == 0) ||
@@ -610,7 +588,7 @@ static int take_sysctls(const ks_check_ctx *c, ks_run_snapshot *s)
     int r = ks_sysctl_configured_keys(c->root, &keys);
 
     if (r < 0)
-        return r == -ENOMEM ? r : skip(s, "sysctls (sysctl.d)", r);
+        return r == -ENOMEM ? r : ks_run_snapshot_skip(s, "sysctls (sysctl.d)", r);
     for (char **p = keys; *p; p++)
         if (ks_startswith(*p, "net.") && (r = add_sysctl(c, s, *p, false)) < 0)
             return r;
@@ -624,8 +602,10 @@ static int take_sysctls(const ks_check_ctx *c, ks_run_snapshot *s)
 int ks_run_snapshot_take(const ks_check_ctx *c, ks_run_snapshot *ret)
 {
     static int (*const takers[])(const ks_check_ctx *, ks_run_snapshot *) = {
-        take_services,  take_sockets, take_interfaces, take_addresses, take_routes,
-        take_wireguard, take_qdiscs,  take_nft,        take_modules,   take_sysctls,
+        take_services,  take_sockets, take_interfaces,
+        take_addresses, take_routes,  ks_snapshot_take_wireguard,
+        take_qdiscs,    take_nft,     take_modules,
+        take_sysctls,
     };
     ks_run_snapshot s = {0};
     int r;
@@ -644,6 +624,7 @@ int ks_run_snapshot_take(const ks_check_ctx *c, ks_run_snapshot *ret)
         return -ENOMEM;
     }
     ks_strv_sort(s.items);
+    ks_strv_sort(s.wanted);
     *ret = s;
     return 0;
 }
@@ -686,6 +667,7 @@ json_object *ks_run_snapshot_to_json(const ks_run_snapshot *s)
             0 ||
         json_object_object_add(o, "items", strv_json(s->items)) < 0 ||
         json_object_object_add(o, "skipped", strv_json(s->skipped)) < 0 ||
+        json_object_object_add(o, "wanted", strv_json(s->wanted)) < 0 ||
         json_object_object_add(o, "established", json_object_new_int64(s->established)) < 0 ||
         json_object_object_add(o, "connections", conns_json(s)) < 0) {
         json_object_put(o);
@@ -764,6 +746,9 @@ int ks_run_snapshot_from_json(json_object *o, ks_run_snapshot *ret)
     r = strv_from_json(json_object_object_get_ex(o, "items", &v) ? v : NULL, &s.items);
     if (r >= 0)
         r = strv_from_json(json_object_object_get_ex(o, "skipped", &v) ? v : NULL, &s.skipped);
+    /* Absent in journals of an older kswap: everything was required. */
+    if (r >= 0)
+        r = strv_from_json(json_object_object_get_ex(o, "wanted", &v) ? v : NULL, &s.wanted);
     if (r >= 0 && json_object_object_get_ex(o, "established", &v) && v) {
         int64_t n = json_object_get_int64(v);
         if (json_object_get_type(v) != json_type_int || n < 0 || n > UINT32_MAX)
@@ -827,21 +812,26 @@ static int add_conns_checks(ks_checklist *l, const ks_run_snapshot *s, const ks_
     return 0;
 }
 
-/* An address or network of an interface that is ignored (interface:veth*): ignored with it. */
+/* An address, network or qdisc of an interface that is ignored (interface:veth*) is ignored with
+ * it, and so is the interface in any state (interface:docker0 ignores
+ * interface:docker0:no-carrier): a container's veth has a new name and its own noqueue root
+ * qdisc on every start. */
 static bool interface_ignored(const char *id, char *const *ignore)
 {
-    const char *rest = ks_startswith(id, "address:");
+    static const char *const prefixes[] = {"address:", "network:", "interface:", "qdisc:"};
+    const char *rest = NULL;
     _cleanup_free_ char *itf = NULL;
 
-    if (!rest)
-        rest = ks_startswith(id, "network:");
+    for (size_t i = 0; i < ARRAY_SIZE(prefixes) && !rest; i++)
+        rest = ks_startswith(id, prefixes[i]);
     if (!rest || !strchr(rest, ':'))
         return false;
     itf = ks_asprintf("interface:%.*s", (int)strcspn(rest, ":"), rest);
     return itf && ks_snapshot_ignored(itf, ignore);
 }
 
-int ks_checklist_add_snapshot(ks_checklist *l, const ks_run_snapshot *s, const ks_config *cfg)
+/* One check per item of the snapshot that nothing ignores and l has not already. */
+static int add_items(ks_checklist *l, char *const *items, bool required, char *const *ignore)
 {
     static const struct {
         const char *prefix;
@@ -855,13 +845,9 @@ int ks_checklist_add_snapshot(ks_checklist *l, const ks_run_snapshot *s, const k
         {"sysctl:", ks_check_sysctl},       {"address:", ks_check_address},
         {"network:", ks_check_address},
     };
-    _cleanup_strv_free_ char **ignore = NULL;
     int r;
 
-    r = ks_config_get_strv(cfg, "accept", "ignore", NULL, &ignore);
-    if (r < 0)
-        return r;
-    for (char **p = s->items; p && *p; p++) {
+    for (char *const *p = items; p && *p; p++) {
         if (ks_checklist_find(l, *p) || ks_snapshot_ignored(*p, ignore) ||
             sysctl_configured(l, *p) || interface_ignored(*p, ignore))
             continue;
@@ -872,13 +858,30 @@ int ks_checklist_add_snapshot(ks_checklist *l, const ks_run_snapshot *s, const k
             _cleanup_free_ char *kind = strndup(*p, pl - 1);
             if (!kind)
                 return -ENOMEM;
-            r = ks_checklist_add(l, kind, *p + pl, true, kinds[i].fn);
+            r = ks_checklist_add(l, kind, *p + pl, required, kinds[i].fn);
             if (r < 0)
                 return r;
             l->v[l->n - 1].from_snapshot = true;
             break;
         }
     }
+    return 0;
+}
+
+int ks_checklist_add_snapshot(ks_checklist *l, const ks_run_snapshot *s, const ks_config *cfg)
+{
+    _cleanup_strv_free_ char **ignore = NULL;
+    int r;
+
+    r = ks_config_get_strv(cfg, "accept", "ignore", NULL, &ignore);
+    if (r < 0)
+        return r;
+    r = add_items(l, s->items, true, ignore);
+    if (r < 0)
+        return r;
+    r = add_items(l, s->wanted, false, ignore);
+    if (r < 0)
+        return r;
     return add_conns_checks(l, s, cfg, ignore);
 }
 
@@ -906,62 +909,6 @@ int ks_check_route(const ks_check_ctx *c, ks_check *chk)
                                   strchr(chk->arg, ':') + 1,
                                   ks_strv_contains(routes, chk->arg) ? "present" : "missing"),
                       ks_strv_contains(routes, chk->arg));
-}
-
-typedef struct wg_find {
-    const char *ifname, *peer;
-    bool found, recent;
-} wg_find;
-
-static int wg_find_one(void *userdata, const char *ifname, const char *peer, long long hs)
-{
-    wg_find *f = userdata;
-
-    if (!streq(ifname, f->ifname) || (f->peer ? !peer || !streq(peer, f->peer) : peer != NULL))
-        return 0;
-    f->found = true;
-    f->recent = hs > 0 && (long long)time(NULL) - hs <= WG_HANDSHAKE_RECENT_S;
-    return 0;
-}
-
-int ks_check_wireguard(const ks_check_ctx *c, ks_check *chk)
-{
-    _cleanup_free_ char *out = NULL;
-    wg_find f = {.ifname = chk->arg};
-    int err, r = wg_dump(c, &out, &err);
-
-    if (r < 0)
-        return r;
-    if ((r = wg_dump_parse(out, wg_find_one, &f)) < 0)
-        return r;
-    return set_detail(chk,
-                      ks_asprintf("WireGuard interface %s %s", chk->arg,
-                                  f.found ? "configured" : "missing from wg show"),
-                      f.found);
-}
-
-int ks_check_wg_peer(const ks_check_ctx *c, ks_check *chk)
-{
-    _cleanup_free_ char *out = NULL, *ifname = NULL;
-    const char *colon = strchr(chk->arg, ':');
-    wg_find f = {0};
-    int err, r;
-
-    if (!colon || colon == chk->arg || !colon[1])
-        return -EINVAL;
-    ifname = strndup(chk->arg, (size_t)(colon - chk->arg));
-    if (!ifname)
-        return -ENOMEM;
-    f.ifname = ifname;
-    f.peer = colon + 1;
-    if ((r = wg_dump(c, &out, &err)) < 0 || (r = wg_dump_parse(out, wg_find_one, &f)) < 0)
-        return r;
-    return set_detail(chk,
-                      ks_asprintf("peer %s of %s: %s", colon + 1, ifname,
-                                  !f.found   ? "not configured"
-                                  : f.recent ? "handshake within 180 s"
-                                             : "no recent handshake yet"),
-                      f.found && f.recent);
 }
 
 int ks_check_nft_chain(const ks_check_ctx *c, ks_check *chk)

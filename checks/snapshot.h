@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "checks/check.h"
+#include "lib/basic/util.h"
 
 /*
  * What runs, as check ids ("service:ssh.service", "listen:tcp:22", "interface:eth0",
@@ -28,6 +29,9 @@ typedef struct ks_run_snapshot {
     char *kernel;
     char **items;   /* sorted, unique */
     char **skipped; /* "wireguard: wg is not installed": what was not snapshotted and why */
+    /* Items reported after the trial, never required: what the node cannot bring back by
+     * itself (a roaming WireGuard client); sorted, none in journals of an older kswap. */
+    char **wanted;
     unsigned established;
     /* Per listening TCP port of items (listen:tcp:P, listen:tcp6:P) with at least one
      * connection, sorted by port; none in journals of an older kswap. */
@@ -36,9 +40,20 @@ typedef struct ks_run_snapshot {
 } ks_run_snapshot;
 
 int ks_run_snapshot_take(const ks_check_ctx *c, ks_run_snapshot *ret);
+/* For the snapshot takers: adds an item (printf-like) to items (required) or wanted, once. */
+int ks_run_snapshot_add(ks_run_snapshot *s, bool required, const char *fmt, ...) _printf_(3, 4);
+/* Records that what (a program's part, "wireguard"; a file's, "interfaces (sys/class/net)")
+ * could not be read: err says why. 0, or -ENOMEM. */
+int ks_run_snapshot_skip(ks_run_snapshot *s, const char *what, int err);
+/* Runs a program for a taker: 1 with its output, 0 when it could not run or failed (recorded
+ * in skipped as what), -ENOMEM. */
+int ks_run_snapshot_program(const ks_check_ctx *c, ks_run_snapshot *s, const char *what,
+                            char **argv, char **ret_output);
+/* WireGuard's interfaces and peers (checks/check-wireguard.c). */
+int ks_snapshot_take_wireguard(const ks_check_ctx *c, ks_run_snapshot *s);
 void ks_run_snapshot_done(ks_run_snapshot *s);
-/* {"kernel", "items": [...], "skipped": [...], "established": N, "connections": {"tcp:443":
- * N, ...}}; NULL when out of memory. */
+/* {"kernel", "items": [...], "skipped": [...], "wanted": [...], "established": N,
+ * "connections": {"tcp:443": N, ...}}; NULL when out of memory. */
 json_object *ks_run_snapshot_to_json(const ks_run_snapshot *s);
 /* -EBADMSG when o is not such an object. */
 int ks_run_snapshot_from_json(json_object *o, ks_run_snapshot *ret);
@@ -48,7 +63,8 @@ extern const char *const ks_snapshot_builtin_ignore[];
 bool ks_snapshot_ignored(const char *id, char *const *extra);
 
 /*
- * Adds one required check per item of s that no pattern ignores (the built-in list and [accept]
+ * Adds one required check per item of s (a wanted one per item of s->wanted) that no pattern
+ * ignores (the built-in list and [accept]
  * ignore of cfg, which may be NULL) and that l has not already (configured checks come first).
  * The check functions per kind are the built-in ones. Then one "connections:tcp:PORT" check per
  * port of s->conns (ks_check_connections): wanted, and required only where [accept]

@@ -60,11 +60,11 @@ typedef struct run {
     const ks_swap_common *c;
     ks_journal *j;
     ks_swap_result *r;
-    char *root_abs;        /* KSWAP_ROOT for the programs; NULL on the running system */
-    char **modules_before; /* "module:NAME" loaded when this apply began (its check step) */
-    bool locked;           /* kswap's lock is held: the swap history may be written */
-    bool state_stays;      /* a failure now (the reboot) records its step, never the state */
-    char *dropin_purged;   /* rollback --purge: the drop-in's text it replaced or removed */
+    char *root_abs;      /* KSWAP_ROOT for the programs; NULL on the running system */
+    char **items_before; /* the snapshot's items when this apply began (its check step) */
+    bool locked;         /* kswap's lock is held: the swap history may be written */
+    bool state_stays;    /* a failure now (the reboot) records its step, never the state */
+    char *dropin_purged; /* rollback --purge: the drop-in's text it replaced or removed */
 } run;
 
 void ks_swap_result_done(ks_swap_result *r)
@@ -512,7 +512,7 @@ static int end_run(run *x, int r)
     x->r->journal = TAKE_PTR(x->j);
     free(x->root_abs);
     x->root_abs = NULL;
-    x->modules_before = ks_strv_free(x->modules_before);
+    x->items_before = ks_strv_free(x->items_before);
     free(x->dropin_purged);
     x->dropin_purged = NULL;
     if (r < 0 && (x->r->status == KS_SWAP_DONE || x->r->status == KS_SWAP_ALREADY))
@@ -618,8 +618,7 @@ static int step_checklist(run *x, const ks_apply_opts *o)
     } else if (r >= 0)
         progress(x, "check", "%zu checks pass on %s", cr.checks.n, strempty(cr.kernel));
     for (char **i = cr.items; r >= 0 && i && *i; i++)
-        if (ks_startswith(*i, "module:"))
-            r = ks_strv_extend(&x->modules_before, *i);
+        r = ks_strv_extend(&x->items_before, *i);
     ks_check_now_result_done(&cr);
     return r;
 }
@@ -1217,7 +1216,7 @@ static int step_arm(run *x, const char *old, const char *new)
     {
         /* What runs now, on the old kernel: the checklist of accept after the trial boot. */
         _cleanup_free_ char *summary = NULL;
-        if (ks_record_running(x->root, x->c->config, old, x->j, x->modules_before, &summary) < 0)
+        if (ks_record_running(x->root, x->c->config, old, x->j, x->items_before, &summary) < 0)
             progress(
                 x, "arm",
                 "cannot take the snapshot of what runs: accept checks only the configured list");
