@@ -64,21 +64,12 @@ static int wg_dump_parse(const char *out, wg_fn fn, void *userdata)
     return 0;
 }
 
+/* `wg show all dump`, asked once per round for every WireGuard check. */
 static int wg_dump(const ks_check_ctx *c, char **ret)
 {
-    char *argv[] = {(char *)"wg", (char *)"show", (char *)"all", (char *)"dump", NULL};
-    ks_spawn_result res = {0};
-    int r = ks_check_spawn(c, argv, c->program_timeout_ms ? c->program_timeout_ms : 30000, &res);
-
-    if (r < 0)
-        return r;
-    if (!ks_spawn_succeeded(&res)) {
-        ks_spawn_result_done(&res);
-        return -EIO;
-    }
-    *ret = strndup(res.output ? res.output : "", res.output_len);
-    ks_spawn_result_done(&res);
-    return *ret ? 0 : -ENOMEM;
+    return ks_check_program(
+        c, (char *[]){(char *)"wg", (char *)"show", (char *)"all", (char *)"dump", NULL}, true, ret,
+        NULL);
 }
 
 static bool handshake_recent(long long hs, long long *ret_ago)
@@ -102,14 +93,14 @@ static int take_one(void *userdata, const wg_entry *e)
     ks_run_snapshot *s = userdata;
 
     if (!e->peer)
-        return ks_run_snapshot_add(s, true, "wireguard:%s", e->ifname);
+        return ks_run_snapshot_add_item(s, true, "wireguard", e->ifname, NULL);
     /* A peer idle at arming is not in touch: nothing to compare after the trial. */
     if (!handshake_recent(e->handshake, NULL))
         return 0;
-    return ks_run_snapshot_add(s, keeps_link_up(e), "wg-peer:%s:%s", e->ifname, e->peer);
+    return ks_run_snapshot_add_item(s, keeps_link_up(e), "wg-peer", e->ifname, e->peer, NULL);
 }
 
-int ks_snapshot_take_wireguard(const ks_check_ctx *c, ks_run_snapshot *s)
+static int take_wireguard(const ks_check_ctx *c, ks_run_snapshot *s)
 {
     _cleanup_free_ char *out = NULL;
     char *argv[] = {(char *)"wg", (char *)"show", (char *)"all", (char *)"dump", NULL};
@@ -145,48 +136,41 @@ static int find_one(void *userdata, const wg_entry *e)
     return 0;
 }
 
-static int set_detail(ks_check *chk, char *d, int verdict)
-{
-    if (!d)
-        return -ENOMEM;
-    free(chk->detail);
-    chk->detail = d;
-    return verdict;
-}
-
 int ks_check_wireguard(const ks_check_ctx *c, ks_check *chk)
 {
-    _cleanup_free_ char *out = NULL;
-    wg_find f = {.ifname = chk->arg};
-    int r = wg_dump(c, &out);
+    _cleanup_free_ char *out = NULL, *ifname = ks_check_id_unescape(chk->arg, strlen(chk->arg));
+    wg_find f = {.ifname = ifname};
+    int r = ifname ? wg_dump(c, &out) : -ENOMEM;
 
     if (r >= 0)
         r = wg_dump_parse(out, find_one, &f);
     if (r >= 0)
-        r = set_detail(chk,
-                       f.found
-                           ? ks_asprintf("WireGuard interface %s configured, listen port %s",
-                                         chk->arg, strempty(f.port))
-                           : ks_asprintf("WireGuard interface %s missing from wg show", chk->arg),
-                       f.found);
+        r = ks_check_detail(
+            chk,
+            f.found ? ks_asprintf("WireGuard interface %s configured, listen port %s", ifname,
+                                  strempty(f.port))
+                    : ks_asprintf("WireGuard interface %s missing from wg show", ifname),
+            f.found);
     free(f.port);
     return r;
 }
 
 int ks_check_wg_peer(const ks_check_ctx *c, ks_check *chk)
 {
-    _cleanup_free_ char *out = NULL, *ifname = NULL;
-    const char *colon = strchr(chk->arg, ':');
+    _cleanup_free_ char *out = NULL;
+    _cleanup_strv_free_ char **fields = NULL;
+    const char *ifname;
     wg_find f = {0};
     int r;
 
-    if (!colon || colon == chk->arg || !colon[1])
+    /* IF:KEY */
+    r = ks_check_arg_fields(chk->arg, 2, &fields);
+    if (r < 0)
+        return r;
+    if (ks_strv_length(fields) != 2 || !*fields[0] || !*fields[1])
         return -EINVAL;
-    ifname = strndup(chk->arg, (size_t)(colon - chk->arg));
-    if (!ifname)
-        return -ENOMEM;
-    f.ifname = ifname;
-    f.peer = colon + 1;
+    f.ifname = ifname = fields[0];
+    f.peer = fields[1];
     r = wg_dump(c, &out);
     if (r >= 0)
         r = wg_dump_parse(out, find_one, &f);
@@ -194,9 +178,10 @@ int ks_check_wg_peer(const ks_check_ctx *c, ks_check *chk)
     if (r < 0)
         return r;
     if (!f.found)
-        return set_detail(chk, ks_asprintf("peer %s of %s: not configured", f.peer, ifname), 0);
+        return ks_check_detail(chk, ks_asprintf("peer %s of %s: not configured", f.peer, ifname),
+                               0);
     if (f.recent)
-        return set_detail(
+        return ks_check_detail(
             chk, ks_asprintf("peer %s of %s: handshake %lld s ago", f.peer, ifname, f.ago), 1);
     if (!f.self) {
         /*
@@ -205,16 +190,33 @@ int ks_check_wg_peer(const ks_check_ctx *c, ks_check *chk)
          * site-to-site link at arming with an endpoint the client had taught: reported now.
          */
         chk->required = false;
-        return set_detail(chk,
-                          ks_asprintf("peer %s of %s: no handshake yet; this node does not keep "
-                                      "the link up by itself (no endpoint configured here, or "
-                                      "no persistent keepalive): a roaming client comes back "
-                                      "in its own time (reported, not required)",
-                                      f.peer, ifname),
-                          0);
+        return ks_check_detail(
+            chk,
+            ks_asprintf("peer %s of %s: no handshake yet; this node does not keep "
+                        "the link up by itself (no endpoint configured here, or "
+                        "no persistent keepalive): a roaming client comes back "
+                        "in its own time (reported, not required)",
+                        f.peer, ifname),
+            0);
     }
-    return set_detail(chk,
-                      ks_asprintf("peer %s of %s: no handshake within %d s yet", f.peer, ifname,
-                                  WG_HANDSHAKE_RECENT_S),
-                      0);
+    return ks_check_detail(chk,
+                           ks_asprintf("peer %s of %s: no handshake within %d s yet", f.peer,
+                                       ifname, WG_HANDSHAKE_RECENT_S),
+                           0);
 }
+
+const ks_check_kind ks_check_kind_wireguard = {
+    .name = "wireguard",
+    .max_fields = 1,
+    .run = ks_check_wireguard,
+    .ifname_field = 1,
+    /* One taker for both kinds: one dump. */
+    .take = take_wireguard,
+};
+
+const ks_check_kind ks_check_kind_wg_peer = {
+    .name = "wg-peer",
+    .max_fields = 2,
+    .run = ks_check_wg_peer,
+    .ifname_field = 1,
+};

@@ -1021,6 +1021,61 @@ if scenario("flapping"):
           (p.returncode, fl, p.stderr[-600:]))
     # A resumed apply has no check step: whatever runs at arming is required, as before.
 
+if scenario("hostile-names"):
+    # Item ids round-trip whatever names hold (issue 34): an nft chain "allow:ssh" (legal with
+    # quotes), a table "my table", an interface named with ESC and a byte of invalid UTF-8.
+    def kswap_utf8(root, *args, **kw):
+        # Output that is not UTF-8 (a raw name) is a failure to report, not a crash of the test.
+        try:
+            return kstest.run_kswap(exe, root, *args, **kw)
+        except UnicodeDecodeError as e:
+            check(False, "hostile names: kswap %s writes UTF-8" % " ".join(args), str(e))
+            return subprocess.CompletedProcess(args, 99, "", ""), None
+
+    r = os.path.join(work, "hostile-names")
+    shutil.copytree(base_root, r, symlinks=True)
+    healthy_plain(r)
+    put(r, "run/fake-nft/chains.json",
+        '{"nftables": [{"metainfo": {"version": "1.0.9", "json_schema_version": 1}},'
+        ' {"chain": {"family": "inet", "table": "filter", "name": "allow:ssh", "handle": 1}},'
+        ' {"chain": {"family": "inet", "table": "my table", "name": "a,b", "handle": 2}}]}\n')
+    odd = os.fsdecode(b"e\x1bx\xff")
+    os.makedirs(os.path.join(r, "sys/class/net", odd))
+    for f, v in (("flags", "0x1003\n"), ("operstate", "up\n")):
+        with open(os.path.join(r, "sys/class/net", odd, f), "w") as fh:
+            fh.write(v)
+    p, _ = kswap_utf8(r, "--json", "apply", "--deb", deb, "--yes")
+    try:
+        items = (journal(r).get("running") or {}).get("items", [])
+    except (UnicodeDecodeError, ValueError) as e:
+        check(False, "hostile names: the journal is valid UTF-8 JSON", str(e))
+        items = []
+    want = ["nft-chain:inet:filter:allow:ssh", "nft-chain:inet:my%20table:a%2Cb", "interface:e%1Bx%FF"]
+    check(p.returncode == 0 and all(w in items for w in want) and
+          all(i.isprintable() and " " not in i for i in items),
+          "hostile names: the snapshot's ids are escaped, one printable word each", (want, items))
+    boot_into(r, NEW)
+    p, d = kswap_utf8(r, "--json", "accept", "--no-reboot", "--timeout", "2")
+    ids = by_id(d)
+    bad = {i: c.get("detail") for i, c in ids.items() if c["required"] and c["status"] != "pass"}
+    check(p.returncode == 0 and (d or {}).get("outcome") == "trial-ok" and not bad and
+          all(ids.get(w, {}).get("status") == "pass" for w in want),
+          "hostile names: every item comes back, trial-ok (no 'cannot check: Invalid argument')",
+          (p.returncode, bad, {w: ids.get(w) for w in want}))
+    # The chain gone: named, not a parse failure.
+    r2 = os.path.join(work, "hostile-names-gone")
+    shutil.copytree(base_root, r2, symlinks=True)
+    healthy_plain(r2)
+    put(r2, "run/fake-nft/chains.json", get(r, "run/fake-nft/chains.json"))
+    p, _ = kswap_utf8(r2, "--json", "apply", "--deb", deb, "--yes")
+    put(r2, "run/fake-nft/chains.json", CHAINS)
+    boot_into(r2, NEW)
+    p, d = kswap_utf8(r2, "--json", "accept", "--no-reboot", "--timeout", "2")
+    c = by_id(d).get("nft-chain:inet:filter:allow:ssh", {})
+    check(p.returncode == 3 and c.get("status") == "fail" and
+          c.get("detail") == "nftables chain inet filter allow:ssh missing",
+          "hostile names: the chain missing after the trial is named as missing", (p.returncode, c))
+
 if scenario("way-back"):
     # health-failed on the trial kernel while the old kernel's vmlinuz is damaged: the reboot
     # back would strand the node at GRUB's prompt; accept keeps the verdict, does not reboot,
