@@ -3,6 +3,7 @@
 #include <getopt.h>
 #include <locale.h>
 
+#include "checks/check.h"
 #include "cmd/cmd.h"
 #include "build-config.h"
 
@@ -266,6 +267,13 @@ static int run_main(int argc, char **argv, ks_ctx *ctx, const ks_cmd **cmdp)
         return KS_EXIT_ERROR;
     }
 
+    /* The [accept] keys are the check plug-ins' own (checks/registry.c): known to the
+     * configuration before a command reads it. */
+    r = ks_checks_register_config();
+    if (r < 0) {
+        ks_error("cannot register the [accept] keys: %s", strerror(-r));
+        return KS_EXIT_ERROR;
+    }
     r = ks_root_open(root_path, &ctx->root);
     if (r < 0) {
         ks_error("cannot open root directory '%s': %s", root_path, strerror(-r));

@@ -425,9 +425,12 @@ static int diff_new(acc *a, const ks_check_ctx *ctx)
     a->r->n_conns_now = now.n_conns;
     now.n_conns = 0;
     r = ks_config_get_strv(a->o->config, "accept", "ignore", NULL, &ignore);
-    for (char **p = now.items; r >= 0 && p && *p; p++)
-        if (!ks_strv_contains(before->items, *p) && !ks_snapshot_ignored(*p, ignore))
-            r = ks_strv_extend(&a->r->new_items, *p);
+    for (char **const *list = (char **const[]){now.items, now.wanted, NULL}; r >= 0 && *list;
+         list++)
+        for (char **p = *list; r >= 0 && p && *p; p++)
+            if (!ks_strv_contains(before->items, *p) && !ks_strv_contains(before->wanted, *p) &&
+                !ks_snapshot_ignored(*p, ignore))
+                r = ks_strv_extend(&a->r->new_items, *p);
     ks_run_snapshot_done(&now);
     return r < 0 ? r : 0;
 }

@@ -190,7 +190,7 @@ static int run_arm(ks_run *x, ks_apply_ctx *a)
     {
         /* What runs now, on the old kernel: the checklist of accept after the trial boot. */
         _cleanup_free_ char *summary = NULL;
-        if (ks_record_running(x->root, x->c->config, old, x->j, x->modules_before, &summary) < 0)
+        if (ks_record_running(x->root, x->c->config, old, x->j, x->items_before, &summary) < 0)
             ks_run_progress(
                 x, "arm",
                 "cannot take the snapshot of what runs: accept checks only the configured list");
