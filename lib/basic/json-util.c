@@ -4,6 +4,7 @@
 
 #include "lib/basic/base64.h"
 #include "lib/basic/json-util.h"
+#include "lib/basic/root.h"
 #include "lib/basic/util.h"
 
 static json_object *check(ks_json_builder *b, json_object *o)
@@ -149,4 +150,22 @@ int ks_json_parse_document(const char *text, size_t len, size_t max, json_object
         return -ENOMEM;
     *ret_error = why;
     return -EBADMSG;
+}
+
+int ks_json_read_file(const ks_root *root, const char *path, size_t max, char **ret_text,
+                      size_t *ret_len, char **ret_error)
+{
+    int r = ks_root_read_file(root, path, max, ret_text, ret_len);
+
+    if (r == -ENOENT) {
+        *ret_text = NULL;
+        *ret_len = 0;
+        return 0;
+    }
+    if (r == -EFBIG) {
+        if (ret_error)
+            *ret_error = ks_asprintf("larger than %zu bytes", max);
+        return -EBADMSG;
+    }
+    return r;
 }

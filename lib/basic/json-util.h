@@ -42,3 +42,12 @@ json_object *ks_jb_finish(ks_json_builder *b, json_object *o);
  */
 int ks_json_parse_document(const char *text, size_t len, size_t max, json_object **ret,
                            char **ret_error);
+
+/*
+ * The text of a JSON file of kswap's own inside root (a history, a log): 0 with *ret_text NULL
+ * when the file does not exist; -EBADMSG with *ret_error "larger than MAX bytes" for a file
+ * over max; other errors as ks_root_read_file().
+ */
+struct ks_root;
+int ks_json_read_file(const struct ks_root *root, const char *path, size_t max, char **ret_text,
+                      size_t *ret_len, char **ret_error);
