@@ -9,6 +9,7 @@
 #include "lib/engine/lock.h"
 #include "lib/engine/orphan.h"
 #include "lib/engine/trial.h"
+#include "lib/engine/update.h"
 
 /* Loads the journal for display; a broken one is reported (its error in *ret_error), never
  * reset. */
@@ -166,8 +167,10 @@ static int run_status(ks_ctx *ctx, int argc, char **argv)
 {
     bool do_wait = false, ack = false, have_timeout = false, have_forecast, history = false;
     int timeout_s = 900, ack_code = KS_EXIT_OK;
-    _cleanup_free_ char *running = NULL, *boot_id = NULL, *jerr = NULL, *gerr = NULL;
+    _cleanup_free_ char *running = NULL, *boot_id = NULL, *jerr = NULL, *gerr = NULL,
+                        *apply_command = NULL;
     _cleanup_(ks_orphan_trial_done) ks_orphan_trial orphan = {0};
+    _cleanup_(ks_update_done) ks_update update = {0};
     bool orphaned = false, drifted = false;
     ks_next next = {0};
     ks_findings findings = {0};
@@ -234,13 +237,28 @@ static int run_status(ks_ctx *ctx, int argc, char **argv)
             gerr = gerr ? gerr : strdup("cannot forecast the next boots");
         ks_boot_done(&nb);
     }
+    /* Day two: a newer release of the node's branch is what comes next (lib/engine/update.h);
+     * the engine's rules say when it is (lib/engine/next-step.c). */
+    if (j && !do_wait) {
+        _cleanup_(ks_config_freep) ks_config *cfg = NULL;
+        _cleanup_free_ char *cfg_err = NULL;
+
+        /* An unreadable configuration is the other commands' error: the defaults here. */
+        (void)ks_config_load(ctx->root, ctx->config_path, &cfg, &cfg_err);
+        if (ks_update_check_node(ctx->root, cfg, &update) >= 0 && update.newest)
+            apply_command = ks_command_line(ctx, "apply");
+    }
     if (ks_next_step(&(ks_next_input){.j = j,
                                       .journal_error = jerr,
                                       .running = running,
                                       .boot_id = boot_id,
                                       .orphan = orphaned ? &orphan : NULL,
                                       .grub_error = gerr,
-                                      .drifted = drifted},
+                                      .drifted = drifted,
+                                      .update_newest = update.newest,
+                                      .update_current = update.current,
+                                      .update_installed = update.installed,
+                                      .update_command = apply_command},
                      &next) < 0)
         next = (ks_next){0};
     if (!have_forecast || !j)
@@ -265,16 +283,28 @@ static int run_status(ks_ctx *ctx, int argc, char **argv)
         ks_jb_add(&jb, o, "grub", have_forecast ? ks_jb_part(&jb, ks_json_grub(&b, &f)) : NULL);
         ks_jb_add(&jb, o, "findings", ks_jb_part(&jb, ks_json_findings(&findings)));
         ks_json_add_next(&jb, o, &next);
+        if (j && !do_wait)
+            ks_jb_add(&jb, o, "update", ks_jb_part(&jb, ks_json_update(&update, apply_command)));
         if (ks_print_json_built("status", &jb, o) != KS_EXIT_OK)
             r = KS_EXIT_ERROR;
     } else if (!have_forecast) {
         printf("\n");
         ks_print_next(&next);
+    } else if (ctx->quiet) {
+        /* -q (cron): the state line alone, and what to do when something is to be done. */
+        if (j)
+            print_journal(ctx, j);
+        if (j && next.command)
+            ks_print_next(&next);
     } else {
         if (running)
             printf("running: %s\n", running);
         if (j)
             print_journal(ctx, j);
+        if (update.newest)
+            printf("update: %s%s%s (%s)\n", update.newest, ctx->sep,
+                   update.installed ? "installed, not the default" : "in apt's lists",
+                   update.seen_in);
         ks_print_forecast(ctx, &b, &f);
         if (findings.n) {
             printf("\n");

@@ -315,6 +315,19 @@ static int judge(ks_run *x, ks_apply_ctx *a, bool dry, ks_lock **lock)
                              "kernel %s is not installed (no /boot/vmlinuz-%s); give --deb FILE "
                              "or --package NAME; nothing was changed",
                              o->kernel, o->kernel);
+    /* Day two, the repository path on a node that runs its pinned kernel: apt's lists know the
+     * branch's newest release and it is that kernel (lib/engine/update.h): unchanged, before
+     * apt runs. */
+    if (!o->deb && !o->kernel && !o->package && s == KS_STATE_PINNED &&
+        streq_ptr(ks_journal_get(x->j, KS_JF_NEW_KERNEL), running) && a->plan.update.current &&
+        !a->plan.update.newest && a->plan.update.listed) {
+        x->r->status = KS_SWAP_ALREADY;
+        x->r->error = ks_asprintf("%s runs, is pinned and is the newest release of %s in apt's "
+                                  "lists (%s); nothing was changed ('apt-get update' refreshes "
+                                  "the lists)",
+                                  running, strempty(a->plan.update.package), a->plan.update.listed);
+        return x->r->error ? 0 : -ENOMEM;
+    }
     if (a->repository) {
         r = ks_apply_plan_repository(x, a);
         if (r < 0)

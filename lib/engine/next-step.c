@@ -68,6 +68,13 @@ static bool rollback_cut(const next_ctx *c)
     return s && s->status == KS_STEP_STARTED;
 }
 
+/* Day two: an idle or pinned node whose branch has a newer release, GRUB as kswap set it. */
+static bool update_available(const next_ctx *c)
+{
+    return c->in->update_newest && c->in->update_command && !c->in->drifted &&
+           (is(c, KS_STATE_IDLE) || is(c, KS_STATE_PINNED));
+}
+
 static bool idle(const next_ctx *c)
 {
     return is(c, KS_STATE_IDLE);
@@ -160,8 +167,8 @@ static bool rolled_back(const next_ctx *c)
 
 /*
  * The rules, first match wins. In command and why, {old}, {new}, {running}, {state},
- * {outcome}, {error} are the journal's and this boot's; {apply} is "kswap apply" with the
- * options of the journal's source (lib/engine/apply-source.h).
+ * {outcome}, {error} are the journal's and this boot's, {update_*} day two's; {apply} is "kswap
+ * apply" with the options of the journal's source (lib/engine/apply-source.h).
  */
 static const struct next_rule {
     bool (*when)(const next_ctx *c);
@@ -189,6 +196,10 @@ static const struct next_rule {
     {rollback_cut, "kswap rollback",
      "a rollback began and did not end (cut by a power loss or a kill): run it again",
      KS_CODE_FAILED},
+    {update_available, "{update_command} --yes",
+     "{update_newest} is {update_where}, newer than {update_current}: a trial boot of it, "
+     "{update_current} stays the way back",
+     KS_CODE_OK},
     {idle, "kswap plan", "assess this host, then 'kswap apply'", KS_CODE_OK},
     {drifted_pinned, "kswap pin {new} --force",
      "{new} is pinned, but GRUB's next boots are not all {new} (grubenv was changed by someone "
@@ -268,6 +279,14 @@ static char *value_of(const next_ctx *c, const char *key, size_t n)
         return strdup(c->in->journal_error ? c->in->journal_error : "unreadable");
     if (KEY("grub"))
         return strdup(c->in->grub_error ? c->in->grub_error : "unreadable");
+    if (KEY("update_command"))
+        return strdup(strempty(c->in->update_command));
+    if (KEY("update_newest"))
+        return strdup(strempty(c->in->update_newest));
+    if (KEY("update_current"))
+        return strdup(c->in->update_current ? c->in->update_current : "the running kernel");
+    if (KEY("update_where"))
+        return strdup(c->in->update_installed ? "installed but not the default" : "in apt's lists");
 #undef KEY
     return strndup(key - 1, n + 2); /* not a key: as written */
 }

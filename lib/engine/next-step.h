@@ -27,6 +27,11 @@ typedef struct ks_next_input {
     const ks_orphan_trial *orphan; /* a trial the journal does not know (NULL: none) */
     const char *grub_error;        /* GRUB's state cannot be read (grubenv, grub.cfg): why */
     bool drifted; /* the forecast breaks the state's promise (ks_state_forecast_holds) */
+    /* Day two (lib/engine/update.h): a newer release of the node's branch than update_current
+     * (NULL: none), installed or only in apt's lists, and "kswap apply" as the caller spells
+     * it for this root and configuration (NULL: none); an idle or pinned node's next step. */
+    const char *update_newest, *update_current, *update_command;
+    bool update_installed;
 } ks_next_input;
 
 /*

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "lib/basic/alloc-util.h"
 #include "lib/basic/debversion.h"
 #include "lib/basic/util.h"
 #include "lib/repo/packages-index.h"
@@ -28,6 +31,60 @@ static const char *field_value(const char *line, size_t n, const char *field, si
     return v;
 }
 
+/* One stanza's fields of interest, pointing into the text (not NUL-terminated). */
+typedef struct stanza {
+    const char *package, *version, *depends;
+    size_t package_n, version_n, depends_n;
+} stanza;
+
+typedef int (*stanza_fn)(void *userdata, const stanza *s);
+
+/*
+ * Calls fn for every stanza with a Package: field, in file order. A stanza ends at an empty
+ * line; its fields may come in any order; continuation lines (Description) are skipped.
+ */
+static int for_each_stanza(const char *text, size_t len, stanza_fn fn, void *userdata)
+{
+    stanza s = {0};
+    size_t pos = 0, n, vn;
+    const char *l, *v;
+    int r;
+
+    for (;;) {
+        bool more = ks_next_line(text, len, &pos, &l, &n);
+        if (!more || n == 0 || (n == 1 && l[0] == '\r')) {
+            if (s.package) {
+                r = fn(userdata, &s);
+                if (r < 0)
+                    return r;
+            }
+            s = (stanza){0};
+            if (!more)
+                return 0;
+            continue;
+        }
+        if (l[0] == ' ' || l[0] == '\t')
+            continue;
+        if ((v = field_value(l, n, "Package", &vn)))
+            s.package = v, s.package_n = vn;
+        else if ((v = field_value(l, n, "Version", &vn)))
+            s.version = v, s.version_n = vn;
+        else if ((v = field_value(l, n, "Depends", &vn)))
+            s.depends = v, s.depends_n = vn;
+    }
+}
+
+static bool names(const stanza *s, const char *package)
+{
+    size_t pn = strlen(package);
+    return s->package_n == pn && memcmp(s->package, package, pn) == 0;
+}
+
+typedef struct scan_ctx {
+    const char *package;
+    ks_packages_index_info *info;
+} scan_ctx;
+
 #define IMAGE_PREFIX "linux-image-"
 
 /* A release as a package name may carry it: not empty, no blank, no separator of Depends. */
@@ -45,55 +102,38 @@ static char *release_of(const char *name, size_t n)
 
 char *ks_packages_depends_release(const char *depends, size_t n)
 {
-    size_t i = 0;
+    _cleanup_free_ char *text = strndup(depends, n);
+    char *release = NULL;
 
-    /* "a (>= 1), b | c, linux-image-R:amd64": each name up to a blank, '(', ',', '|' or ':'. */
-    while (i < n) {
-        size_t start, end;
-        char *r;
-
-        while (i < n &&
-               (isspace((unsigned char)depends[i]) || depends[i] == ',' || depends[i] == '|'))
-            i++;
-        start = i;
-        while (i < n && !isspace((unsigned char)depends[i]) && !strchr(",|(:", depends[i]))
-            i++;
-        end = i;
-        r = release_of(depends + start, end - start);
-        if (r)
-            return r;
-        /* the rest of this alternative: a version constraint, an architecture */
-        while (i < n && depends[i] != ',' && depends[i] != '|')
-            i++;
-    }
-    return NULL;
+    if (!text || ks_packages_depends_image(text, &release) <= 0)
+        return NULL;
+    return release;
 }
 
-/* The stanza's candidate: version and what it depends on (pointers into the text). */
-typedef struct stanza {
-    bool named;
-    const char *version, *depends;
-    size_t version_n, depends_n;
-} stanza;
-
-/* Takes the stanza when it names the package with a higher version than the one kept. */
-static int take_stanza(ks_packages_index_info *info, const stanza *st, const char *package)
+/* Takes the stanza when it names the package with a higher version than the one kept: apt's
+ * candidate, by dpkg's order (lib/basic/debversion.h). */
+static int scan_one(void *userdata, const stanza *s)
 {
+    scan_ctx *c = userdata;
     _cleanup_free_ char *v = NULL;
 
-    if (!st->named || !st->version)
+    c->info->n_packages++;
+    if (!names(s, c->package))
         return 0;
-    v = strndup(st->version, st->version_n);
+    c->info->found = true;
+    if (!s->version)
+        return 0;
+    v = strndup(s->version, s->version_n);
     if (!v)
         return -ENOMEM;
-    if (info->version && ks_deb_version_compare(v, info->version) <= 0)
+    if (c->info->version && ks_deb_version_compare(v, c->info->version) <= 0)
         return 0;
-    free(info->version);
-    info->version = TAKE_PTR(v);
-    free(info->release);
-    info->release = release_of(package, strlen(package));
-    if (!info->release && st->depends)
-        info->release = ks_packages_depends_release(st->depends, st->depends_n);
+    free(c->info->version);
+    c->info->version = TAKE_PTR(v);
+    free(c->info->release);
+    c->info->release = release_of(c->package, strlen(c->package));
+    if (!c->info->release && s->depends)
+        c->info->release = ks_packages_depends_release(s->depends, s->depends_n);
     return 0;
 }
 
@@ -101,44 +141,13 @@ int ks_packages_index_scan(const char *text, size_t len, const char *package,
                            ks_packages_index_info *ret)
 {
     ks_packages_index_info info = {0};
-    size_t pos = 0, n, vn, pn = strlen(package);
-    const char *l, *v;
-    bool in_stanza = false;
-    stanza st = {0};
+    scan_ctx c = {.package = package, .info = &info};
     int r;
 
-    /* A stanza ends at an empty line; its fields may come in any order. */
-    for (;;) {
-        bool more = ks_next_line(text, len, &pos, &l, &n);
-        if (!more || n == 0 || (n == 1 && l[0] == '\r')) {
-            r = take_stanza(&info, &st, package);
-            if (r < 0) {
-                ks_packages_index_info_done(&info);
-                return r;
-            }
-            st = (stanza){0};
-            in_stanza = false;
-            if (!more)
-                break;
-            continue;
-        }
-        if (l[0] == ' ' || l[0] == '\t')
-            continue; /* a continuation line (Description) */
-        if ((v = field_value(l, n, "Package", &vn))) {
-            if (!in_stanza)
-                info.n_packages++;
-            in_stanza = true;
-            if (vn == pn && memcmp(v, package, pn) == 0) {
-                st.named = true;
-                info.found = true;
-            }
-        } else if ((v = field_value(l, n, "Version", &vn))) {
-            st.version = v;
-            st.version_n = vn;
-        } else if ((v = field_value(l, n, "Depends", &vn))) {
-            st.depends = v;
-            st.depends_n = vn;
-        }
+    r = for_each_stanza(text, len, scan_one, &c);
+    if (r < 0) {
+        ks_packages_index_info_done(&info);
+        return r;
     }
     *ret = info;
     return 0;
@@ -164,4 +173,142 @@ void ks_packages_index_merge(ks_packages_index_info *into, ks_packages_index_inf
         into->release = TAKE_PTR(from->release);
     }
     ks_packages_index_info_done(from);
+}
+
+typedef struct find_ctx {
+    const char *package;
+    ks_packages_stanzas *list;
+} find_ctx;
+
+static int find_one(void *userdata, const stanza *s)
+{
+    find_ctx *c = userdata;
+    ks_packages_stanza *x;
+
+    if (!names(s, c->package) || !s->version)
+        return 0;
+    if (!GREEDY_REALLOC0(c->list->v, c->list->cap, c->list->n + 1))
+        return -ENOMEM;
+    x = &c->list->v[c->list->n];
+    x->version = strndup(s->version, s->version_n);
+    x->depends = s->depends ? strndup(s->depends, s->depends_n) : NULL;
+    if (!x->version || (s->depends && !x->depends)) {
+        free(x->version);
+        free(x->depends);
+        *x = (ks_packages_stanza){0};
+        return -ENOMEM;
+    }
+    c->list->n++;
+    return 0;
+}
+
+int ks_packages_index_find(const char *text, size_t len, const char *package,
+                           ks_packages_stanzas *list)
+{
+    find_ctx c = {.package = package, .list = list};
+
+    assert(text || len == 0);
+    assert(package);
+    assert(list);
+    return for_each_stanza(text, len, find_one, &c);
+}
+
+void ks_packages_stanzas_done(ks_packages_stanzas *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        free(l->v[i].version);
+        free(l->v[i].depends);
+    }
+    free(l->v);
+    *l = (ks_packages_stanzas){0};
+}
+
+int ks_packages_depends_image(const char *depends, char **ret_release)
+{
+    const char *p = depends;
+
+    assert(ret_release);
+    /* "a (>= 1), b | c, linux-image-R (= V)": each comma-separated relation, each of its
+     * alternatives; the first name that is a kernel image counts. */
+    while (p && *p) {
+        size_t n;
+        const char *name, *rel;
+
+        while (*p == ' ' || *p == '\t' || *p == ',' || *p == '|')
+            p++;
+        name = p;
+        n = strcspn(p, " \t,|(");
+        p += n;
+        /* skip a version constraint and an architecture qualifier */
+        while (*p && *p != ',' && *p != '|')
+            p++;
+        rel =
+            n > strlen("linux-image-") && strncmp(name, "linux-image-", 12) == 0 ? name + 12 : NULL;
+        if (!rel)
+            continue;
+        n -= 12;
+        if (memchr(rel, ':', n))
+            n = (size_t)((const char *)memchr(rel, ':', n) - rel); /* "linux-image-R:amd64" */
+        if (n == 0)
+            continue;
+        *ret_release = strndup(rel, n);
+        return *ret_release ? 1 : -ENOMEM;
+    }
+    return 0;
+}
+
+/* apt's QuoteString with URItoFileName's set of bad characters, '/' turned into '_'. */
+static int quote_into(FILE *f, const char *s)
+{
+    static const char bad[] = "\\|{}[]<>\"^~_=!@#$%^&*";
+
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        int r;
+        if (*p <= 0x20 || *p >= 0x7f || strchr(bad, *p))
+            r = fprintf(f, "%%%02x", *p);
+        else
+            r = fputc(*p == '/' ? '_' : *p, f);
+        if (r < 0)
+            return -ENOMEM;
+    }
+    return 0;
+}
+
+char *ks_apt_lists_prefix(const char *uri, const char *suite)
+{
+    _cleanup_free_ char *buf = NULL;
+    const char *rest = uri, *colon, *at, *slash;
+    size_t size = 0;
+    bool flat = ks_endswith(suite, "/");
+    FILE *f;
+    int r;
+
+    assert(uri);
+    assert(suite);
+    /* The scheme goes ("http:", "file:"), then "//" and a "user:password@" before the host. */
+    colon = strchr(uri, ':');
+    if (colon && strcspn(uri, "/") > (size_t)(colon - uri))
+        rest = colon + 1;
+    if (ks_startswith(rest, "//")) {
+        rest += 2;
+        slash = rest + strcspn(rest, "/");
+        at = memchr(rest, '@', (size_t)(slash - rest));
+        if (at)
+            rest = at + 1;
+    }
+    f = open_memstream(&buf, &size);
+    if (!f)
+        return NULL;
+    r = quote_into(f, rest);
+    if (r >= 0 && !ks_endswith(rest, "/") && fputc('_', f) == EOF)
+        r = -ENOMEM;
+    if (r >= 0 && !flat && fputs("dists_", f) == EOF)
+        r = -ENOMEM;
+    if (r >= 0)
+        r = quote_into(f, suite);
+    if (r >= 0 && !flat && fputc('_', f) == EOF)
+        r = -ENOMEM;
+    if (fclose(f) != 0 || r < 0)
+        return NULL;
+    return TAKE_PTR(buf);
 }

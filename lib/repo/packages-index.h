@@ -6,9 +6,9 @@
 
 /*
  * What an apt Packages index (the file apt keeps in its lists folder after `apt-get update`)
- * says about one package: a scan of its stanzas' Package:, Version: and Depends: fields.
- * The index comes from the repository: untrusted, any bytes; the scan is linear and never
- * fails on malformed text (a line that is no field is skipped).
+ * says about one package: a scan of its stanzas' Package:, Version: and Depends: fields,
+ * nothing else. The index comes from the repository: untrusted, any bytes; the scan is linear
+ * and never fails on malformed text (a line that is no field is skipped).
  */
 typedef struct ks_packages_index_info {
     size_t n_packages; /* stanzas with a Package: field */
@@ -28,5 +28,37 @@ void ks_packages_index_info_done(ks_packages_index_info *i);
 /* Adds what another index says to into: the counts, and the higher candidate (from is taken). */
 void ks_packages_index_merge(ks_packages_index_info *into, ks_packages_index_info *from);
 /* The release of a linux-image-RELEASE name in a Depends: value (alternatives, version
- * constraints and :arch allowed), or NULL. Exposed for tests. */
+ * constraints and :arch allowed), or NULL (none, or out of memory): ks_packages_depends_image
+ * on a part of a text. Exposed for tests. */
 char *ks_packages_depends_release(const char *depends, size_t n);
+
+/* Every stanza of one package (an index may list several versions), in file order. */
+typedef struct ks_packages_stanza {
+    char *version; /* never NULL: a stanza without Version: is left out */
+    char *depends; /* the Depends: field as written, NULL when it has none */
+} ks_packages_stanza;
+typedef struct ks_packages_stanzas {
+    ks_packages_stanza *v;
+    size_t n, cap;
+} ks_packages_stanzas;
+
+/* Appends package's stanzas of the index text to list. 0, or -ENOMEM (list keeps what it had). */
+int ks_packages_index_find(const char *text, size_t len, const char *package,
+                           ks_packages_stanzas *list);
+void ks_packages_stanzas_done(ks_packages_stanzas *l);
+
+/*
+ * The kernel release a metapackage brings: the first linux-image-RELEASE among the relations
+ * and alternatives of a Depends: field ("linux-image-6.18.50-x64v3-xanmod1 (= 6.18.50-...)",
+ * an architecture qualifier dropped). 1 with *ret_release (free() it), 0 when none, -ENOMEM.
+ */
+int ks_packages_depends_image(const char *depends, char **ret_release);
+
+/*
+ * The start of the names apt gives the Packages indexes of one source in var/lib/apt/lists
+ * (apt-pkg/contrib/strutl.cc URItoFileName): the URI without its scheme and user, unsafe bytes
+ * and "\|{}[]<>\"^~_=!@#$%^&*" as %xx, '/' as '_'; then "dists_SUITE_" (a flat suite "dir/":
+ * its path). "http://deb.xanmod.org" and "bookworm" give "deb.xanmod.org_dists_bookworm_";
+ * "file:/srv/repo" gives "_srv_repo_dists_bookworm_". NULL: out of memory.
+ */
+char *ks_apt_lists_prefix(const char *uri, const char *suite);
