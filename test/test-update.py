@@ -144,11 +144,13 @@ lines = p.stdout.strip().splitlines()
 check(p.returncode == 0 and len(lines) == 2 and lines[0].startswith("state: pinned")
       and lines[1].startswith("next: kswap"), "status -q: the state line and the next step", p.stdout)
 # apply on the pinned node takes the newest release through the whole trial path: the
-# repository's metapackage brings NEW2, NEW (pinned, running) is the old kernel.
+# repository's metapackage brings NEW2, NEW (pinned, running) is the old kernel. The fake's
+# package is version 2, as in the lists: version 1.0 is installed (apt would not reinstall it).
 debs_new2 = os.path.join(work, "debs-new2")
 os.makedirs(debs_new2)
 subprocess.run(["bash", os.path.join(kstest.FAKES, "make-kernel-deb.sh"), NEW2,
-                os.path.join(debs_new2, META + ".deb"), "--package", META, "--bbr", "builtin"],
+                os.path.join(debs_new2, META + ".deb"), "--package", META, "--version", "2",
+                "--bbr", "builtin"],
                check=True, capture_output=True)
 # From the build folder without --key: the shipped key beside the build (build/data/).
 p, d = kswap(spaced, "--json", "apply", "--yes", KSWAP_FAKE_DEBS=debs_new2)
@@ -180,7 +182,8 @@ r = fresh("installed")
 debs2 = os.path.join(work, "debs2")
 os.makedirs(debs2)
 subprocess.run(["bash", os.path.join(kstest.FAKES, "make-kernel-deb.sh"), NEW2,
-                os.path.join(debs2, META + ".deb"), "--package", META, "--bbr", "builtin"],
+                os.path.join(debs2, META + ".deb"), "--package", META, "--version", "2",
+                "--bbr", "builtin"],
                check=True, capture_output=True)
 subprocess.run([os.path.join(kstest.FAKES, "apt-get"), "install", "-y", os.path.join(debs2, META + ".deb")],
                env=kstest.env(KSWAP_ROOT=r), check=True, capture_output=True)
