@@ -202,6 +202,7 @@ static int run_accept(ks_ctx *ctx, int argc, char **argv)
 {
     _cleanup_(ks_config_freep) ks_config *cfg = NULL;
     ks_accept_opts opts = {.timeout_s = -1};
+    _cleanup_free_ char *words = NULL;
     ks_accept_result res = {0};
     ks_grub_forecast f = {0};
     ks_boot b = {0};
@@ -233,6 +234,8 @@ static int run_accept(ks_ctx *ctx, int argc, char **argv)
     opts.progress = ks_swap_progress;
     opts.check_progress = check_progress;
     opts.userdata = ctx;
+    words = ks_command_words(argc, argv);
+    opts.command = words;
 
     r = ks_accept(ctx->root, &opts, &res);
     if (r < 0) {
@@ -285,6 +288,7 @@ static int run_accept(ks_ctx *ctx, int argc, char **argv)
         ks_warn("no hook in '/%s' ran: the JSON document they read cannot be built: %s",
                 KS_HOOKS_DIR, strerror(ENOMEM));
     json_object_put(doc);
+    bool stays = res.outcome == KS_OUTCOME_HEALTH_FAILED;
     if (res.reboot_claimed) {
         _cleanup_free_ char *err = NULL;
         bool warned = res.metrics_error;
@@ -292,10 +296,22 @@ static int run_accept(ks_ctx *ctx, int argc, char **argv)
         ks_swap_progress(ctx, "accept", "rebooting into the old kernel (once for this trial)");
         if (ks_accept_reboot(ctx->root, &res, &err) < 0)
             ks_error("accept: %s", err ? err : "cannot reboot");
+        else
+            stays = false;
         if (res.metrics_error && !warned)
             ks_warn("metrics.unwritable: %s", res.metrics_error);
     } else if (res.reboot_refused && !res.recorded) {
         ks_warn("not rebooting again: this trial had its one reboot already");
+    }
+    /* The trial kernel keeps running after a failed trial: its deadline and watchdog must not
+     * force a reboot into the old kernel later (kswap.conf(5), on_failure). */
+    if (stays) {
+        _cleanup_free_ char *err = NULL;
+        if (ks_accept_stay(ctx->root, &err) < 0)
+            ks_warn("%s; the trial boot's deadline may still reboot this node", strempty(err));
+        else if (!ctx->quiet)
+            ks_swap_progress(ctx, "accept",
+                             "the trial kernel keeps running: its deadline and watchdog stop");
     }
     ks_grub_forecast_done(&f);
     ks_boot_done(&b);

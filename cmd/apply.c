@@ -46,6 +46,7 @@ static int run_apply(ks_ctx *ctx, int argc, char **argv)
     ks_apply_opts o = {.branch = KS_BRANCH_LTS};
     _cleanup_(ks_config_freep) ks_config *cfg = NULL;
     _cleanup_swap_result_ ks_swap_result res = {0};
+    _cleanup_free_ char *words = NULL;
     bool yes = false, branch = false, dry = false;
     int c, r, n = 0;
 
@@ -125,7 +126,9 @@ static int run_apply(ks_ctx *ctx, int argc, char **argv)
     }
     if (ks_swap_config(ctx, &cfg) < 0)
         return KS_EXIT_ERROR;
+    words = ks_command_words(argc, argv);
     o.common = (ks_swap_common){.config = cfg,
+                                .command = words,
                                 .progress = ks_swap_progress,
                                 .live = isatty(STDERR_FILENO) ? ks_swap_progress_live : NULL,
                                 .trace = ks_swap_trace,

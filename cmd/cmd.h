@@ -10,16 +10,18 @@
 #include "lib/basic/json-util.h"
 #include "lib/basic/root.h"
 #include "lib/engine/lock.h"
+#include "lib/engine/states.h"
 #include "lib/engine/update.h"
 #include "lib/kernel/verify.h"
 
-/* Exit codes: the stable contract (docs/design.md, "Command line and JSON"). */
+/* Exit codes: the stable contract (docs/design.md, "Command line and JSON"), the numbers the
+ * engine's state and outcome tables answer with (lib/engine/states.h). */
 enum {
-    KS_EXIT_OK = 0,      /* done, or may proceed */
-    KS_EXIT_ERROR = 1,   /* could not evaluate or act */
-    KS_EXIT_REFUSED = 2, /* refused or blocked by a finding */
-    KS_EXIT_ACCEPT_FAILED = 3,
-    KS_EXIT_NOTHING = 4, /* nothing to judge yet */
+    KS_EXIT_OK = KS_CODE_OK,           /* done, or may proceed */
+    KS_EXIT_ERROR = KS_CODE_ERROR,     /* could not evaluate or act */
+    KS_EXIT_REFUSED = KS_CODE_REFUSED, /* refused or blocked by a finding */
+    KS_EXIT_ACCEPT_FAILED = KS_CODE_FAILED,
+    KS_EXIT_NOTHING = KS_CODE_NOTHING, /* nothing to judge yet */
 };
 
 /*
@@ -102,6 +104,7 @@ extern const ks_cmd ks_cmd_rollback;
 extern const ks_cmd ks_cmd_accept;
 extern const ks_cmd ks_cmd_check;
 extern const ks_cmd ks_cmd_list;
+extern const ks_cmd ks_cmd_history;
 extern const ks_cmd ks_cmd_metrics;
 extern const ks_cmd ks_cmd_tidy;
 
@@ -157,7 +160,8 @@ const char *ks_color(const ks_ctx *ctx, ks_severity s);
 const char *ks_color_reset(const ks_ctx *ctx);
 
 /*
- * accept.unit-disabled: whether kswap-accept.service starts at boot, as a finding (ok or warn).
+ * accept.unit-disabled: whether kswap-accept.service starts at boot, as a finding (ok, or block:
+ * without it nothing judges the trial boot, and apply refuses; plan says the same).
  * Returns 1 when enabled, 0 when not, negative errno when it cannot be told (no finding added).
  */
 int ks_accept_unit_finding(const ks_ctx *ctx, ks_findings *f);

@@ -674,24 +674,24 @@ int ks_accept_unit_finding(const ks_ctx *ctx, ks_findings *f)
         r = ks_findings_add(f, "accept.unit-disabled", KS_SEV_OK, NULL,
                             KS_ACCEPT_UNIT " starts at boot (%s)", how);
     else if (s == KS_UNIT_DISABLED)
-        r = ks_findings_add(f, "accept.unit-disabled", KS_SEV_WARN,
+        r = ks_findings_add(f, "accept.unit-disabled", KS_SEV_BLOCK,
                             "systemctl enable " KS_ACCEPT_UNIT,
                             KS_ACCEPT_UNIT " is installed but not enabled (%s): the trial boot "
                                            "would run unjudged",
                             how);
     else if (s == KS_UNIT_MASKED)
         r = ks_findings_add(
-            f, "accept.unit-disabled", KS_SEV_WARN,
+            f, "accept.unit-disabled", KS_SEV_BLOCK,
             "systemctl unmask " KS_ACCEPT_UNIT " && systemctl enable " KS_ACCEPT_UNIT,
             KS_ACCEPT_UNIT " is masked (%s): the trial boot would run unjudged", how);
     else if (s == KS_UNIT_RUNTIME)
-        r = ks_findings_add(f, "accept.unit-disabled", KS_SEV_WARN,
+        r = ks_findings_add(f, "accept.unit-disabled", KS_SEV_BLOCK,
                             "systemctl enable " KS_ACCEPT_UNIT,
                             KS_ACCEPT_UNIT " is enabled for this boot only (%s): the trial boot "
                                            "would run unjudged",
                             how);
     else
-        r = ks_findings_add(f, "accept.unit-disabled", KS_SEV_WARN,
+        r = ks_findings_add(f, "accept.unit-disabled", KS_SEV_BLOCK,
                             "install kswap's package, or copy " KS_ACCEPT_UNIT
                             " to /etc/systemd/system, then systemctl enable " KS_ACCEPT_UNIT,
                             KS_ACCEPT_UNIT " is not installed (%s): the trial boot would run "

@@ -12,6 +12,7 @@ static int run_pin(ks_ctx *ctx, int argc, char **argv)
 {
     _cleanup_(ks_config_freep) ks_config *cfg = NULL;
     _cleanup_swap_result_ ks_swap_result res = {0};
+    _cleanup_free_ char *words = ks_command_words(argc, argv);
     bool force = false;
     int c, r;
 
@@ -26,6 +27,7 @@ static int run_pin(ks_ctx *ctx, int argc, char **argv)
         return KS_EXIT_ERROR;
     r = ks_pin(ctx->root,
                &(ks_swap_common){.config = cfg,
+                                 .command = words,
                                  .progress = ks_swap_progress,
                                  .live = isatty(STDERR_FILENO) ? ks_swap_progress_live : NULL,
                                  .trace = ks_swap_trace,

@@ -3,6 +3,7 @@
 #include <limits.h>
 
 #include "cmd/cmd.h"
+#include "lib/engine/orphan.h"
 #include "lib/basic/escape.h"
 #include "lib/basic/fileio.h"
 #include "lib/engine/plan.h"
@@ -168,6 +169,28 @@ static const ks_option plan_options[] = {
     {},
 };
 
+/* trial.orphaned: a kswap trial in GRUB's setup that the state journal does not know (warn: apply
+ * sets GRUB's default and the trial entries itself; 'kswap rollback' disarms it). */
+static int orphan_finding(const ks_ctx *ctx, ks_findings *f)
+{
+    _cleanup_(ks_orphan_trial_done) ks_orphan_trial o = {0};
+    _cleanup_free_ char *err = NULL;
+    ks_journal *j = NULL;
+    ks_boot b = {0};
+    int r = 0;
+
+    if (ks_boot_load(ctx->root, &b, NULL) < 0)
+        return 0;
+    if (ks_journal_load(ctx->root, &j, &err) < 0)
+        j = NULL;
+    r = ks_orphan_trial_find(ctx->root, &b, j, &o);
+    if (r > 0)
+        r = ks_orphan_trial_finding(&o, KS_SEV_WARN, f);
+    ks_journal_free(j);
+    ks_boot_done(&b);
+    return r < 0 ? r : 0;
+}
+
 static int run_plan(ks_ctx *ctx, int argc, char **argv)
 {
     ks_plan_opts opts = {.branch = KS_BRANCH_LTS};
@@ -221,6 +244,8 @@ static int run_plan(ks_ctx *ctx, int argc, char **argv)
         r = -ENOMEM;
     if (r >= 0 && ks_accept_unit_finding(ctx, &p.findings) < 0)
         ks_warn("cannot tell whether kswap-accept.service is enabled");
+    if (r >= 0 && orphan_finding(ctx, &p.findings) < 0)
+        r = -ENOMEM;
     if (r < 0) {
         if (p.error_detail)
             ks_error("cannot assess '%s': %s", ks_root_path(ctx->root), p.error_detail);

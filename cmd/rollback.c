@@ -39,6 +39,7 @@ static int run_rollback(ks_ctx *ctx, int argc, char **argv)
 {
     _cleanup_(ks_config_freep) ks_config *cfg = NULL;
     _cleanup_swap_result_ ks_swap_result res = {0};
+    _cleanup_free_ char *words = ks_command_words(argc, argv);
     bool purge = false, reboot = false, yes = false;
     int c, r;
 
@@ -69,6 +70,7 @@ static int run_rollback(ks_ctx *ctx, int argc, char **argv)
     }
     r = ks_rollback(ctx->root,
                     &(ks_swap_common){.config = cfg,
+                                      .command = words,
                                       .progress = ks_swap_progress,
                                       .live = isatty(STDERR_FILENO) ? ks_swap_progress_live : NULL,
                                       .trace = ks_swap_trace,

@@ -7,18 +7,23 @@
 #include "cmd/swap-output.h"
 #include "lib/engine/journal.h"
 #include "lib/engine/lock.h"
+#include "lib/engine/orphan.h"
 #include "lib/engine/trial.h"
 #include "lib/engine/update.h"
 
-/* Loads the journal for display; a broken one is reported, never reset. */
-static ks_journal *load_journal(const ks_ctx *ctx)
+/* Loads the journal for display; a broken one is reported (its error in *ret_error), never
+ * reset. */
+static ks_journal *load_journal(const ks_ctx *ctx, char **ret_error)
 {
     _cleanup_free_ char *err = NULL;
     ks_journal *j = NULL;
     int r = ks_journal_load(ctx->root, &j, &err);
-    if (r < 0)
+    if (r < 0) {
         ks_error("cannot read the state journal '/%s': %s", KS_JOURNAL_PATH,
                  err ? err : strerror(-r));
+        if (ret_error && !*ret_error)
+            *ret_error = err ? TAKE_PTR(err) : strdup(strerror(-r));
+    }
     return r < 0 ? NULL : j;
 }
 
@@ -44,26 +49,18 @@ static void print_journal(const ks_ctx *ctx, const ks_journal *j)
         ks_printf("reason: %s\n", reason);
 }
 
-/* The exit code of accept for a journal: 0 trial-ok, 3 failed, 4 nothing judged (yet). */
+/* The exit code of accept for a journal (lib/engine/states.h): 0 trial-ok, 3 failed, 4 nothing
+ * judged (yet). */
 static int verdict_exit(const ks_journal *j)
 {
-    switch (j ? ks_journal_outcome(j) : KS_OUTCOME_NONE) {
-    case KS_OUTCOME_TRIAL_OK:
-        return KS_EXIT_OK;
-    case KS_OUTCOME_HEALTH_FAILED:
-    case KS_OUTCOME_FELL_BACK:
-    case KS_OUTCOME_TRIAL_HUNG:
-        return KS_EXIT_ACCEPT_FAILED;
-    default:
-        return KS_EXIT_NOTHING;
-    }
+    return ks_outcome_info_get(j ? ks_journal_outcome(j) : KS_OUTCOME_NONE)->exit_code;
 }
 
+/* A trial armed or running without a verdict yet. */
 static bool trial_pending(const ks_journal *j)
 {
-    ks_state s = ks_journal_state(j);
-    return verdict_exit(j) == KS_EXIT_NOTHING && ks_journal_armed_boot_id(j) &&
-           (s == KS_STATE_ARMED || s == KS_STATE_TRIAL_BOOTED);
+    return !ks_outcome_info_get(ks_journal_outcome(j))->final && ks_journal_armed_boot_id(j) &&
+           ks_state_info_get(ks_journal_state(j))->trial;
 }
 
 /* Armed on this very boot: no verdict can come before a reboot. */
@@ -104,7 +101,7 @@ static ks_journal *wait_verdict(const ks_ctx *ctx, int timeout_s, const char *bo
     bool told = false, told_pin = false;
 
     for (;;) {
-        ks_journal *j = load_journal(ctx);
+        ks_journal *j = load_journal(ctx, NULL);
         if (!j || mono_s() >= deadline)
             return j;
         if (!trial_pending(j)) {
@@ -131,17 +128,32 @@ static ks_journal *wait_verdict(const ks_ctx *ctx, int timeout_s, const char *bo
 }
 
 /*
- * --ack: the operator has seen the outcome. Clears the login line and, once the trial is
- * judged, the flag that makes kswap-accept.service write it again at every boot. The only
- * change status makes, and only when asked.
+ * --ack: the operator has seen the outcome (lib/engine/swap.h, ks_acknowledge): the login line,
+ * the trial flag once judged, and a failed swap closed. The only change status makes, and only
+ * when asked. Returns the exit code of that part.
  */
-static void acknowledge(const ks_ctx *ctx, const ks_journal *j)
+static int acknowledge(ks_ctx *ctx, int argc, char **argv)
 {
-    int r = ks_motd_clear(ctx->root);
-    if (r < 0)
-        ks_warn("cannot remove '/%s': %s", KS_MOTD_PATH, strerror(-r));
-    if (j && !trial_pending(j) && (r = ks_trial_flag_clear(ctx->root)) < 0)
-        ks_warn("cannot remove '/%s': %s", KS_TRIAL_FLAG_PATH, strerror(-r));
+    _cleanup_(ks_config_freep) ks_config *cfg = NULL;
+    _cleanup_swap_result_ ks_swap_result res = {0};
+    _cleanup_free_ char *words = ks_command_words(argc, argv);
+    int r;
+
+    if (ks_swap_config(ctx, &cfg) < 0)
+        return KS_EXIT_ERROR;
+    r = ks_acknowledge(ctx->root, &(ks_swap_common){.config = cfg, .command = words}, &res);
+    if (res.status == KS_SWAP_FAILED || res.status == KS_SWAP_BUSY) {
+        ks_error("status --ack: %s", res.error ? res.error : strerror(-r));
+        return KS_EXIT_ERROR;
+    }
+    for (size_t i = 0; i < res.findings.n; i++)
+        ks_warn("%s", res.findings.v[i].message);
+    if (!ctx->quiet)
+        ks_fprintf(stderr, "[status] %s\n",
+                   res.status == KS_SWAP_ALREADY ? "nothing to acknowledge"
+                                                 : "acknowledged: the login line is gone and a "
+                                                   "failed swap is closed");
+    return KS_EXIT_OK;
 }
 
 static const ks_option status_options[] = {
@@ -155,9 +167,12 @@ static const ks_option status_options[] = {
 static int run_status(ks_ctx *ctx, int argc, char **argv)
 {
     bool do_wait = false, ack = false, have_timeout = false, have_forecast, history = false;
-    int timeout_s = 900;
-    _cleanup_free_ char *running = NULL, *boot_id = NULL, *apply_command = NULL;
+    int timeout_s = 900, ack_code = KS_EXIT_OK;
+    _cleanup_free_ char *running = NULL, *boot_id = NULL, *jerr = NULL, *gerr = NULL,
+                        *apply_command = NULL;
+    _cleanup_(ks_orphan_trial_done) ks_orphan_trial orphan = {0};
     _cleanup_(ks_update_done) ks_update update = {0};
+    bool orphaned = false, drifted = false;
     ks_next next = {0};
     ks_findings findings = {0};
     ks_grub_forecast f = {0};
@@ -195,36 +210,66 @@ static int run_status(ks_ctx *ctx, int argc, char **argv)
 
     (void)ks_root_read_line(ctx->root, "proc/sys/kernel/osrelease", &running);
     (void)ks_root_read_line(ctx->root, "proc/sys/kernel/random/boot_id", &boot_id);
-    j = do_wait ? wait_verdict(ctx, timeout_s, boot_id) : load_journal(ctx);
-    next = ks_next_step(j, running, boot_id);
-    /* Day two: a newer release of the node's branch is what comes next (lib/engine/update.h). */
+    if (ack)
+        ack_code = acknowledge(ctx, argc, argv);
+    j = do_wait ? wait_verdict(ctx, timeout_s, boot_id) : load_journal(ctx, &jerr);
+    have_forecast = ks_collect_forecast(ctx, &b, &f, &findings) >= 0;
+    /* A trial in GRUB's setup the journal does not know (lost or damaged): said, with the way
+     * out (lib/engine/orphan.h). */
+    if (have_forecast) {
+        int o = ks_orphan_trial_find(ctx->root, &b, j, &orphan);
+        orphaned = o > 0;
+        if (orphaned && ks_orphan_trial_finding(&orphan, KS_SEV_WARN, &findings) < 0)
+            orphaned = false;
+    }
+    /* GRUB's next boots against what the journal's state promises (lib/engine/next-step.h). */
+    if (have_forecast && j && !ks_state_forecast_holds(j, &f, boot_id)) {
+        drifted = true;
+        if (ks_findings_add(&findings, "grub.next-boots-changed", KS_SEV_WARN,
+                            "run the next step below",
+                            "the journal says %s, but the next boots are not the ones kswap set "
+                            "up: someone changed grubenv or grub.cfg",
+                            ks_state_to_string(ks_journal_state(j))) < 0)
+            drifted = false;
+    }
+    if (!have_forecast) {
+        ks_boot nb = {0};
+        if (ks_boot_load(ctx->root, &nb, &gerr) >= 0 || !gerr)
+            gerr = gerr ? gerr : strdup("cannot forecast the next boots");
+        ks_boot_done(&nb);
+    }
+    /* Day two: a newer release of the node's branch is what comes next (lib/engine/update.h);
+     * the engine's rules say when it is (lib/engine/next-step.c). */
     if (j && !do_wait) {
         _cleanup_(ks_config_freep) ks_config *cfg = NULL;
         _cleanup_free_ char *cfg_err = NULL;
 
         /* An unreadable configuration is the other commands' error: the defaults here. */
         (void)ks_config_load(ctx->root, ctx->config_path, &cfg, &cfg_err);
-        if (ks_update_check_node(ctx->root, cfg, &update) >= 0 && update.newest &&
-            (apply_command = ks_command_line(ctx, "apply"))) {
-            free(next.why);
-            next.command = apply_command;
-            next.why =
-                ks_asprintf("%s is %s, newer than %s: a trial boot of it, %s stays the way "
-                            "back",
-                            update.newest,
-                            update.installed ? "installed but not the default" : "in apt's lists",
-                            update.current, update.current);
-        }
+        if (ks_update_check_node(ctx->root, cfg, &update) >= 0 && update.newest)
+            apply_command = ks_command_line(ctx, "apply");
     }
-    if (ack)
-        acknowledge(ctx, j);
-    have_forecast = ks_collect_forecast(ctx, &b, &f, &findings) >= 0;
+    if (ks_next_step(&(ks_next_input){.j = j,
+                                      .journal_error = jerr,
+                                      .running = running,
+                                      .boot_id = boot_id,
+                                      .orphan = orphaned ? &orphan : NULL,
+                                      .grub_error = gerr,
+                                      .drifted = drifted,
+                                      .update_newest = update.newest,
+                                      .update_current = update.current,
+                                      .update_installed = update.installed,
+                                      .update_command = apply_command},
+                     &next) < 0)
+        next = (ks_next){0};
     if (!have_forecast || !j)
         r = KS_EXIT_ERROR; /* a journal that cannot be read is never shown as idle */
     else if (do_wait)
         r = verdict_exit(j);
-    else if (!ack)
-        r = next.exit_code; /* one code per state; --ack did what was asked: 0 */
+    else if (ack)
+        r = ack_code; /* --ack did what was asked: 0 */
+    else
+        r = next.exit_code; /* one code per state (lib/engine/next-step.h) */
     if (ctx->json) {
         /* Even when the boot setup cannot be read: the journal, and what went wrong. */
         ks_json_builder jb = {0};
@@ -238,14 +283,14 @@ static int run_status(ks_ctx *ctx, int argc, char **argv)
         ks_jb_add(&jb, o, "journal", j ? ks_jb_part(&jb, ks_journal_to_json(j)) : NULL);
         ks_jb_add(&jb, o, "grub", have_forecast ? ks_jb_part(&jb, ks_json_grub(&b, &f)) : NULL);
         ks_jb_add(&jb, o, "findings", ks_jb_part(&jb, ks_json_findings(&findings)));
-        if (j)
-            ks_json_add_next(&jb, o, &next);
+        ks_json_add_next(&jb, o, &next);
         if (j && !do_wait)
             ks_jb_add(&jb, o, "update", ks_jb_part(&jb, ks_json_update(&update, apply_command)));
         if (ks_print_json_built("status", &jb, o) != KS_EXIT_OK)
             r = KS_EXIT_ERROR;
     } else if (!have_forecast) {
-        goto out;
+        ks_printf("\n");
+        ks_print_next(&next);
     } else if (ctx->quiet) {
         /* -q (cron): the state line alone, and what to do when something is to be done. */
         if (j)
@@ -266,13 +311,10 @@ static int run_status(ks_ctx *ctx, int argc, char **argv)
             ks_printf("\n");
             ks_print_findings(ctx, &findings);
         }
-        if (j) {
-            ks_printf("\n");
-            ks_print_next(&next);
-        }
+        ks_printf("\n");
+        ks_print_next(&next);
     }
-out:
-    free(next.why);
+    ks_next_done(&next);
     ks_journal_free(j);
     ks_grub_forecast_done(&f);
     ks_boot_done(&b);

@@ -6,6 +6,7 @@
 #include "lib/basic/escape.h"
 #include "cmd/forecast.h"
 #include "cmd/swap-output.h"
+#include "lib/engine/apply-source.h"
 
 static double mono_now(void)
 {
@@ -86,91 +87,34 @@ void ks_swap_trace(void *userdata, const char *what, const char *message)
     ks_fprintf(stderr, "  %s %s\n", what, message);
 }
 
-static bool failed_outcome(ks_outcome o)
+char *ks_command_words(int argc, char **argv)
 {
-    return o == KS_OUTCOME_HEALTH_FAILED || o == KS_OUTCOME_FELL_BACK;
+    char *line = NULL;
+
+    for (int i = 0; i < argc; i++) {
+        _cleanup_free_ char *q = ks_shell_quote(argv[i]);
+        char *n = q ? ks_asprintf("%s%s%s", strempty(line), line ? " " : "", q) : NULL;
+        free(line);
+        line = n;
+        if (!line)
+            return NULL;
+    }
+    return line;
 }
 
-ks_next ks_next_step(const ks_journal *j, const char *running, const char *boot_id)
+int ks_next_for_journal(const ks_ctx *ctx, const ks_journal *j, const ks_orphan_trial *orphan,
+                        const char *journal_error, ks_next *ret)
 {
-    ks_state s = j ? ks_journal_state(j) : KS_STATE_IDLE;
-    ks_outcome o = j ? ks_journal_outcome(j) : KS_OUTCOME_NONE;
-    const char *old = j ? ks_journal_get(j, KS_JF_OLD_KERNEL) : NULL;
-    const char *new = j ? ks_journal_get(j, KS_JF_NEW_KERNEL) : NULL;
-    const char *armed = j ? ks_journal_armed_boot_id(j) : NULL;
+    _cleanup_free_ char *running = NULL, *boot_id = NULL;
 
-    old = old ? old : "the old kernel";
-    new = new ? new : "the new kernel";
-    switch (s) {
-    case KS_STATE_IDLE:
-        return (ks_next){"kswap plan", ks_asprintf("assess this host, then 'kswap apply'"), 0};
-    case KS_STATE_PREPARED:
-    case KS_STATE_INSTALLED:
-    case KS_STATE_VERIFIED:
-        return (ks_next){"kswap apply --yes",
-                         ks_asprintf("an apply stopped after '%s': running it again resumes; "
-                                     "'kswap rollback' undoes it",
-                                     ks_state_to_string(s)),
-                         KS_EXIT_NOTHING};
-    case KS_STATE_ARMED:
-        if (armed && boot_id && streq(armed, boot_id))
-            return (ks_next){"kswap apply --reboot",
-                             ks_asprintf("reboot to start the trial of %s (kswap looks at what "
-                                         "the next boots load first); 'kswap rollback' cancels it",
-                                         new),
-                             KS_EXIT_NOTHING};
-        __attribute__((fallthrough));
-    case KS_STATE_TRIAL_BOOTED:
-        if (o == KS_OUTCOME_TRIAL_OK && running && j && ks_journal_get(j, KS_JF_NEW_KERNEL) &&
-            !streq(running, new))
-            return (ks_next){"kswap apply",
-                             ks_asprintf("acceptance passed on %s, but the machine restarted "
-                                         "before it was pinned and %s runs: apply tries it "
-                                         "again, 'kswap pin --force' pins it without a trial",
-                                         new, running),
-                             KS_EXIT_ACCEPT_FAILED};
-        if (o == KS_OUTCOME_TRIAL_OK)
-            return (ks_next){"kswap pin",
-                             ks_asprintf("acceptance passed on %s but it is not pinned yet", new),
-                             KS_EXIT_OK};
-        return (ks_next){"kswap status --wait",
-                         ks_asprintf("the trial boot of %s waits for kswap-accept.service's "
-                                     "verdict (journalctl -u kswap-accept.service)",
-                                     new),
-                         KS_EXIT_NOTHING};
-    case KS_STATE_PINNED:
-        if (running && !streq(running, new))
-            return (ks_next){"systemctl reboot",
-                             ks_asprintf("%s is pinned but %s runs", new, running), KS_EXIT_OK};
-        return (ks_next){NULL, ks_asprintf("nothing to do: %s starts on every boot", new),
-                         KS_EXIT_OK};
-    case KS_STATE_FAILED:
-        return (ks_next){"kswap rollback",
-                         ks_asprintf("the swap to %s failed (see the reason): rollback makes %s "
-                                     "the default again, --purge also removes what was installed",
-                                     new, old),
-                         KS_EXIT_ACCEPT_FAILED};
-    case KS_STATE_ROLLED_BACK:
-        if (running && !streq(running, old))
-            return (ks_next){"kswap rollback --reboot",
-                             ks_asprintf("%s is the default again but %s still runs (kswap looks "
-                                         "at what the next boots load before it reboots)",
-                                         old, running),
-                             failed_outcome(o) ? KS_EXIT_ACCEPT_FAILED : KS_EXIT_OK};
-        if (failed_outcome(o))
-            return (ks_next){"journalctl -b -1 -p warning",
-                             ks_asprintf("the trial of %s failed (%s) and %s runs again: read "
-                                         "why, then 'kswap apply' again or 'kswap rollback "
-                                         "--purge'",
-                                         new, ks_outcome_to_string(o), old),
-                             KS_EXIT_ACCEPT_FAILED};
-        return (ks_next){
-            "kswap rollback --purge",
-            ks_asprintf("%s is the default; --purge removes what kswap installed", old),
-            KS_EXIT_OK};
-    default:
-        return (ks_next){"kswap status", ks_asprintf("unknown state"), KS_EXIT_ERROR};
-    }
+    (void)ks_root_read_line(ctx->root, "proc/sys/kernel/osrelease", &running);
+    (void)ks_root_read_line(ctx->root, "proc/sys/kernel/random/boot_id", &boot_id);
+    return ks_next_step(&(ks_next_input){.j = j,
+                                         .journal_error = journal_error,
+                                         .running = running,
+                                         .boot_id = boot_id,
+                                         .orphan = orphan},
+                        ret);
 }
 
 void ks_print_next(const ks_next *n)
@@ -198,11 +142,10 @@ int ks_swap_config(const ks_ctx *ctx, ks_config **ret)
 
 int ks_swap_render(const ks_ctx *ctx, const char *what, const ks_swap_result *r)
 {
-    _cleanup_free_ char *running = NULL, *boot_id = NULL;
     ks_boot b = {0};
     ks_grub_forecast f = {0};
     bool have_forecast;
-    ks_next next;
+    ks_next next = {0};
     int exit_code;
 
     switch (r->status) {
@@ -211,6 +154,7 @@ int ks_swap_render(const ks_ctx *ctx, const char *what, const ks_swap_result *r)
         exit_code = KS_EXIT_OK;
         break;
     case KS_SWAP_REFUSED:
+    case KS_SWAP_BLOCKED:
         exit_code = KS_EXIT_REFUSED;
         break;
     default:
@@ -220,28 +164,25 @@ int ks_swap_render(const ks_ctx *ctx, const char *what, const ks_swap_result *r)
     progress_end(ctx);
     /* Whatever happened, show what the next boots will be: that is what an operator needs. */
     have_forecast = ks_collect_forecast(ctx, &b, &f, NULL) >= 0;
-    (void)ks_root_read_line(ctx->root, "proc/sys/kernel/osrelease", &running);
-    (void)ks_root_read_line(ctx->root, "proc/sys/kernel/random/boot_id", &boot_id);
+    /* What the result itself calls for; else the journal's state (lib/engine/next-step.h). */
     if (r->status == KS_SWAP_BUSY)
         next = (ks_next){NULL,
                          ks_asprintf("another kswap holds the lock: run this again when it "
                                      "is done"),
                          exit_code};
     else if (r->status == KS_SWAP_REFUSED && ks_findings_get(&r->findings, "accept.fails-now"))
-        next = (ks_next){"kswap check",
+        next = (ks_next){strdup("kswap check"),
                          ks_asprintf("accept's checklist fails on this kernel: see which check, "
                                      "fix it or leave it out ([accept] ignore), then apply"),
                          exit_code};
     else if (r->dry && r->status == KS_SWAP_DONE)
-        next = (ks_next){"kswap apply --yes",
+        next = (ks_next){r->dry->apply_command ? strdup(r->dry->apply_command) : NULL,
                          ks_asprintf("the same without --dry-run makes these changes"), exit_code};
     else if (r->rebooting)
-        next = (ks_next){"kswap status --wait",
-                         ks_asprintf("after the reboot: wait for the "
-                                     "verdict"),
-                         exit_code};
-    else
-        next = ks_next_step(r->journal, running, boot_id);
+        next = (ks_next){strdup("kswap status --wait"),
+                         ks_asprintf("after the reboot: wait for the verdict"), exit_code};
+    else if (ks_next_for_journal(ctx, r->journal, NULL, NULL, &next) < 0)
+        next = (ks_next){0};
 
     if (ctx->json) {
         ks_json_builder jb = {0};
@@ -249,12 +190,9 @@ int ks_swap_render(const ks_ctx *ctx, const char *what, const ks_swap_result *r)
             r->journal ? ks_jb_part(&jb, ks_journal_to_json(r->journal)) : ks_jb_object(&jb);
 
         ks_jb_add(&jb, o, "result",
-                  ks_jb_string(&jb, r->status == KS_SWAP_DONE && r->dry ? "dry-run"
-                                    : r->status == KS_SWAP_DONE         ? "done"
-                                    : r->status == KS_SWAP_ALREADY      ? "unchanged"
-                                    : r->status == KS_SWAP_REFUSED      ? "refused"
-                                    : r->status == KS_SWAP_BUSY         ? "busy"
-                                                                        : "failed"));
+                  ks_jb_string(&jb, r->status == KS_SWAP_DONE && r->dry
+                                        ? "dry-run"
+                                        : ks_swap_status_to_string(r->status)));
         ks_jb_add(&jb, o, "error", ks_jb_string(&jb, r->status == KS_SWAP_DONE ? NULL : r->error));
         ks_jb_add(&jb, o, "output", ks_jb_string(&jb, r->output));
         ks_jb_add(&jb, o, "findings", ks_jb_part(&jb, ks_json_findings(&r->findings)));
@@ -296,6 +234,6 @@ int ks_swap_render(const ks_ctx *ctx, const char *what, const ks_swap_result *r)
         ks_error("%s: %s", what, strempty(r->error));
     ks_grub_forecast_done(&f);
     ks_boot_done(&b);
-    free(next.why);
+    ks_next_done(&next);
     return exit_code;
 }

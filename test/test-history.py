@@ -166,8 +166,10 @@ check(d and not any(f["id"] == "kernel.newer-not-default" for f in d.get("findin
 # apt upgrade: the meta package brings NEW2 and its hook regenerates grub.cfg.
 debs2 = os.path.join(work, "debs2")
 os.makedirs(debs2, exist_ok=True)
+# A newer version of the package, as apt upgrades it (the same version is not installed again).
 subprocess.run(["bash", os.path.join(kstest.FAKES, "make-kernel-deb.sh"), NEW2,
-                os.path.join(debs2, meta + ".deb"), "--package", meta, "--bbr", "builtin"],
+                os.path.join(debs2, meta + ".deb"), "--package", meta, "--bbr", "builtin",
+                "--version", "2.0"],
                check=True, capture_output=True)
 for argv in ([os.path.join(kstest.FAKES, "apt-get"), "install", "-y", os.path.join(debs2, meta + ".deb")],
              [os.path.join(kstest.FAKES, "update-grub")]):

@@ -21,8 +21,8 @@ failed = 0
 # Each case: files ("path": text, or "->target" for a symlink), kswap's severity, a word of its
 # message, and what systemctl is-enabled prints (None: systemctl answers another question).
 CASES = [
-    ("no unit file", {}, "warn", "not installed", "not-found|No such file"),
-    ("vendor file, no link", {"usr/lib/systemd/system/" + UNIT: BODY}, "warn", "not enabled",
+    ("no unit file", {}, "block", "not installed", "not-found|No such file"),
+    ("vendor file, no link", {"usr/lib/systemd/system/" + UNIT: BODY}, "block", "not enabled",
      "disabled"),
     ("vendor file, /etc link", {
         "usr/lib/systemd/system/" + UNIT: BODY,
@@ -50,22 +50,22 @@ CASES = [
         "usr/lib/systemd/system/" + UNIT: BODY,
         "etc/systemd/system/" + UNIT: "->/dev/null",
         "etc/systemd/system/multi-user.target.wants/" + UNIT: "->/usr/lib/systemd/system/" + UNIT,
-    }, "warn", "masked", "masked"),
+    }, "block", "masked", "masked"),
     ("masked by an empty file in /etc", {
         "usr/lib/systemd/system/" + UNIT: BODY,
         "etc/systemd/system/" + UNIT: "",
         "etc/systemd/system/multi-user.target.wants/" + UNIT: "->/usr/lib/systemd/system/" + UNIT,
-    }, "warn", "masked", "masked"),
+    }, "block", "masked", "masked"),
     ("masked in /run", {
         "usr/lib/systemd/system/" + UNIT: BODY,
         "run/systemd/system/" + UNIT: "->/dev/null",
         "etc/systemd/system/multi-user.target.wants/" + UNIT: "->/usr/lib/systemd/system/" + UNIT,
-    }, "warn", "masked", "masked-runtime"),
+    }, "block", "masked", "masked-runtime"),
     # systemctl says enabled-runtime; the trial boot comes after a reboot, which clears /run.
     ("enabled in /run only", {
         "usr/lib/systemd/system/" + UNIT: BODY,
         "run/systemd/system/multi-user.target.wants/" + UNIT: "->/usr/lib/systemd/system/" + UNIT,
-    }, "warn", "this boot only", "enabled-runtime"),
+    }, "block", "this boot only", "enabled-runtime"),
     # A package's own link: systemctl reports the enablement (none), the boot starts it.
     ("vendor link in /usr/lib", {
         "usr/lib/systemd/system/" + UNIT: BODY,
@@ -80,11 +80,11 @@ CASES = [
     ("a link of another name to nothing of ours", {
         "usr/lib/systemd/system/" + UNIT: BODY,
         "etc/systemd/system/multi-user.target.wants/other.service": "->/usr/lib/systemd/system/" + UNIT,
-    }, "warn", "not enabled", None),
+    }, "block", "not enabled", None),
     ("a .wants file that is no directory", {
         "usr/lib/systemd/system/" + UNIT: BODY,
         "etc/systemd/system/multi-user.target.wants": "not a directory",
-    }, "warn", "not enabled", "disabled"),
+    }, "block", "not enabled", "disabled"),
 ]
 
 

@@ -129,11 +129,12 @@ d = plan(spaced)
 check((d.get("update") or {}).get("command") == f"kswap --root '{spaced}' apply",
       "a root with a space is quoted for the shell", d.get("update"))
 
-# 2b. status says it too: the update line, next = the command (exit 0: the node is healthy),
+# 2b. status says it too: the update line, next = the command with --yes, as it runs without a
+# terminal (issue 31; exit 0: the node is healthy),
 # JSON's update; -q: the state line and the next step only.
 p, d = kswap(spaced, "--json", "status")
 check(p.returncode == 0 and d and (d.get("update") or {}).get("newest") == NEW2
-      and d.get("next") == f"kswap --root '{spaced}' apply" and NEW2 in (d.get("next_reason") or ""),
+      and d.get("next") == f"kswap --root '{spaced}' apply --yes" and NEW2 in (d.get("next_reason") or ""),
       "status --json: update and next", d and {k: d.get(k) for k in ("update", "next", "next_reason")})
 p, _ = kswap(spaced, "status")
 check(p.returncode == 0 and re.search(rf"^update: {re.escape(NEW2)} . in apt's lists", p.stdout, re.M)
@@ -143,11 +144,13 @@ lines = p.stdout.strip().splitlines()
 check(p.returncode == 0 and len(lines) == 2 and lines[0].startswith("state: pinned")
       and lines[1].startswith("next: kswap"), "status -q: the state line and the next step", p.stdout)
 # apply on the pinned node takes the newest release through the whole trial path: the
-# repository's metapackage brings NEW2, NEW (pinned, running) is the old kernel.
+# repository's metapackage brings NEW2, NEW (pinned, running) is the old kernel. The fake's
+# package is version 2, as in the lists: version 1.0 is installed (apt would not reinstall it).
 debs_new2 = os.path.join(work, "debs-new2")
 os.makedirs(debs_new2)
 subprocess.run(["bash", os.path.join(kstest.FAKES, "make-kernel-deb.sh"), NEW2,
-                os.path.join(debs_new2, META + ".deb"), "--package", META, "--bbr", "builtin"],
+                os.path.join(debs_new2, META + ".deb"), "--package", META, "--version", "2",
+                "--bbr", "builtin"],
                check=True, capture_output=True)
 # From the build folder without --key: the shipped key beside the build (build/data/).
 p, d = kswap(spaced, "--json", "apply", "--yes", KSWAP_FAKE_DEBS=debs_new2)
@@ -179,7 +182,8 @@ r = fresh("installed")
 debs2 = os.path.join(work, "debs2")
 os.makedirs(debs2)
 subprocess.run(["bash", os.path.join(kstest.FAKES, "make-kernel-deb.sh"), NEW2,
-                os.path.join(debs2, META + ".deb"), "--package", META, "--bbr", "builtin"],
+                os.path.join(debs2, META + ".deb"), "--package", META, "--version", "2",
+                "--bbr", "builtin"],
                check=True, capture_output=True)
 subprocess.run([os.path.join(kstest.FAKES, "apt-get"), "install", "-y", os.path.join(debs2, META + ".deb")],
                env=kstest.env(KSWAP_ROOT=r), check=True, capture_output=True)

@@ -359,6 +359,26 @@ int ks_unlink_durable(const ks_root *root, const char *path)
     return fsync(dfd) < 0 ? -errno : 0;
 }
 
+int ks_rename_durable(const ks_root *root, const char *path, const char *new_name)
+{
+    _cleanup_free_ char *dir = NULL, *base = NULL;
+    _cleanup_close_ int dfd = -EBADF;
+    int r;
+
+    assert(root);
+    assert(path);
+    assert(new_name && !strchr(new_name, '/'));
+    r = split_path(path, &dir, &base);
+    if (r < 0)
+        return r;
+    dfd = ks_root_open_at(root, dir, O_RDONLY | O_DIRECTORY, 0);
+    if (dfd < 0)
+        return dfd;
+    if (renameat(dfd, base, dfd, new_name) < 0)
+        return -errno;
+    return fsync(dfd) < 0 ? -errno : 0;
+}
+
 int ks_unlink_if_exists(const ks_root *root, const char *path)
 {
     int r;

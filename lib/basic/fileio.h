@@ -104,6 +104,9 @@ int ks_fs_checkpoint_path(const ks_root *r, const char *path);
 int ks_unlink_durable(const ks_root *r, const char *path);
 /* ks_unlink_durable() of a file that may be absent: 0 when it was not there. */
 int ks_unlink_if_exists(const ks_root *r, const char *path);
+/* Renames path to new_name in the same directory (replacing a file there), then fsyncs the
+ * directory: the new name is on disk when it returns. */
+int ks_rename_durable(const ks_root *r, const char *path, const char *new_name);
 /*
  * Reads up to len bytes at offset off (retrying short reads and EINTR); *ret_n is what was
  * read, less than len only at the end of the file.

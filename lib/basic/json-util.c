@@ -4,7 +4,9 @@
 
 #include "lib/basic/base64.h"
 #include "lib/basic/escape.h"
+#include "lib/basic/fileio.h"
 #include "lib/basic/json-util.h"
+#include "lib/basic/root.h"
 #include "lib/basic/util.h"
 
 static json_object *check(ks_json_builder *b, json_object *o)
@@ -209,4 +211,25 @@ int ks_json_parse_document(const char *text, size_t len, const ks_json_limits *l
         return -ENOMEM;
     *ret_error = why;
     return -EBADMSG;
+}
+
+int ks_json_read_file(const ks_root *root, const char *path, size_t max, char **ret_text,
+                      size_t *ret_len, char **ret_error)
+{
+    int r = ks_root_read_file(root, path, max, ret_text, ret_len);
+
+    if (r == -ENOENT) {
+        *ret_text = NULL;
+        *ret_len = 0;
+        return 0;
+    }
+    if (r == -EFBIG) {
+        if (ret_error)
+            *ret_error = ks_asprintf("larger than %zu bytes", max);
+        return -EBADMSG;
+    }
+    /* "is a FIFO, not a regular file" rather than what errno that stands for reads as */
+    if (r < 0 && ret_error)
+        *ret_error = strdup(ks_strerror(r));
+    return r;
 }

@@ -65,3 +65,12 @@ int ks_json_parse_document(const char *text, size_t len, const ks_json_limits *l
 /* Counts what limits bounds, stopping once one is over: 0, or -E2BIG with *ret_error. */
 int ks_json_check_limits(const char *text, size_t len, const ks_json_limits *limits,
                          char **ret_error);
+
+/*
+ * The text of a JSON file of kswap's own inside root (a history, a log): 0 with *ret_text NULL
+ * when the file does not exist; -EBADMSG with *ret_error "larger than MAX bytes" for a file
+ * over max; other errors as ks_root_read_file().
+ */
+struct ks_root;
+int ks_json_read_file(const struct ks_root *root, const char *path, size_t max, char **ret_text,
+                      size_t *ret_len, char **ret_error);

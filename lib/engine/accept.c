@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "lib/engine/accept.h"
+#include "lib/engine/command-log.h"
 #include "lib/engine/history.h"
 #include "lib/engine/bootctl.h"
 #include "lib/host/boot-identity.h"
@@ -797,6 +798,15 @@ done:
         (void)ks_history_note(root, a.j, &res.history_error);
     if (a.j)
         res.journal = TAKE_PTR(a.j);
+    /* A verdict this run recorded is a change: the command log has it, with the outcome. */
+    if (!res.recorded && res.outcome != KS_OUTCOME_NONE && !res.history_error) {
+        _cleanup_free_ char *warning = NULL;
+        if (ks_command_log_append(root, o->command ? o->command : "accept",
+                                  res.pinned ? "pinned" : ks_outcome_to_string(res.outcome),
+                                  res.journal, &warning) < 0 ||
+            warning)
+            res.history_error = TAKE_PTR(warning);
+    }
     keep_metrics_error(&res, res.journal);
     *ret = res;
     return 0;
@@ -858,6 +868,46 @@ int ks_accept_reboot(const ks_root *root, ks_accept_result *result, char **ret_e
                                   "systemctl reboot");
     keep_metrics_error(result, result->journal);
     return r;
+}
+
+int ks_accept_stay(const ks_root *root, char **ret_error)
+{
+    char *argv[] = {(char *)"systemctl", (char *)"stop", (char *)"--no-block",
+                    (char *)KS_TRIAL_DEADLINE_UNIT, NULL};
+    _cleanup_free_ char *root_abs = NULL, *cmdline = NULL;
+    _cleanup_strv_free_ char **words = NULL;
+    ks_check_ctx ctx = {.root = root};
+    ks_spawn_result res = {0};
+    bool trial = false;
+    int r;
+
+    /* Only the trial boot has the deadline (kswap.trial= on its command line). */
+    if (ks_root_read_line(root, "proc/cmdline", &cmdline) < 0)
+        return 0;
+    if (ks_strv_split(cmdline, " \t", &words) < 0)
+        return -ENOMEM;
+    for (char **w = words; w && *w && !trial; w++)
+        trial = ks_startswith(*w, "kswap.trial=") != NULL;
+    if (!trial)
+        return 0;
+    if (!ks_root_is_host(root)) {
+        root_abs = realpath(ks_root_path(root), NULL);
+        if (!root_abs)
+            return -errno;
+        ctx.root_abs = root_abs;
+    }
+    r = ks_check_spawn(&ctx, argv, 60000, &res);
+    if (r >= 0 && !ks_spawn_succeeded(&res)) {
+        _cleanup_free_ char *last = ks_spawn_last_line(&res);
+        if (ret_error)
+            *ret_error = ks_asprintf("cannot stop %s: %s", KS_TRIAL_DEADLINE_UNIT,
+                                     last && *last ? last : "(no output)");
+        r = -EIO;
+    } else if (r < 0 && ret_error)
+        *ret_error =
+            ks_asprintf("cannot run systemctl stop %s: %s", KS_TRIAL_DEADLINE_UNIT, strerror(-r));
+    ks_spawn_result_done(&res);
+    return r < 0 ? r : 1;
 }
 
 int ks_accept_run_hooks(const ks_root *root, const char *which, const char *json,

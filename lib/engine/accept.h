@@ -33,6 +33,9 @@ typedef struct ks_accept_opts {
     ks_progress_fn progress; /* one line per step, for stderr; optional */
     void (*check_progress)(void *userdata, const ks_check *chk);
     void *userdata;
+    /* The command line, for the command log (lib/engine/command-log.h): a verdict recorded by
+     * this run writes an entry; NULL: "accept". */
+    const char *command;
 } ks_accept_opts;
 
 typedef struct ks_accept_result {
@@ -92,6 +95,16 @@ void ks_accept_result_done(ks_accept_result *r);
  * (lib/engine/rebootcheck.h): a problem is -EPERM with *ret_error saying what and what to do,
  * the step "reboot" failed with the same words, no reboot and nothing else changed.
  */
+/*
+ * A verdict that keeps the trial kernel running after a failed trial (on_failure = stay,
+ * --no-reboot, a reboot refused by its last look, the one reboot spent): on the trial boot
+ * (kswap.trial= on the command line), its deadline stops (systemctl stop --no-block
+ * KS_TRIAL_DEADLINE_UNIT), and with it the trial's watchdog (the unit's ExecStopPost=
+ * kswap-trial-watchdog release): nothing reboots the node by force into the old kernel later.
+ * 1: stopped, 0: not a trial boot; negative errno with *ret_error saying why.
+ */
+#define KS_TRIAL_DEADLINE_UNIT "kswap-trial-deadline.service"
+int ks_accept_stay(const ks_root *root, char **ret_error);
 int ks_accept_reboot(const ks_root *root, ks_accept_result *r, char **ret_error);
 
 /*

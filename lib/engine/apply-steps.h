@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 
+#include "lib/basic/transaction.h"
 #include "lib/engine/dryrun.h"
 #include "lib/engine/plan.h"
 #include "lib/engine/swap-run.h"
@@ -26,6 +27,14 @@ typedef struct ks_apply_ctx {
     char *new;       /* the new kernel's release, once the install step knows it */
     bool repository; /* installed from the repository (neither --deb nor an installed --kernel) */
     bool installed;  /* --kernel names a kernel that is installed already */
+    bool resume;     /* an apply stopped half-way goes on (the journal's state is resumable) */
+    char *source;    /* the journal's "source" of this apply (lib/engine/apply-source.h) */
+    /* The repository step, planned before the first change (ks_apply_plan_repository): the
+     * key, the repository tried, the files it writes, and apt's candidate. */
+    bool repo_planned;
+    ks_transaction repo_changes;
+    char *candidate;         /* the kernel release the package brings, when the index says */
+    char *candidate_version; /* the package's version */
 } ks_apply_ctx;
 
 typedef struct ks_apply_step {
@@ -45,6 +54,13 @@ extern const ks_apply_step ks_step_install;
 extern const ks_apply_step ks_step_verify;
 extern const ks_apply_step ks_step_arm;
 extern const ks_apply_step ks_step_reboot;
+
+/*
+ * The repository step before its first write: the key (its pinned fingerprint), the repository
+ * tried as apt will use it (lib/repo/probe.h), the deb822 source planned, apt's candidate
+ * known. A repository apt refuses is a refusal; nothing is written.
+ */
+int ks_apply_plan_repository(ks_run *x, ks_apply_ctx *a);
 
 /* The autoremove guard's error (step NULL: the check before anything is written). */
 int ks_apply_autoremove_error(ks_run *x, const char *step, int r);

@@ -267,6 +267,38 @@ int ks_boot_set_default(const ks_root *root, ks_boot *b, const char *release, ch
     return r;
 }
 
+bool ks_boot_every_boot_starts(const ks_boot *b, const char *release)
+{
+    _cleanup_free_ char *detail = NULL;
+    return check_promise(b, release, false, release, &detail) == 0;
+}
+
+int ks_boot_default_holds(const ks_boot *b, const char *release, char **ret_detail)
+{
+    _cleanup_grubenv_ ks_grubenv *next = NULL;
+    ks_grub_entry_path p = {0};
+    ks_boot copy = *b;
+    int r;
+
+    r = path_of(b, release, &p, ret_detail);
+    if (r < 0)
+        return r;
+    r = b->env ? ks_grubenv_dup(b->env, &next) : ks_grubenv_new(&next);
+    if (r >= 0)
+        r = edit_default(next, &(path_arg){p.id_path});
+    ks_grub_entry_path_done(&p);
+    if (r < 0) {
+        if (ret_detail && r != -ENOMEM)
+            *ret_detail =
+                ks_asprintf("the environment block cannot hold the entry's path: %s",
+                            r == -ENOSPC ? "it does not fit into 1024 bytes" : strerror(-r));
+        return r;
+    }
+    /* The same promise ks_boot_set_default() checks, on a copy: nothing is written. */
+    copy.env = next;
+    return check_promise(&copy, release, false, release, ret_detail);
+}
+
 int ks_boot_arm(const ks_root *root, ks_boot *b, const char *new_release, const char *old_release,
                 const char *entry_id, char **ret_detail)
 {

@@ -49,6 +49,15 @@ int ks_boot_entry_path(const ks_boot *b, const char *release, ks_grub_entry_path
  */
 int ks_boot_set_default(const ks_root *root, ks_boot *b, const char *release, char **ret_detail);
 /*
+ * Whether ks_boot_set_default(release) would keep its promise, judged on a copy of the block:
+ * 0 when every forecast boot would start release; -ENOENT (no entry), -EPROTO (GRUB would
+ * start another kernel: grub.cfg does not boot saved_entry, GRUB_DEFAULT is not "saved"), with
+ * *ret_detail saying what. Nothing is written: a command asks before its first change.
+ */
+int ks_boot_default_holds(const ks_boot *b, const char *release, char **ret_detail);
+/* Whether every forecast boot starts release (none a one-shot, none waits or falls back). */
+bool ks_boot_every_boot_starts(const ks_boot *b, const char *release);
+/*
  * next_entry = entry_id (a top-level entry that loads new_release: kswap's trial entry) or,
  * when entry_id is NULL, new_release's id path; promised: boot 1 starts new_release as a
  * one-shot, the later boots start old_release. Refuses (-EROFS) when GRUB cannot clear

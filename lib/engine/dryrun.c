@@ -17,6 +17,7 @@ void ks_dryrun_free(ks_dryrun *d)
     free(d->source);
     free(d->version);
     free(d->resume_state);
+    free(d->apply_command);
     for (size_t i = 0; i < d->n_files; i++) {
         free(d->files[i].path);
         free(d->files[i].action);

@@ -46,6 +46,7 @@ typedef struct ks_dryrun {
     bool locked;       /* kswap's lock was held shared (false: no lock file, nobody held it) */
     bool resume;       /* an interrupted apply would resume (state in resume_state) */
     char *resume_state;
+    char *apply_command; /* the same apply without --dry-run, as a command line that runs as is */
     ks_dry_file *files;
     size_t n_files;
     ks_dry_program *programs;

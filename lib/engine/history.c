@@ -338,21 +338,12 @@ int ks_history_load(const ks_root *root, ks_history *ret, char **ret_error)
     int r;
 
     assert(root);
-    r = ks_root_read_file(root, KS_HISTORY_PATH, KS_HISTORY_MAX_SIZE, &text, &len);
-    if (r == -ENOENT) {
+    r = ks_json_read_file(root, KS_HISTORY_PATH, KS_HISTORY_MAX_SIZE, &text, &len, ret_error);
+    if (r < 0)
+        return r;
+    if (!text) {
         *ret = (ks_history){0};
         return 0;
-    }
-    if (r == -EFBIG) {
-        if (ret_error)
-            *ret_error = ks_asprintf("larger than %u bytes", KS_HISTORY_MAX_SIZE);
-        return -EBADMSG;
-    }
-    if (r < 0) {
-        /* "is a FIFO, not a regular file" rather than what errno that stands for reads as */
-        if (ret_error)
-            *ret_error = strdup(ks_strerror(r));
-        return r;
     }
     return ks_history_parse(text, len, ret, ret_error);
 }
@@ -371,21 +362,7 @@ static int dup_or_null(const char *s, char **dst)
 /* The damaged file goes aside (replacing an earlier one there), durably. */
 static int move_aside(const ks_root *root)
 {
-    _cleanup_close_ int dfd = -EBADF;
-    const char *name = strrchr(KS_HISTORY_PATH, '/') + 1,
-               *aside = strrchr(KS_HISTORY_DAMAGED_PATH, '/') + 1;
-    _cleanup_free_ char *dir = strndup(KS_HISTORY_PATH, (size_t)(name - 1 - KS_HISTORY_PATH));
-
-    if (!dir)
-        return -ENOMEM;
-    dfd = ks_root_open_at(root, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
-    if (dfd < 0)
-        return dfd;
-    if (renameat(dfd, name, dfd, aside) < 0)
-        return -errno;
-    if (fsync(dfd) < 0)
-        return -errno;
-    return 0;
+    return ks_rename_durable(root, KS_HISTORY_PATH, strrchr(KS_HISTORY_DAMAGED_PATH, '/') + 1);
 }
 
 static int fill_record(const ks_root *root, const ks_journal *j, const char *outcome,

@@ -11,6 +11,7 @@
 #include "lib/basic/root.h"
 #include "lib/basic/transaction.h"
 #include "lib/basic/util.h"
+#include "lib/engine/states.h"
 #include "lib/host/snapshot.h"
 
 /*
@@ -25,6 +26,9 @@
  * record must be on disk before (and after) the action it describes.
  */
 #define KS_JOURNAL_PATH "var/lib/kswap/state.json"
+/* Where kswap rollback moves a journal it cannot read (its bytes kept for the operator). */
+#define KS_JOURNAL_DAMAGED_NAME "state.json.damaged"
+#define KS_JOURNAL_DAMAGED_PATH "var/lib/kswap/" KS_JOURNAL_DAMAGED_NAME
 #define KS_JOURNAL_VERSION 1
 /* Larger files are not journals: refuse them instead of reading without bound. */
 #define KS_JOURNAL_MAX_SIZE (16u << 20)
@@ -43,31 +47,6 @@
 #define KS_JOURNAL_MAX_RUNNING_ITEMS 16384u
 /* A file change keeps at most this much of the previous content (keyrings, sources). */
 #define KS_JOURNAL_MAX_PREVIOUS (1u << 20)
-
-typedef enum ks_state {
-    KS_STATE_IDLE,
-    KS_STATE_PREPARED,
-    KS_STATE_INSTALLED,
-    KS_STATE_VERIFIED,
-    KS_STATE_ARMED,
-    KS_STATE_TRIAL_BOOTED,
-    KS_STATE_PINNED,
-    KS_STATE_FAILED,
-    KS_STATE_ROLLED_BACK,
-    _KS_STATE_MAX,
-    _KS_STATE_INVALID = -EINVAL,
-} ks_state;
-
-typedef enum ks_outcome {
-    KS_OUTCOME_NONE, /* not judged yet; null in JSON */
-    KS_OUTCOME_TRIAL_OK,
-    KS_OUTCOME_HEALTH_FAILED,
-    KS_OUTCOME_FELL_BACK,
-    KS_OUTCOME_NO_REBOOT,
-    KS_OUTCOME_TRIAL_HUNG, /* another kernel runs after the trial boot's deadline fired */
-    _KS_OUTCOME_MAX,
-    _KS_OUTCOME_INVALID = -EINVAL,
-} ks_outcome;
 
 typedef enum ks_step_status {
     KS_STEP_STARTED,
@@ -94,6 +73,10 @@ typedef enum ks_journal_field {
     KS_JF_OLD_TITLE_PATH, /* "old_title_path": the same path by titles, for people */
     KS_JF_NEW_TITLE_PATH, /* "new_title_path" */
     KS_JF_REASON,         /* "reason": why the swap failed or was rolled back */
+    /* "source": where apply takes the new kernel from, so that the next steps can name the
+     * same apply and a resumed one goes on with it: "deb:/ABSOLUTE/PATH.deb",
+     * "kernel:RELEASE" or "package:NAME" (the repository) (lib/engine/apply-source.h) */
+    KS_JF_SOURCE,
     _KS_JF_MAX,
     _KS_JF_INVALID = -EINVAL,
 } ks_journal_field;
@@ -120,11 +103,7 @@ typedef struct ks_journal_change {
 
 typedef struct ks_journal ks_journal;
 
-/* State, outcome, step status and change kind names, as in the JSON and docs/design.md. */
-const char *ks_state_to_string(ks_state s);
-ks_state ks_state_from_string(const char *s);
-const char *ks_outcome_to_string(ks_outcome o); /* NULL for KS_OUTCOME_NONE */
-ks_outcome ks_outcome_from_string(const char *s);
+/* Step status and change kind names, as in the JSON (states and outcomes: states.h). */
 const char *ks_step_status_to_string(ks_step_status s);
 ks_step_status ks_step_status_from_string(const char *s);
 const char *ks_change_kind_to_string(ks_change_kind k);
@@ -173,20 +152,21 @@ const char *ks_journal_created(const ks_journal *j);
 const char *ks_journal_swap_id(const ks_journal *j);
 /* The clock for timestamps (tests); NULL restores time(). */
 void ks_journal_set_clock(ks_journal *j, time_t (*now)(void));
-/* Back to a fresh idle journal in memory (for a new swap); not saved. */
-void ks_journal_reset(ks_journal *j);
+/* Back to a fresh idle journal in memory (for a new swap); not saved. -EINVAL (the journal
+ * unchanged) unless the swap ended (lib/engine/states.h: a transition to idle). */
+int ks_journal_reset(ks_journal *j);
 /*
  * The same, but the recorded changes (files with their content before kswap, packages) stay:
  * a new apply of a swap that did not end pinned goes on with it, and rollback --purge removes
  * what every apply of it installed.
  */
-void ks_journal_reset_keep_changes(ks_journal *j);
+int ks_journal_reset_keep_changes(ks_journal *j);
 /*
  * The same swap once more from its first step: as reset_keep_changes, and the swap keeps its
  * identity ("swap_id", "created"). For an apply killed before its prepare step ended (the
  * journal is still idle then): the next apply is the same swap, not a new one.
  */
-void ks_journal_restart(ks_journal *j);
+int ks_journal_restart(ks_journal *j);
 
 /* The whole journal as JSON, the same document as the file; NULL on -ENOMEM. */
 json_object *ks_journal_to_json(const ks_journal *j);
@@ -194,7 +174,12 @@ json_object *ks_journal_to_json(const ks_journal *j);
 int ks_journal_format(const ks_journal *j, char **ret);
 
 ks_state ks_journal_state(const ks_journal *j);
-int ks_journal_set_state(ks_journal *j, ks_state s); /* -EINVAL: not a state */
+/*
+ * The one setter of the state: -EINVAL (and an assertion where they are on) for a value that
+ * is no state or a transition the table of lib/engine/states.h does not have; the journal
+ * keeps its state then.
+ */
+int ks_journal_set_state(ks_journal *j, ks_state s);
 ks_outcome ks_journal_outcome(const ks_journal *j);
 /* Also stamps "outcome_at" (cleared with KS_OUTCOME_NONE). -EINVAL: not an outcome. */
 int ks_journal_set_outcome(ks_journal *j, ks_outcome o);

@@ -79,12 +79,13 @@ int ks_kernel_list_run(const ks_root *root, ks_kernel_list *ret)
         j = NULL;
     }
     if (j) {
-        ks_state s = ks_journal_state(j);
-        if (s == KS_STATE_ARMED || s == KS_STATE_TRIAL_BOOTED)
+        const ks_state_info *s = ks_state_info_get(ks_journal_state(j));
+        /* The roles come from the state table (lib/engine/states.h). */
+        if (s->trial)
             trial = ks_journal_get(j, KS_JF_NEW_KERNEL);
-        if (s >= KS_STATE_PREPARED && s <= KS_STATE_TRIAL_BOOTED)
+        if (s->in_flight)
             old = ks_journal_get(j, KS_JF_OLD_KERNEL);
-        if (s == KS_STATE_PINNED)
+        if (ks_journal_state(j) == KS_STATE_PINNED)
             pinned = ks_journal_get(j, KS_JF_NEW_KERNEL);
     }
     l.v = calloc(ks.n + 1, sizeof(*l.v));

@@ -79,15 +79,15 @@ static int purge_packages(ks_run *x, const char *old, const char *running)
             return -ENOMEM;
         argv[n++] = (char *)"apt-get";
         argv[n++] = (char *)"-y";
-        argv[n++] = (char *)"purge";
+        argv[n++] = (char *)KS_STEP_PURGE;
         for (char **p = pkgs; *p; p++)
             argv[n++] = *p;
-        r = ks_run_wait_for_dpkg(x, "purge");
+        r = ks_run_wait_for_dpkg(x, KS_STEP_PURGE);
         if (r < 0)
             return r;
-        ks_run_progress(x, "purge", "removing the packages kswap installed: %zu",
+        ks_run_progress(x, KS_STEP_PURGE, "removing the packages kswap installed: %zu",
                         ks_strv_length(pkgs));
-        r = ks_run_program(x, "purge", argv, ks_run_timeout_ms(x, "apt_timeout", 1800), true);
+        r = ks_run_program(x, KS_STEP_PURGE, argv, ks_run_timeout_ms(x, "apt_timeout", 1800), true);
         if (r < 0)
             return r;
     }
@@ -110,7 +110,7 @@ static int purge_apt_source(ks_run *x)
 
     r = ks_aptsource_remove(x->root, &changes);
     if (r < 0)
-        return ks_run_fail_step(x, "purge", r, "cannot remove the XanMod apt source: %s",
+        return ks_run_fail_step(x, KS_STEP_PURGE, r, "cannot remove the XanMod apt source: %s",
                                 strerror(-r));
     for (size_t i = 0; i < changes.n && r >= 0; i++) {
         const ks_file_change *c = &changes.v[i];
@@ -141,7 +141,7 @@ static int purge_dropin(ks_run *x)
     if (r == -ENOENT)
         return 0;
     if (r < 0)
-        return ks_run_fail_step(x, "purge", r, "cannot read '/%s': %s", KS_GRUB_DROPIN_PATH,
+        return ks_run_fail_step(x, KS_STEP_PURGE, r, "cannot read '/%s': %s", KS_GRUB_DROPIN_PATH,
                                 strerror(-r));
     /* A file from before kswap goes back; one an earlier apply of kswap wrote does not. */
     if (ch && ch->existed &&
@@ -152,8 +152,8 @@ static int purge_dropin(ks_run *x)
         r = ks_write_atomic(x->root, KS_GRUB_DROPIN_PATH, (const char *)ch->previous,
                             ch->previous_len, ch->mode ? ch->mode : 0644);
         if (r < 0)
-            return ks_run_fail_step(x, "purge", r, "cannot restore '/%s': %s", KS_GRUB_DROPIN_PATH,
-                                    strerror(-r));
+            return ks_run_fail_step(x, KS_STEP_PURGE, r, "cannot restore '/%s': %s",
+                                    KS_GRUB_DROPIN_PATH, strerror(-r));
         r = add_removed(x, "grub-dropin", KS_GRUB_DROPIN_PATH,
                         "kswap's settings; the file as it was before kswap is back");
     } else {
@@ -161,8 +161,8 @@ static int purge_dropin(ks_run *x)
             return 0; /* not kswap's: the operator's file stays */
         r = ks_unlink_durable(x->root, KS_GRUB_DROPIN_PATH);
         if (r < 0)
-            return ks_run_fail_step(x, "purge", r, "cannot remove '/%s': %s", KS_GRUB_DROPIN_PATH,
-                                    strerror(-r));
+            return ks_run_fail_step(x, KS_STEP_PURGE, r, "cannot remove '/%s': %s",
+                                    KS_GRUB_DROPIN_PATH, strerror(-r));
         r = add_removed(x, "grub-dropin", KS_GRUB_DROPIN_PATH,
                         "GRUB_DEFAULT=saved and panic=10 of kswap");
     }
@@ -193,14 +193,14 @@ int ks_run_keep_dropin(ks_run *x, ks_boot *b)
 
     if (!text)
         return -ENOENT;
-    ks_run_progress(x, "purge",
+    ks_run_progress(x, KS_STEP_PURGE,
                     "GRUB's own default would not start the old kernel: kswap's drop-in stays");
     r = ks_journal_note_file(x->j, KS_GRUB_DROPIN_PATH);
     if (r >= 0)
         r = ks_write_atomic(x->root, KS_GRUB_DROPIN_PATH, text, strlen(text), 0644);
     if (r < 0)
-        return ks_run_fail_step(x, "rollback", r, "cannot write '/%s': %s", KS_GRUB_DROPIN_PATH,
-                                strerror(-r));
+        return ks_run_fail_step(x, KS_STEP_ROLLBACK, r, "cannot write '/%s': %s",
+                                KS_GRUB_DROPIN_PATH, strerror(-r));
     for (i = 0; i < x->r->n_removed; i++)
         if (streq(x->r->removed[i].kind, "grub-dropin"))
             break;
@@ -212,12 +212,12 @@ int ks_run_keep_dropin(ks_run *x, ks_boot *b)
                 (x->r->n_removed - i - 1) * sizeof(x->r->removed[0]));
         x->r->n_removed--;
     }
-    r = ks_run_program(x, "rollback", update, ks_run_timeout_ms(x, "update_grub_timeout", 300),
-                       false);
+    r = ks_run_program(x, KS_STEP_ROLLBACK, update,
+                       ks_run_timeout_ms(x, "update_grub_timeout", 300), false);
     if (r < 0)
         return r;
     r = ks_boot_load(x->root, b, &err);
-    return r < 0 ? ks_run_fail_step(x, "rollback", r, "%s", strempty(err)) : 0;
+    return r < 0 ? ks_run_fail_step(x, KS_STEP_ROLLBACK, r, "%s", strempty(err)) : 0;
 }
 
 static int purge_autoremove_guard(ks_run *x, const char *old, const char *new)
@@ -228,7 +228,7 @@ static int purge_autoremove_guard(ks_run *x, const char *old, const char *new)
     if (r == -EEXIST)
         return 0; /* not kswap's: the operator's file stays */
     if (r < 0)
-        return ks_run_fail_step(x, "purge", r, "cannot remove '/%s': %s", KS_AUTOREMOVE_PATH,
+        return ks_run_fail_step(x, KS_STEP_PURGE, r, "cannot remove '/%s': %s", KS_AUTOREMOVE_PATH,
                                 ks_strerror(r));
     if (r == 0)
         return 0;
@@ -242,9 +242,10 @@ int ks_run_purge(ks_run *x, const char *old, const char *running)
     const char *new = ks_journal_get(x->j, KS_JF_NEW_KERNEL);
     int r;
 
+    /* rollback refused it before its first change (lib/engine/rollback.c): a safety net */
     if (new &&streq(new, running))
         return ks_run_fail_step(
-            x, "purge", -EBUSY,
+            x, KS_STEP_PURGE, -EBUSY,
             "%s is running: boot the old kernel first ('kswap rollback --reboot'), "
             "then purge",
             new);

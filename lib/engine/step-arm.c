@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* apply's step "arm": the trial's GRUB entries, its boot files read back, the one-shot. */
+/* apply's step KS_STEP_ARM: the trial's GRUB entries, its boot files read back, the one-shot. */
+#include <ctype.h>
 
 #include "lib/basic/config.h"
 #include "lib/engine/apply-steps.h"
@@ -36,7 +37,7 @@ static int write_trial_entries(ks_run *x, ks_boot *b, const char *old, const cha
 
     r = ks_run_trial_deadline(x, &deadline);
     if (r < 0)
-        return ks_run_fail_step(x, "arm", -EINVAL,
+        return ks_run_fail_step(x, KS_STEP_ARM, -EINVAL,
                                 "[accept] deadline must be a number of seconds from %d to %d",
                                 KS_TRIAL_DEADLINE_MIN_S, KS_TRIAL_DEADLINE_MAX_S);
     /* The arming boot's id, without dashes: one trial per arming boot. */
@@ -51,20 +52,20 @@ static int write_trial_entries(ks_run *x, ks_boot *b, const char *old, const cha
     if (!args)
         return -ENOMEM;
     if (wd.kind == KS_TRIAL_WATCHDOG_DEVICE)
-        ks_run_progress(x, "arm",
+        ks_run_progress(x, KS_STEP_ARM,
                         "the trial boot arms the watchdog %s (%d s); the verdict disarms it",
                         wd.device, KS_TRIAL_WATCHDOG_SEC);
     else if (wd.kind == KS_TRIAL_WATCHDOG_SOFTDOG)
-        ks_run_progress(x, "arm",
+        ks_run_progress(x, KS_STEP_ARM,
                         "no watchdog device: the trial boot loads softdog and arms it (%d s); the "
                         "verdict disarms it",
                         KS_TRIAL_WATCHDOG_SEC);
     else
-        ks_run_progress(x, "arm",
+        ks_run_progress(x, KS_STEP_ARM,
                         "no watchdog device and %s has no softdog: the trial boot arms none", new);
     r = ks_trial_grubd_text(b->cfg, new, old, args, &text, &detail);
     if (r < 0)
-        return ks_run_fail_step(x, "arm", r, "cannot write the trial's GRUB entries: %s",
+        return ks_run_fail_step(x, KS_STEP_ARM, r, "cannot write the trial's GRUB entries: %s",
                                 detail ? detail : strerror(-r));
     r = ks_journal_note_file(x->j, KS_TRIAL_GRUBD_PATH);
     if (r < 0)
@@ -72,10 +73,10 @@ static int write_trial_entries(ks_run *x, ks_boot *b, const char *old, const cha
     ks_run_trace(x, "write", "/%s", KS_TRIAL_GRUBD_PATH);
     r = ks_trial_grubd_write(x->root, text);
     if (r < 0)
-        return ks_run_fail_step(x, "arm", r, "cannot write '/%s': %s", KS_TRIAL_GRUBD_PATH,
+        return ks_run_fail_step(x, KS_STEP_ARM, r, "cannot write '/%s': %s", KS_TRIAL_GRUBD_PATH,
                                 strerror(-r));
     ks_boot_done(b);
-    return ks_run_update_grub_and_load(x, "arm", b);
+    return ks_run_update_grub_and_load(x, KS_STEP_ARM, b);
 }
 
 /* The host layer's initrd reader: the whole image decompressed in this process. */
@@ -102,31 +103,29 @@ static int settle_boot_files(ks_run *x, const char *old, const char *new)
     int r = ks_bootfiles_settle(x->root, &want, &x->r->findings, &st);
 
     if (r < 0)
-        return ks_run_fail_step(x, "arm", r, "cannot check the boot files of %s: %s", new,
+        return ks_run_fail_step(x, KS_STEP_ARM, r, "cannot check the boot files of %s: %s", new,
                                 strerror(-r));
     /* The disk refused a sync (full, failing): kswap could not act, a failure (exit 1) that
      * says why, not a verdict on the kernel. */
     if (r > 0 && ks_findings_get(&x->r->findings, "boot.sync-failed"))
-        return ks_run_fail_step(x, "arm", -EIO,
+        return ks_run_fail_step(x, KS_STEP_ARM, -EIO,
                                 "%s; nothing is armed, every boot starts the old kernel",
                                 ks_findings_get(&x->r->findings, "boot.sync-failed")->message);
     if (r > 0) {
         bool way_back = ks_findings_get(&x->r->findings, "boot.old-kernel-damaged") ||
                         ks_findings_get(&x->r->findings, "boot.old-initrd-damaged") ||
                         ks_findings_get(&x->r->findings, "boot.way-back-entry-missing");
-        r = ks_run_fail_step(
-            x, "arm", -EIO,
+        return ks_run_block_step(
+            x, KS_STEP_ARM, -EIO,
             way_back ? "the way back to %s did not read back intact (see the findings): "
                        "a trial that fails could not come back; nothing is armed, "
                        "repair it first"
                      : "the boot files of %s did not read back intact (see the "
                        "findings); nothing is armed, every boot starts the old kernel",
             way_back ? old : new);
-        x->r->status = KS_SWAP_REFUSED;
-        return r;
     }
     ks_run_progress(
-        x, "arm",
+        x, KS_STEP_ARM,
         "kernel, initrd, module indexes and grub.cfg of %s on disk and read back, and the "
         "way back's kernel and initrd (%s, %u files) too (%u files, %u directories synced; "
         "%u initrds decompressed%s%s)",
@@ -147,7 +146,7 @@ static int run_arm(ks_run *x, ks_apply_ctx *a)
     ks_boot b = {0};
     int r;
 
-    r = ks_run_begin(x, "arm", "arming a one-shot trial boot of the new kernel");
+    r = ks_run_begin(x, KS_STEP_ARM, "arming a one-shot trial boot of the new kernel");
     if (r < 0)
         return ks_run_journal_error(x, r);
     if (ks_read_boot_id(x->root, &boot_id) < 0 || ks_read_btime(x->root, &btime) < 0) {
@@ -155,7 +154,7 @@ static int run_arm(ks_run *x, ks_apply_ctx *a)
         boot_id = strdup("unknown");
         btime = 0;
     }
-    r = ks_run_update_grub_and_load(x, "arm", &b);
+    r = ks_run_update_grub_and_load(x, KS_STEP_ARM, &b);
     if (r < 0)
         return r;
     r = write_trial_entries(x, &b, old, new, boot_id);
@@ -167,11 +166,12 @@ static int run_arm(ks_run *x, ks_apply_ctx *a)
     }
     /* kswap-accept.service runs at boot only while this flag exists: before next_entry is. */
     if (ks_trial_flag_set(x->root, new) < 0)
-        ks_run_progress(x, "arm", "cannot create /%s: kswap-accept.service will not run at boot",
+        ks_run_progress(x, KS_STEP_ARM,
+                        "cannot create /%s: kswap-accept.service will not run at boot",
                         KS_TRIAL_FLAG_PATH);
     /* Stage marks of an earlier trial must not be taken for this one's. */
     if (ks_trial_stages_clear(x->root) < 0)
-        ks_run_progress(x, "arm", "cannot remove /%s", KS_TRIAL_STAGES_PATH);
+        ks_run_progress(x, KS_STEP_ARM, "cannot remove /%s", KS_TRIAL_STAGES_PATH);
     /* update-grub may have renumbered the menu: name the old kernel's entry again first. */
     r = ks_boot_set_default(x->root, &b, old, &detail);
     ks_run_trace(x, "write", "/%s: saved_entry = %s's entry, next_entry = %s", KS_GRUBENV_PATH, old,
@@ -185,23 +185,24 @@ static int run_arm(ks_run *x, ks_apply_ctx *a)
     }
     ks_boot_done(&b);
     if (r < 0)
-        return ks_run_fail_step(x, "arm", r, "cannot arm the trial of %s: %s", new,
+        return ks_run_fail_step(x, KS_STEP_ARM, r, "cannot arm the trial of %s: %s", new,
                                 strempty(detail));
     {
         /* What runs now, on the old kernel: the checklist of accept after the trial boot. */
         _cleanup_free_ char *summary = NULL;
         if (ks_record_running(x->root, x->c->config, old, x->j, x->items_before, &summary) < 0)
             ks_run_progress(
-                x, "arm",
+                x, KS_STEP_ARM,
                 "cannot take the snapshot of what runs: accept checks only the configured list");
         else if (summary)
-            ks_run_progress(x, "arm", "%s", summary);
+            ks_run_progress(x, KS_STEP_ARM, "%s", summary);
     }
     r = ks_journal_set_armed(x->j, boot_id, btime);
     if (r >= 0)
-        r = ks_journal_set_state(x->j, KS_STATE_ARMED);
+        r = ks_run_reach(x, KS_STATE_ARMED);
     if (r >= 0)
-        r = ks_run_done(x, "arm", "boot 1: new kernel (one-shot trial entry), then the old kernel");
+        r = ks_run_done(x, KS_STEP_ARM,
+                        "boot 1: new kernel (one-shot trial entry), then the old kernel");
     if (r < 0)
         return ks_run_journal_error(x, r);
     /* Armed: apply is done (a reboot may follow). */
@@ -235,19 +236,19 @@ static int describe_arm(ks_run *x, ks_apply_ctx *a, ks_dryrun *d)
     int r;
 
     /* update-grub twice (the new kernel's entries, then the trial's), grubenv. */
-    r = ks_dryrun_add_program(d, "arm", update_grub, false);
+    r = ks_dryrun_add_program(d, KS_STEP_ARM, update_grub, false);
     if (r >= 0)
-        r = ks_dryrun_add_program(d, "arm", update_grub, false);
+        r = ks_dryrun_add_program(d, KS_STEP_ARM, update_grub, false);
     if (r < 0)
         return r;
     args = dry_trial_args(x, d->new_kernel);
     if (!args)
-        return ks_run_fail_step(x, "arm", -EINVAL,
+        return ks_run_fail_step(x, KS_STEP_ARM, -EINVAL,
                                 "[accept] deadline must be a number of seconds from %d to %d",
                                 KS_TRIAL_DEADLINE_MIN_S, KS_TRIAL_DEADLINE_MAX_S);
     r = ks_boot_load(x->root, &b, &err);
     if (r < 0)
-        return ks_run_fail_step(x, "arm", r, "%s", strempty(err));
+        return ks_run_fail_step(x, KS_STEP_ARM, r, "%s", strempty(err));
     /* Only a kernel that is installed (and in grub.cfg) now can be forecast now. */
     r = ks_dryrun_forecast(d, x->root, &b, a->old, a->installed ? a->o->kernel : NULL, args);
     ks_boot_done(&b);
@@ -260,13 +261,13 @@ static int describe_arm(ks_run *x, ks_apply_ctx *a, ks_dryrun *d)
                                "the state journal, saved before and after every step", NULL, 0,
                                false);
     if (r >= 0)
-        r = ks_dryrun_add_step(d, "arm",
+        r = ks_dryrun_add_step(d, KS_STEP_ARM,
                                "boot 1: new kernel (one-shot trial entry), then the old kernel");
     return r;
 }
 
 const ks_apply_step ks_step_arm = {
-    .name = "arm",
+    .name = KS_STEP_ARM,
     .reaches = KS_STATE_ARMED,
     .run = run_arm,
     .describe = describe_arm,

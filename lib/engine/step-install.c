@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* apply's step "install": apt-get installs the new kernel; the autoremove guard keeps both. */
+/* apply's step KS_STEP_INSTALL: apt-get installs the new kernel; the autoremove guard keeps both.
+ */
 #include <limits.h>
 
 #include "lib/basic/fileio.h"
@@ -52,14 +53,18 @@ static int install_failed(ks_run *x, int err)
     return err;
 }
 
-static int install(ks_run *x, const ks_apply_opts *o, const ks_plan *plan, char **ret_release)
+static int install(ks_run *x, const ks_apply_ctx *a, char **ret_release)
 {
+    const ks_apply_opts *o = a->o;
+    const ks_plan *plan = &a->plan;
+    /* The release apply expects: the package's own, or apt's candidate's. */
+    const char *expected = plan->target_release ? plan->target_release : a->candidate;
     _cleanup_strv_free_ char **before = NULL, **after = NULL;
     _cleanup_free_ char *deb_abs = NULL, *release = NULL;
     const char *pkg;
     int r;
 
-    r = ks_run_begin(x, "install", "installing the new kernel");
+    r = ks_run_begin(x, KS_STEP_INSTALL, "installing the new kernel");
     if (r < 0)
         return ks_run_journal_error(x, r);
 
@@ -68,9 +73,9 @@ static int install(ks_run *x, const ks_apply_opts *o, const ks_plan *plan, char 
          * (accept judges against it), as after an install. */
         r = ks_journal_set(x->j, KS_JF_NEW_KERNEL, o->kernel);
         if (r >= 0)
-            r = ks_journal_set_state(x->j, KS_STATE_INSTALLED);
+            r = ks_run_reach(x, KS_STATE_INSTALLED);
         if (r >= 0)
-            r = ks_journal_step_end(x->j, "install", KS_STEP_SKIPPED, "installed already");
+            r = ks_journal_step_end(x->j, KS_STEP_INSTALL, KS_STEP_SKIPPED, "installed already");
         if (r < 0)
             return ks_run_journal_error(x, r);
         *ret_release = strdup(o->kernel);
@@ -78,27 +83,28 @@ static int install(ks_run *x, const ks_apply_opts *o, const ks_plan *plan, char 
     }
     if (o->kernel)
         return ks_run_fail_step(
-            x, "install", -ENOENT,
+            x, KS_STEP_INSTALL, -ENOENT,
             "kernel %s is not installed (no /boot/vmlinuz-%s); give --deb FILE or "
             "--package NAME",
             o->kernel, o->kernel);
 
     r = ks_run_releases_now(x->root, &before);
     if (r < 0)
-        return ks_run_fail_step(x, "install", r, "cannot list the kernels in /boot: %s",
+        return ks_run_fail_step(x, KS_STEP_INSTALL, r, "cannot list the kernels in /boot: %s",
                                 strerror(-r));
 
     if (o->deb) {
         deb_abs = realpath(o->deb, NULL);
         if (!deb_abs)
-            return ks_run_fail_step(x, "install", -errno, "cannot open '%s': %m", o->deb);
+            return ks_run_fail_step(x, KS_STEP_INSTALL, -errno, "cannot open '%s': %m", o->deb);
         pkg = deb_abs;
     } else {
         char *update[] = {KS_APT_UPDATE_ARGV, NULL};
         pkg = o->package ? o->package : plan->target_package;
-        ks_run_progress(x, "install", "apt-get update (%s %s only)", plan->repo_uri,
+        ks_run_progress(x, KS_STEP_INSTALL, "apt-get update (%s %s only)", plan->repo_uri,
                         plan->xanmod_suite);
-        r = ks_run_program(x, "install", update, ks_run_timeout_ms(x, "apt_timeout", 1800), true);
+        r = ks_run_program(x, KS_STEP_INSTALL, update, ks_run_timeout_ms(x, "apt_timeout", 1800),
+                           true);
         if (r < 0)
             return r;
     }
@@ -114,11 +120,12 @@ static int install(ks_run *x, const ks_apply_opts *o, const ks_plan *plan, char 
     }
     {
         char *install[] = {KS_APT_INSTALL_ARGV, (char *)pkg, NULL};
-        r = ks_run_wait_for_dpkg(x, "install");
+        r = ks_run_wait_for_dpkg(x, KS_STEP_INSTALL);
         if (r < 0)
             return r;
-        ks_run_progress(x, "install", "apt-get install %s", pkg);
-        r = ks_run_program(x, "install", install, ks_run_timeout_ms(x, "apt_timeout", 1800), true);
+        ks_run_progress(x, KS_STEP_INSTALL, "apt-get install %s", pkg);
+        r = ks_run_program(x, KS_STEP_INSTALL, install, ks_run_timeout_ms(x, "apt_timeout", 1800),
+                           true);
         if (r < 0)
             return install_failed(x, r);
     }
@@ -126,19 +133,19 @@ static int install(ks_run *x, const ks_apply_opts *o, const ks_plan *plan, char 
     /* The release comes from what the package put on disk, never from apt's words. */
     r = ks_run_releases_now(x->root, &after);
     if (r < 0)
-        return ks_run_fail_step(x, "install", r, "cannot list the kernels in /boot: %s",
+        return ks_run_fail_step(x, KS_STEP_INSTALL, r, "cannot list the kernels in /boot: %s",
                                 strerror(-r));
-    for (char **a = after; *a; a++)
-        if (!ks_strv_contains(before, *a) && (!release || strstr(*a, "xanmod"))) {
+    for (char **k = after; *k; k++)
+        if (!ks_strv_contains(before, *k) && (!release || strstr(*k, "xanmod"))) {
             free(release);
-            release = strdup(*a);
+            release = strdup(*k);
         }
     /* Installed before (apt had nothing to do, or a run was killed after the install): the
      * release plan expected is the one, if it is on disk now. */
-    if (!release && plan->target_release && ks_strv_contains(after, plan->target_release))
-        release = strdup(plan->target_release);
+    if (!release && expected && ks_strv_contains(after, expected))
+        release = strdup(expected);
     if (!release)
-        return ks_run_fail_step(x, "install", -ENOENT,
+        return ks_run_fail_step(x, KS_STEP_INSTALL, -ENOENT,
                                 "the install brought no new kernel into /boot (boot/vmlinuz-*)");
     if (!o->deb) {
         _cleanup_free_ char *image = ks_asprintf("linux-image-%s", release);
@@ -148,9 +155,9 @@ static int install(ks_run *x, const ks_apply_opts *o, const ks_plan *plan, char 
     }
     r = ks_journal_set(x->j, KS_JF_NEW_KERNEL, release);
     if (r >= 0)
-        r = ks_journal_set_state(x->j, KS_STATE_INSTALLED);
+        r = ks_run_reach(x, KS_STATE_INSTALLED);
     if (r >= 0)
-        r = ks_run_done(x, "install", release);
+        r = ks_run_done(x, KS_STEP_INSTALL, release);
     if (r < 0)
         return ks_run_journal_error(x, r);
     *ret_release = TAKE_PTR(release);
@@ -176,9 +183,9 @@ static int keep_kernels(ks_run *x, const char *old, const char *new)
     int r = ks_autoremove_keep(x->root, releases);
 
     if (r < 0)
-        return ks_apply_autoremove_error(x, "install", r);
+        return ks_apply_autoremove_error(x, KS_STEP_INSTALL, r);
     if (r > 0)
-        ks_run_progress(x, "install",
+        ks_run_progress(x, KS_STEP_INSTALL,
                         "%s and %s kept from apt autoremove while the swap needs them (/%s)", old,
                         new, KS_AUTOREMOVE_PATH);
     return 0;
@@ -186,7 +193,7 @@ static int keep_kernels(ks_run *x, const char *old, const char *new)
 
 static int run_install(ks_run *x, ks_apply_ctx *a)
 {
-    const ks_journal_step *s = ks_journal_step_find(x->j, "install");
+    const ks_journal_step *s = ks_journal_step_find(x->j, KS_STEP_INSTALL);
     const char *known = ks_journal_get(x->j, KS_JF_NEW_KERNEL);
     int r = 0;
 
@@ -196,9 +203,9 @@ static int run_install(ks_run *x, ks_apply_ctx *a)
         if (!a->new)
             return -ENOMEM;
     } else
-        r = install(x, a->o, &a->plan, &a->new);
+        r = install(x, a, &a->new);
     if (r >= 0 && streq_ptr(a->new, a->old))
-        r = ks_run_fail_step(x, "install", -EINVAL,
+        r = ks_run_fail_step(x, KS_STEP_INSTALL, -EINVAL,
                              "the new kernel %s is the running kernel: %s brought nothing newer; "
                              "nothing is armed",
                              a->old, a->o->deb ? "the package" : "the repository");
@@ -227,7 +234,7 @@ static int describe_install(ks_run *x, ks_apply_ctx *a, ks_dryrun *d)
     } else if (o->deb) {
         deb_abs = realpath(o->deb, NULL);
         if (!deb_abs)
-            return ks_run_fail_step(x, "install", -errno, "cannot open '%s': %m", o->deb);
+            return ks_run_fail_step(x, KS_STEP_INSTALL, -errno, "cannot open '%s': %m", o->deb);
         pkg = deb_abs;
         d->source_kind = strdup("deb");
         d->source = strdup(deb_abs);
@@ -248,19 +255,21 @@ static int describe_install(ks_run *x, ks_apply_ctx *a, ks_dryrun *d)
                          : strdup(pkg);
         if (!d->package)
             return -ENOMEM;
-        r = a->repository ? ks_dryrun_add_program(d, "install", update, false) : 0;
+        r = a->repository ? ks_dryrun_add_program(d, KS_STEP_INSTALL, update, false) : 0;
         if (r >= 0)
-            r = ks_dryrun_add_program(d, "install", install_argv, false);
+            r = ks_dryrun_add_program(d, KS_STEP_INSTALL, install_argv, false);
         if (r >= 0)
-            r = ks_dryrun_add_step(d, "install", pkg);
+            r = ks_dryrun_add_step(d, KS_STEP_INSTALL, pkg);
     } else
-        r = ks_dryrun_add_step(d, "install", "skipped: installed already");
+        r = ks_dryrun_add_step(d, KS_STEP_INSTALL, "skipped: installed already");
     if (r < 0)
         return r;
     if (a->installed)
         d->new_kernel = strdup(o->kernel);
     else if (plan->target_release)
         d->new_kernel = strdup(plan->target_release);
+    else if (a->candidate)
+        d->new_kernel = strdup(a->candidate);
     if (d->new_kernel) {
         char *releases[] = {(char *)a->old, d->new_kernel, NULL};
         _cleanup_free_ char *guard = ks_autoremove_text(releases);
@@ -274,7 +283,7 @@ static int describe_install(ks_run *x, ks_apply_ctx *a, ks_dryrun *d)
 }
 
 const ks_apply_step ks_step_install = {
-    .name = "install",
+    .name = KS_STEP_INSTALL,
     .reaches = KS_STATE_INSTALLED,
     .run = run_install,
     .describe = describe_install,

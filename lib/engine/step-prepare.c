@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* apply's step "prepare": kswap's GRUB drop-in, update-grub, the running kernel the default. */
+/* apply's step KS_STEP_PREPARE: kswap's GRUB drop-in, update-grub, the running kernel the default.
+ */
 #include "lib/basic/config.h"
 #include "lib/basic/fileio.h"
 #include "lib/engine/apply-steps.h"
@@ -37,7 +38,7 @@ static int run_prepare(ks_run *x, ks_apply_ctx *a)
     ks_boot b = {0};
     int r;
 
-    r = ks_run_begin(x, "prepare",
+    r = ks_run_begin(x, KS_STEP_PREPARE,
                      "making the running kernel GRUB's default before installing anything");
     if (r < 0)
         return ks_run_journal_error(x, r);
@@ -50,9 +51,9 @@ static int run_prepare(ks_run *x, ks_apply_ctx *a)
     ks_run_trace(x, "write", "/%s", KS_GRUB_DROPIN_PATH);
     r = ks_write_atomic(x->root, KS_GRUB_DROPIN_PATH, text, strlen(text), 0644);
     if (r < 0)
-        return ks_run_fail_step(x, "prepare", r, "cannot write '/%s': %s", KS_GRUB_DROPIN_PATH,
-                                strerror(-r));
-    r = ks_run_update_grub_and_load(x, "prepare", &b);
+        return ks_run_fail_step(x, KS_STEP_PREPARE, r, "cannot write '/%s': %s",
+                                KS_GRUB_DROPIN_PATH, strerror(-r));
+    r = ks_run_update_grub_and_load(x, KS_STEP_PREPARE, &b);
     if (r < 0)
         return r;
     ks_run_trace(x, "write", "/%s: saved_entry = %s's entry", KS_GRUBENV_PATH, old);
@@ -67,11 +68,11 @@ static int run_prepare(ks_run *x, ks_apply_ctx *a)
     }
     ks_boot_done(&b);
     if (r < 0)
-        return ks_run_fail_step(x, "prepare", r, "cannot make %s the default: %s", old,
+        return ks_run_fail_step(x, KS_STEP_PREPARE, r, "cannot make %s the default: %s", old,
                                 strempty(detail));
-    r = ks_journal_set_state(x->j, KS_STATE_PREPARED);
+    r = ks_run_reach(x, KS_STATE_PREPARED);
     if (r >= 0)
-        r = ks_run_done(x, "prepare", "every boot starts the running kernel");
+        r = ks_run_done(x, KS_STEP_PREPARE, "every boot starts the running kernel");
     return r < 0 ? ks_run_journal_error(x, r) : 0;
 }
 
@@ -87,14 +88,14 @@ static int describe_prepare(ks_run *x, ks_apply_ctx *a, ks_dryrun *d)
                            "GRUB_DEFAULT=saved (and panic=10 unless a panic= applies)", text,
                            strlen(text), false);
     if (r >= 0)
-        r = ks_dryrun_add_program(d, "prepare", update_grub, false);
+        r = ks_dryrun_add_program(d, KS_STEP_PREPARE, update_grub, false);
     if (r >= 0)
-        r = ks_dryrun_add_step(d, "prepare", "every boot starts the running kernel");
+        r = ks_dryrun_add_step(d, KS_STEP_PREPARE, "every boot starts the running kernel");
     return r;
 }
 
 const ks_apply_step ks_step_prepare = {
-    .name = "prepare",
+    .name = KS_STEP_PREPARE,
     .reaches = KS_STATE_PREPARED,
     .run = run_prepare,
     .describe = describe_prepare,

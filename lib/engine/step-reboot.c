@@ -12,7 +12,7 @@ static bool findings_name_way_back(const ks_findings *f)
 /*
  * The reboot of apply --reboot and rollback --reboot. Right before systemctl reboot comes the
  * last look at what the next boots load (lib/engine/rebootcheck.h). A problem refuses the
- * reboot (its findings, exit 2) and changes nothing but the journal's step "reboot" (failed,
+ * reboot (its findings, exit 2) and changes nothing but the journal's step KS_STEP_REBOOT (failed,
  * with why): the swap stays as the command left it, armed or rolled back, and the node keeps
  * running the kernel it runs. Rebooting instead would end in one of these:
  *   - the trial's own files damaged after arming: GRUB's fallback or panic= bring the old kernel
@@ -30,34 +30,36 @@ static bool findings_name_way_back(const ks_findings *f)
 int ks_run_reboot_now(ks_run *x, const char *step, const ks_reboot_expect *expect,
                       const char *stays)
 {
-    char *argv[] = {(char *)"systemctl", (char *)"reboot", NULL};
+    char *argv[] = {(char *)"systemctl", (char *)KS_STEP_REBOOT, NULL};
     int r;
 
     x->state_stays = true;
-    r = ks_run_begin(x, step, "checking what the next boot loads, then rebooting");
-    if (r < 0)
-        return ks_run_journal_error(x, r);
+    ks_run_progress(x, step, "checking what the next boot loads, then rebooting");
     r = ks_reboot_check(x->root, expect, &x->r->findings);
     if (r < 0)
         return ks_run_fail_step(x, step, r, "cannot look at what the next boot loads: %s",
                                 strerror(-r));
     if (r > 0) {
+        /* Nothing changed before (apply --reboot of a trial armed earlier): a refusal that
+         * writes nothing; else the step KS_STEP_REBOOT records why (blocked). */
+        if (x->changed && (r = ks_journal_step_begin(x->j, step)) < 0)
+            return ks_run_journal_error(x, r);
         if (findings_name_way_back(&x->r->findings))
-            r = ks_run_fail_step(
+            return ks_run_block_step(
                 x, step, -EPERM,
                 "not rebooting: the way back to %s is damaged (see the findings), and a "
                 "node that reboots now could end at GRUB's prompt or in a kernel that "
                 "cannot start, out of reach; %s; do not reboot before it is repaired",
                 expect->old, stays);
-        else
-            r = ks_run_fail_step(
-                x, step, -EPERM,
-                "not rebooting: the next boots are not what kswap set up, or their "
-                "files are damaged (see the findings); %s",
-                stays);
-        x->r->status = KS_SWAP_REFUSED;
-        return r;
+        return ks_run_block_step(x, step, -EPERM,
+                                 "not rebooting: the next boots are not what kswap set up, or "
+                                 "their files are damaged (see the findings); %s",
+                                 stays);
     }
+    ks_run_changes(x);
+    r = ks_journal_step_begin(x->j, step);
+    if (r < 0)
+        return ks_run_journal_error(x, r);
     /* Counted when asked and saved before: a reboot that succeeds may leave no later save. */
     ks_journal_count_reboot(x->j);
     r = ks_journal_save(x->j);
@@ -79,7 +81,7 @@ static bool wanted_reboot(const ks_apply_ctx *a)
 static int run_reboot(ks_run *x, ks_apply_ctx *a)
 {
     return ks_run_reboot_now(
-        x, "reboot",
+        x, KS_STEP_REBOOT,
         &(ks_reboot_expect){
             .trial = a->new, .old = a->old, .then = "then 'kswap apply --reboot' again"},
         "the trial stays armed ('kswap rollback' cancels it), nothing else changed");
@@ -87,19 +89,19 @@ static int run_reboot(ks_run *x, ks_apply_ctx *a)
 
 static int describe_reboot(ks_run *x, ks_apply_ctx *a, ks_dryrun *d)
 {
-    char *reboot[] = {(char *)"systemctl", (char *)"reboot", NULL};
+    char *reboot[] = {(char *)"systemctl", (char *)KS_STEP_REBOOT, NULL};
     int r;
 
     (void)x;
     (void)a;
-    r = ks_dryrun_add_program(d, "reboot", reboot, false);
+    r = ks_dryrun_add_program(d, KS_STEP_REBOOT, reboot, false);
     if (r >= 0)
-        r = ks_dryrun_add_step(d, "reboot", "systemctl reboot");
+        r = ks_dryrun_add_step(d, KS_STEP_REBOOT, "systemctl reboot");
     return r;
 }
 
 const ks_apply_step ks_step_reboot = {
-    .name = "reboot",
+    .name = KS_STEP_REBOOT,
     .reaches = _KS_STATE_INVALID, /* the trial stays armed whatever the reboot's fate */
     .wanted = wanted_reboot,
     .run = run_reboot,

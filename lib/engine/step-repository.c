@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* apply's step "repository": the key, the repository check, the deb822 source. */
+/* apply's step KS_STEP_REPOSITORY: the key, the repository check, the deb822 source. */
+#include <assert.h>
 #include <limits.h>
 #include <time.h>
 #include <unistd.h>
@@ -51,7 +52,8 @@ static const char *key_path(const ks_apply_opts *o)
  * private folder with the source and keyring kswap is about to write, and the index must name
  * the package. A refusal is a failed step with apt's words; nothing was written.
  */
-static int probe_repository(ks_run *x, const ks_apt_takeover *source, const char *package)
+static int probe_repository(ks_run *x, ks_apply_ctx *a, const ks_apt_takeover *source,
+                            const char *package)
 {
     _cleanup_free_ char *path = NULL, *root_env = NULL;
     char *env[6] = {(char *)"DEBIAN_FRONTEND=noninteractive",
@@ -61,30 +63,31 @@ static int probe_repository(ks_run *x, const ks_apt_takeover *source, const char
                     NULL,
                     NULL};
     ks_repo_probe_result pr = {0};
-    ks_apt_watch w = KS_APT_WATCH(x, "repository");
+    ks_apt_watch w = KS_APT_WATCH(x, KS_STEP_REPOSITORY);
     bool refused;
     int r;
 
     if (!package)
         return ks_run_fail_step(
-            x, "repository", -ENOENT,
+            x, KS_STEP_REPOSITORY, -ENOENT,
             "no XanMod package fits this CPU (see 'kswap plan'); nothing to install");
     r = ks_run_find_program(x, "apt-get", &path);
     if (r == -EPERM)
-        return ks_run_fail_step(x, "repository", r,
+        return ks_run_fail_step(x, KS_STEP_REPOSITORY, r,
                                 "refusing to run this machine's 'apt-get' for the root '%s': put a "
                                 "program that works on that root first on PATH",
                                 x->root_abs);
     if (r < 0)
-        return ks_run_fail_step(x, "repository", r, "cannot find 'apt-get' on PATH");
+        return ks_run_fail_step(x, KS_STEP_REPOSITORY, r, "cannot find 'apt-get' on PATH");
     if (x->root_abs) {
         root_env = ks_asprintf("KSWAP_ROOT=%s", x->root_abs);
         if (!root_env)
             return -ENOMEM;
         env[3] = root_env;
     }
-    ks_run_progress(x, "repository", "checking %s %s with apt-get update into a private folder",
-                    source->uri, source->suite);
+    ks_run_progress(x, KS_STEP_REPOSITORY,
+                    "checking %s %s with apt-get update into a private folder", source->uri,
+                    source->suite);
     ks_run_trace(x, "run",
                  "%s update (its sources, lists and cache in a private folder under $TMPDIR)",
                  path);
@@ -99,16 +102,21 @@ static int probe_repository(ks_run *x, const ks_apt_takeover *source, const char
     if (r >= 0)
         ks_apt_watch_summary(&w);
     if (r >= 0 && pr.verdict == KS_REPO_OK) {
-        ks_run_progress(x, "repository", "%s %s carries %s %s (%zu packages)", source->uri,
-                        source->suite, package, strempty(pr.version), pr.n_packages);
+        ks_run_progress(x, KS_STEP_REPOSITORY, "%s %s carries %s %s%s%s (%zu packages)",
+                        source->uri, source->suite, package, strempty(pr.version),
+                        pr.release ? ", kernel " : "", strempty(pr.release), pr.n_packages);
+        /* apt's candidate: what the install step will bring, known before anything changes */
+        a->candidate = TAKE_PTR(pr.release);
+        a->candidate_version = TAKE_PTR(pr.version);
         ks_repo_probe_result_done(&pr);
         return 0;
     }
     free(x->r->output);
     x->r->output = TAKE_PTR(pr.apt_output);
     refused = r >= 0;
-    r = ks_run_fail_step(
-        x, "repository",
+    /* apt's refusal of the repository is a verdict on it, not a failure of kswap */
+    r = (refused ? ks_run_block_step : ks_run_fail_step)(
+        x, KS_STEP_REPOSITORY,
         r < 0                              ? r
         : pr.verdict == KS_REPO_NO_PACKAGE ? -ENOENT
                                            : -EBADMSG,
@@ -119,20 +127,15 @@ static int probe_repository(ks_run *x, const ks_apt_takeover *source, const char
         : pr.verdict == KS_REPO_NO_INDEX    ? "the repository has no index for this machine: "
                                             : "the repository lacks the package: ",
         strempty(pr.reason));
-    /* apt's refusal of the repository is a verdict on it, not a failure of kswap */
-    if (refused)
-        x->r->status = KS_SWAP_REFUSED;
     ks_repo_probe_result_done(&pr);
     return r;
 }
 
-/*
- * The key, the repository check and the plan of the apt source: everything of the repository
- * step before its first write (apply writes *changes, apply --dry-run shows them).
- */
-static int plan_repository(ks_run *x, const ks_apply_opts *o, const ks_plan *plan,
-                           ks_transaction *changes)
+int ks_apply_plan_repository(ks_run *x, ks_apply_ctx *a)
 {
+    const ks_apply_opts *o = a->o;
+    const ks_plan *plan = &a->plan;
+    ks_transaction *changes = &a->repo_changes;
     _cleanup_free_ void *keyring = NULL;
     const char *fpr = o->pinned_fpr;
     ks_key_info info = {0};
@@ -141,14 +144,14 @@ static int plan_repository(ks_run *x, const ks_apply_opts *o, const ks_plan *pla
 
     if (!plan->xanmod_suite)
         return ks_run_fail_step(
-            x, "repository", -ENOENT,
+            x, KS_STEP_REPOSITORY, -ENOENT,
             "XanMod's archive has no suite for this OS; give --deb FILE, or name a "
             "mirror's suite in kswap.conf [repository] suite");
     if (!fpr && o->common.config)
-        fpr = ks_config_get_string(o->common.config, "repository", "fingerprint", NULL);
+        fpr = ks_config_get_string(o->common.config, KS_STEP_REPOSITORY, "fingerprint", NULL);
     r = ks_keyring_export_binary(key_path(o), fpr, time(NULL), &info, &keyring, &len);
     if (r < 0) {
-        r = ks_run_fail_step(x, "repository", r, "the repository key '%s' is refused: %s",
+        r = ks_run_fail_step(x, KS_STEP_REPOSITORY, r, "the repository key '%s' is refused: %s",
                              key_path(o), info.reason ? info.reason : strerror(-r));
         ks_key_info_done(&info);
         return r;
@@ -169,67 +172,73 @@ static int plan_repository(ks_run *x, const ks_apply_opts *o, const ks_plan *pla
                                         .components = plan->repo_components,
                                         .keyring = keyring,
                                         .keyring_len = len};
-        r = probe_repository(x, &source, o->package ? o->package : plan->target_package);
+        r = probe_repository(x, a, &source, o->package ? o->package : plan->target_package);
         if (r < 0)
             return r;
         r = ks_aptsource_plan(x->root, &source, changes);
     }
     if (r < 0)
-        return ks_run_fail_step(x, "repository", r, "cannot plan the apt source: %s", strerror(-r));
+        return ks_run_fail_step(x, KS_STEP_REPOSITORY, r, "cannot plan the apt source: %s",
+                                strerror(-r));
+    a->repo_planned = true;
     return 0;
 }
 
 static int run_repository(ks_run *x, ks_apply_ctx *a)
 {
-    _cleanup_transaction_ ks_transaction changes = {0};
+    const ks_transaction *changes = &a->repo_changes;
     int r;
 
-    r = ks_run_begin(x, "repository", "checking the XanMod key and the apt source");
+    /* apply planned it (and tried the repository) before its first change */
+    assert(a->repo_planned);
+    r = ks_run_begin(x, KS_STEP_REPOSITORY, "writing the XanMod key and the apt source");
     if (r < 0)
         return ks_run_journal_error(x, r);
-    r = plan_repository(x, a->o, &a->plan, &changes);
-    if (r < 0)
-        return r;
     /* The journal holds every file's previous bytes before any of them changes. */
-    r = ks_journal_note_transaction(x->j, &changes);
+    r = ks_journal_note_transaction(x->j, changes);
     if (r < 0)
         return ks_run_journal_error(x, r);
-    for (size_t i = 0; i < changes.n; i++)
-        ks_run_trace(x, ks_file_change_kind_to_string(changes.v[i].kind), "/%s", changes.v[i].path);
-    r = ks_transaction_apply(x->root, &changes);
+    for (size_t i = 0; i < changes->n; i++)
+        ks_run_trace(x, ks_file_change_kind_to_string(changes->v[i].kind), "/%s",
+                     changes->v[i].path);
+    r = ks_transaction_apply(x->root, changes);
     if (r < 0)
-        return ks_run_fail_step(x, "repository", r, "cannot write the apt source: %s",
+        return ks_run_fail_step(x, KS_STEP_REPOSITORY, r, "cannot write the apt source: %s",
                                 strerror(-r));
-    r = ks_run_done(x, "repository", "etc/apt/sources.list.d/xanmod.sources");
+    r = ks_run_done(x, KS_STEP_REPOSITORY, "etc/apt/sources.list.d/xanmod.sources");
     return r < 0 ? ks_run_journal_error(x, r) : 0;
 }
 
 static int describe_repository(ks_run *x, ks_apply_ctx *a, ks_dryrun *d)
 {
-    _cleanup_transaction_ ks_transaction changes = {0};
     char *probe[] = {(char *)"apt-get", (char *)"update", (char *)"(private folder)", NULL};
     int r;
 
-    r = plan_repository(x, a->o, &a->plan, &changes);
-    if (r < 0)
-        return r;
-    r = ks_dryrun_add_program(d, "repository", probe, true);
+    (void)x;
+    assert(a->repo_planned);
+    if (a->candidate_version) {
+        d->version = strdup(a->candidate_version);
+        if (!d->version)
+            return -ENOMEM;
+    }
+    r = ks_dryrun_add_program(d, KS_STEP_REPOSITORY, probe, true);
     if (r >= 0)
-        r = ks_dryrun_add_transaction(d, &changes);
+        r = ks_dryrun_add_transaction(d, &a->repo_changes);
     if (r >= 0)
-        r = ks_dryrun_add_step(d, "repository", KS_APT_SOURCE_PATH);
+        r = ks_dryrun_add_step(d, KS_STEP_REPOSITORY, KS_APT_SOURCE_PATH);
     return r;
 }
 
+/* Once done, a resumed apply does not write the source again (nor try the repository). */
 static bool wanted_repository(const ks_apply_ctx *a)
 {
-    return a->repository;
+    return a->repository && a->repo_planned;
 }
 
 /* The repository first: its check (apt-get update into a private folder) refuses a repository
  * apt would refuse before GRUB or anything else is touched. */
 const ks_apply_step ks_step_repository = {
-    .name = "repository",
+    .name = KS_STEP_REPOSITORY,
     .reaches = _KS_STATE_INVALID, /* the journal stays idle until prepare is done */
     .wanted = wanted_repository,
     .run = run_repository,

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The run context of apply, pin and rollback (lib/engine/swap-run.h). */
+#include <assert.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <time.h>
@@ -9,6 +10,7 @@
 #include "lib/basic/fileio.h"
 #include "lib/basic/spawn.h"
 #include "lib/basic/time-util.h"
+#include "lib/engine/command-log.h"
 #include "lib/engine/dpkgwait.h"
 #include "lib/engine/history.h"
 #include "lib/engine/metrics-file.h"
@@ -31,6 +33,16 @@ void ks_swap_result_done(ks_swap_result *r)
     }
     free(r->removed);
     *r = (ks_swap_result){0};
+}
+
+const char *ks_swap_status_to_string(ks_swap_status s)
+{
+    static const char *const names[] = {
+        [KS_SWAP_DONE] = "done",       [KS_SWAP_ALREADY] = "unchanged",
+        [KS_SWAP_REFUSED] = "refused", [KS_SWAP_BLOCKED] = "blocked",
+        [KS_SWAP_FAILED] = "failed",   [KS_SWAP_BUSY] = "busy",
+    };
+    return (size_t)s < ARRAY_SIZE(names) ? names[s] : NULL;
 }
 
 void ks_vprogressf(ks_progress_fn fn, void *userdata, const char *step, const char *fmt, va_list ap)
@@ -75,20 +87,19 @@ void ks_run_progress(ks_run *x, const char *step, const char *fmt, ...)
     va_end(ap);
 }
 
-int ks_run_fail_step(ks_run *x, const char *step, int err, const char *fmt, ...)
+static int vfail_step(ks_run *x, const char *step, int err, const char *fmt, va_list ap)
+    _printf_(4, 0);
+static int vfail_step(ks_run *x, const char *step, int err, const char *fmt, va_list ap)
 {
     _cleanup_free_ char *msg = NULL;
-    va_list ap;
 
-    va_start(ap, fmt);
     (void)ks_vasprintf_r(&msg, fmt, ap);
-    va_end(ap);
     free(x->r->error);
     x->r->error = msg ? strdup(msg) : NULL;
     x->r->status = KS_SWAP_FAILED;
-    if (x->j) {
-        if (step)
-            (void)ks_journal_step_end(x->j, step, KS_STEP_FAILED, msg);
+    /* Only a step that began and failed is recorded. */
+    if (x->j && x->changed && step) {
+        (void)ks_journal_step_end(x->j, step, KS_STEP_FAILED, msg);
         /* The reboot after an apply or a rollback that is done: what they left stays as it
          * is (armed, rolled back), only the reboot's step says why it did not happen. */
         if (!x->state_stays) {
@@ -98,6 +109,85 @@ int ks_run_fail_step(ks_run *x, const char *step, int err, const char *fmt, ...)
         (void)ks_journal_save(x->j);
     }
     return err < 0 ? err : -EIO;
+}
+
+int ks_run_fail_step(ks_run *x, const char *step, int err, const char *fmt, ...)
+{
+    va_list ap;
+    int r;
+
+    va_start(ap, fmt);
+    r = vfail_step(x, step, err, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+int ks_run_refuse(ks_run *x, const char *fmt, ...)
+{
+    _cleanup_free_ char *msg = NULL;
+    va_list ap;
+
+    /* A refusal changes nothing: after a change it is a blocked step, and a bug. */
+    assert(!x->changed);
+    va_start(ap, fmt);
+    (void)ks_vasprintf_r(&msg, fmt, ap);
+    va_end(ap);
+    free(x->r->error);
+    x->r->error = TAKE_PTR(msg);
+    x->r->status = x->changed ? KS_SWAP_BLOCKED : KS_SWAP_REFUSED;
+    return x->r->error ? -EPERM : -ENOMEM;
+}
+
+int ks_run_block_step(ks_run *x, const char *step, int err, const char *fmt, ...)
+{
+    va_list ap;
+    int r;
+
+    va_start(ap, fmt);
+    r = vfail_step(x, step, err, fmt, ap);
+    va_end(ap);
+    x->r->status = x->changed ? KS_SWAP_BLOCKED : KS_SWAP_REFUSED;
+    return r;
+}
+
+int ks_run_refuse_unless_default(ks_run *x, const ks_boot *b, const char *release)
+{
+    _cleanup_free_ char *detail = NULL;
+    int r = ks_boot_default_holds(b, release, &detail);
+
+    if (r == -ENOMEM || r >= 0)
+        return r < 0 ? r : 0;
+    return ks_run_refuse(x,
+                         "GRUB would not start %s on every boot: %s (it starts saved_entry only "
+                         "with GRUB_DEFAULT=saved, which 'kswap apply' sets in /%s); nothing was "
+                         "changed",
+                         release, strempty(detail), KS_GRUB_DROPIN_PATH);
+}
+
+int ks_run_busy(ks_run *x, pid_t holder)
+{
+    x->r->status = KS_SWAP_BUSY;
+    x->r->lock_holder = holder;
+    x->r->error = holder > 0 ? ks_asprintf("another kswap (pid %d) is changing this system; "
+                                           "wait for it or check 'kswap status'",
+                                           (int)holder)
+                             : strdup("another kswap is changing this system; wait for it");
+    return -EBUSY;
+}
+
+void ks_run_changes(ks_run *x)
+{
+    x->changed = true;
+}
+
+int ks_run_reach(ks_run *x, ks_state s)
+{
+    const ks_state_info *now = ks_state_info_get(ks_journal_state(x->j)),
+                        *to = ks_state_info_get(s);
+
+    if (now && to && now->order > to->order && to->order > 0)
+        return 0;
+    return ks_journal_set_state(x->j, s);
 }
 
 unsigned ks_run_timeout_ms(ks_run *x, const char *key, unsigned def_s)
@@ -321,6 +411,7 @@ int ks_run_wait_for_dpkg(ks_run *x, const char *step)
 int ks_run_begin(ks_run *x, const char *step, const char *what)
 {
     ks_run_progress(x, step, "%s", what);
+    ks_run_changes(x);
     return ks_journal_step_begin(x->j, step);
 }
 
@@ -354,15 +445,8 @@ int ks_run_lock(ks_run *x, ks_lock **ret)
             ? x->c->lock_timeout_ms
             : ks_run_timeout_ms(x, "lock_timeout", KS_LOCK_TIMEOUT_MS_DEFAULT / 1000),
         ret, &holder);
-    if (r == -EBUSY) {
-        x->r->status = KS_SWAP_BUSY;
-        x->r->lock_holder = holder;
-        x->r->error = holder > 0 ? ks_asprintf("another kswap (pid %d) is changing this system; "
-                                               "wait for it or check 'kswap status'",
-                                               (int)holder)
-                                 : strdup("another kswap is changing this system; wait for it");
-        return r;
-    }
+    if (r == -EBUSY)
+        return ks_run_busy(x, holder);
     if (r < 0) {
         x->r->status = KS_SWAP_FAILED;
         x->r->error = ks_asprintf("cannot take the lock '/%s': %s", KS_LOCK_PATH, ks_strerror(r));
@@ -427,9 +511,25 @@ int ks_run_end(ks_run *x, int r)
     /* Metrics that could not be written are a warning, never a reason to fail. */
     if (x->j && ks_metrics_add_finding(x->j, &x->r->findings) < 0 && r >= 0)
         r = -ENOMEM;
-    /* A swap that ended goes into the history; a damaged history is a warning. */
-    if (x->j && x->locked && ks_history_note_finding(x->root, x->j, &x->r->findings) < 0 && r >= 0)
+    /* A swap that ended goes into the history; a damaged history is a warning. A run that
+     * changed nothing writes nothing, the history included. */
+    if (x->j && x->locked && x->changed &&
+        ks_history_note_finding(x->root, x->j, &x->r->findings) < 0 && r >= 0)
         r = -ENOMEM;
+    /* Every command that changed something leaves a line in the command log. */
+    if (x->locked && x->changed && x->c->command) {
+        _cleanup_free_ char *warning = NULL;
+        ks_swap_status st =
+            r < 0 && (x->r->status == KS_SWAP_DONE || x->r->status == KS_SWAP_ALREADY)
+                ? KS_SWAP_FAILED
+                : x->r->status;
+        if (ks_command_log_append(x->root, x->c->command, ks_swap_status_to_string(st), x->j,
+                                  &warning) < 0 ||
+            warning)
+            (void)ks_findings_add(&x->r->findings, "commands.unwritable", KS_SEV_WARN,
+                                  "read the file and move it away once nothing in it is needed",
+                                  "%s", strempty(warning));
+    }
     x->r->journal = TAKE_PTR(x->j);
     free(x->root_abs);
     x->root_abs = NULL;

@@ -46,6 +46,9 @@ typedef struct ks_run {
     char *root_abs;      /* KSWAP_ROOT for the programs; NULL on the running system */
     char **items_before; /* the snapshot's items when this apply began (its check step) */
     bool locked;         /* kswap's lock is held: the swap history may be written */
+    /* The run changed something on disk (its first journal save or write): from here a
+     * failure is recorded in the journal, and a refusal would be a bug (ks_run_refuse). */
+    bool changed;
     bool state_stays;    /* a failure now (the reboot) records its step, never the state */
     char *dropin_purged; /* rollback --purge: the drop-in's text it replaced or removed */
 } ks_run;
@@ -68,9 +71,40 @@ int ks_run_end(ks_run *x, int r);
 
 void ks_run_progress(ks_run *x, const char *step, const char *fmt, ...) _printf_(3, 4);
 void ks_run_trace(ks_run *x, const char *what, const char *fmt, ...) _printf_(3, 4);
-/* Records why a step failed: in the result for people, in the journal for later runs (step
- * NULL: no step had begun). Returns err, or -EIO for an err that is not negative. */
+/*
+ * Records why a step failed: in the result for people, and, once the run changed something, in
+ * the journal for later runs: the step failed, and the state "failed" with the reason (not
+ * when the state stays: the reboot after a finished apply or rollback). Before the first
+ * change nothing is written (a step that never began cannot fail). Returns err, or -EIO for an
+ * err that is not negative.
+ */
 int ks_run_fail_step(ks_run *x, const char *step, int err, const char *fmt, ...) _printf_(4, 5);
+/*
+ * The one way a command refuses: before its first change, with nothing written (the journal,
+ * the history, grubenv, grub.cfg and every file kswap owns stay byte for byte). Status
+ * KS_SWAP_REFUSED, exit 2. A refusal after a change is a bug (an assertion); then it is
+ * recorded as a blocked step. Returns -EPERM.
+ */
+int ks_run_refuse(ks_run *x, const char *fmt, ...) _printf_(2, 3);
+/*
+ * A step that began was blocked by a finding (verify's modules, arm's boot files, a reboot's
+ * last look): recorded as ks_run_fail_step() does, status KS_SWAP_BLOCKED (exit 2); before
+ * any change, a refusal. Returns err, or -EPERM.
+ */
+int ks_run_block_step(ks_run *x, const char *step, int err, const char *fmt, ...) _printf_(4, 5);
+/*
+ * Before the first change: whether GRUB would start release on every boot once saved_entry
+ * names it (ks_boot_default_holds); a refusal that says why when not. 0: it would; -EPERM:
+ * refused; -ENOMEM.
+ */
+int ks_run_refuse_unless_default(ks_run *x, const ks_boot *b, const char *release);
+/* Another kswap holds the lock: the result says busy, naming it. Returns -EBUSY. */
+int ks_run_busy(ks_run *x, pid_t holder);
+/* The first change of the run is about to be made (ks_run_begin() says so by itself). */
+void ks_run_changes(ks_run *x);
+/* The state a step of apply reached; a resumed apply never moves the journal back along
+ * apply's path (lib/engine/states.h, order). */
+int ks_run_reach(ks_run *x, ks_state s);
 /* A step begun (progress line, journal saved) and ended done. */
 int ks_run_begin(ks_run *x, const char *step, const char *what);
 int ks_run_done(ks_run *x, const char *step, const char *detail);

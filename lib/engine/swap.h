@@ -42,6 +42,9 @@ typedef struct ks_swap_common {
      * NULL, the call releases it when done). accept pins this way, so that no other kswap and
      * no status --wait sees the lock free between its verdict and its pin. */
     ks_lock **lock_handover;
+    /* The command line as the operator gave it ("apply --deb k.deb --yes"), for the command log
+     * (lib/engine/command-log.h); NULL: the run is part of another command (accept's pin). */
+    const char *command;
 } ks_swap_common;
 
 typedef struct ks_apply_opts {
@@ -58,7 +61,9 @@ typedef struct ks_apply_opts {
 typedef enum ks_swap_status {
     KS_SWAP_DONE,    /* armed / pinned / rolled back */
     KS_SWAP_ALREADY, /* nothing to do: armed already, pinned already, nothing to roll back */
-    KS_SWAP_REFUSED, /* a finding blocks (plan, verify, a check of pin) */
+    KS_SWAP_REFUSED, /* refused before any change: nothing was written (exit 2) */
+    KS_SWAP_BLOCKED, /* a step that began was blocked by a finding (verify, arm, the reboot's
+                        last look); what came before it stays, the journal says which (exit 2) */
     KS_SWAP_FAILED,  /* an action failed; the journal says which, the old kernel stays default */
     KS_SWAP_BUSY,    /* another kswap holds the lock */
 } ks_swap_status;
@@ -116,6 +121,15 @@ int ks_pin(const ks_root *root, const ks_swap_common *c, const char *release, bo
            ks_swap_result *ret);
 int ks_rollback(const ks_root *root, const ks_swap_common *c, bool purge, bool reboot,
                 ks_swap_result *ret);
+/*
+ * status --ack: removes the login line and, once the trial is judged, the trial flag (so that
+ * kswap-accept.service no longer writes it at boot), and closes a failed swap (the journal's
+ * step "acknowledge": status exits 0 from then on). DONE, or ALREADY when there was nothing to
+ * acknowledge (nothing written).
+ */
+int ks_acknowledge(const ks_root *root, const ks_swap_common *c, ks_swap_result *ret);
+/* The result's name in JSON ("done", "unchanged", "refused", "blocked", "failed", "busy"). */
+const char *ks_swap_status_to_string(ks_swap_status s);
 /* Read-only: what rollback --purge would remove now, as ret->removed (packages this swap's
  * applies installed that dpkg still has, but never the old or the running kernel's image; the
  * apt source and key; kswap's GRUB drop-in; the autoremove guard). -errno with ret->error. */

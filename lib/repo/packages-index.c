@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "lib/basic/alloc-util.h"
+#include "lib/basic/debversion.h"
 #include "lib/basic/util.h"
 #include "lib/repo/packages-index.h"
 
@@ -84,21 +85,55 @@ typedef struct scan_ctx {
     ks_packages_index_info *info;
 } scan_ctx;
 
+#define IMAGE_PREFIX "linux-image-"
+
+/* A release as a package name may carry it: not empty, no blank, no separator of Depends. */
+static char *release_of(const char *name, size_t n)
+{
+    size_t pl = strlen(IMAGE_PREFIX);
+
+    if (n <= pl || strncmp(name, IMAGE_PREFIX, pl) != 0)
+        return NULL;
+    for (size_t i = pl; i < n; i++)
+        if (isspace((unsigned char)name[i]) || strchr(",|()<>=:", name[i]))
+            return NULL;
+    return strndup(name + pl, n - pl);
+}
+
+char *ks_packages_depends_release(const char *depends, size_t n)
+{
+    _cleanup_free_ char *text = strndup(depends, n);
+    char *release = NULL;
+
+    if (!text || ks_packages_depends_image(text, &release) <= 0)
+        return NULL;
+    return release;
+}
+
+/* Takes the stanza when it names the package with a higher version than the one kept: apt's
+ * candidate, by dpkg's order (lib/basic/debversion.h). */
 static int scan_one(void *userdata, const stanza *s)
 {
     scan_ctx *c = userdata;
+    _cleanup_free_ char *v = NULL;
 
     c->info->n_packages++;
     if (!names(s, c->package))
         return 0;
     c->info->found = true;
-    if (s->version) {
-        char *v = strndup(s->version, s->version_n);
-        if (!v)
-            return -ENOMEM;
-        free(c->info->version);
-        c->info->version = v;
-    }
+    if (!s->version)
+        return 0;
+    v = strndup(s->version, s->version_n);
+    if (!v)
+        return -ENOMEM;
+    if (c->info->version && ks_deb_version_compare(v, c->info->version) <= 0)
+        return 0;
+    free(c->info->version);
+    c->info->version = TAKE_PTR(v);
+    free(c->info->release);
+    c->info->release = release_of(c->package, strlen(c->package));
+    if (!c->info->release && s->depends)
+        c->info->release = ks_packages_depends_release(s->depends, s->depends_n);
     return 0;
 }
 
@@ -121,7 +156,23 @@ int ks_packages_index_scan(const char *text, size_t len, const char *package,
 void ks_packages_index_info_done(ks_packages_index_info *i)
 {
     free(i->version);
+    free(i->release);
     i->version = NULL;
+    i->release = NULL;
+}
+
+void ks_packages_index_merge(ks_packages_index_info *into, ks_packages_index_info *from)
+{
+    into->n_packages += from->n_packages;
+    into->found = into->found || from->found;
+    if (from->version &&
+        (!into->version || ks_deb_version_compare(from->version, into->version) > 0)) {
+        free(into->version);
+        free(into->release);
+        into->version = TAKE_PTR(from->version);
+        into->release = TAKE_PTR(from->release);
+    }
+    ks_packages_index_info_done(from);
 }
 
 typedef struct find_ctx {

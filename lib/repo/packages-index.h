@@ -13,13 +13,24 @@
 typedef struct ks_packages_index_info {
     size_t n_packages; /* stanzas with a Package: field */
     bool found;        /* a stanza names the package */
-    char *version;     /* the Version: of its last stanza that names it (NULL when none) */
+    char *version;     /* the highest Version: of the stanzas that name it, as apt's candidate
+                          (dpkg's order; NULL when none) */
+    /* The kernel release that candidate brings: its own name's when it is linux-image-RELEASE,
+     * else the first linux-image-RELEASE its Depends names (XanMod's metapackages); NULL when
+     * neither (a package that ships the kernel itself under another name). */
+    char *release;
 } ks_packages_index_info;
 
-/* 0, or -ENOMEM. */
+/* 0, or -ENOMEM. Of two indexes, merge with ks_packages_index_merge(). */
 int ks_packages_index_scan(const char *text, size_t len, const char *package,
                            ks_packages_index_info *ret);
 void ks_packages_index_info_done(ks_packages_index_info *i);
+/* Adds what another index says to into: the counts, and the higher candidate (from is taken). */
+void ks_packages_index_merge(ks_packages_index_info *into, ks_packages_index_info *from);
+/* The release of a linux-image-RELEASE name in a Depends: value (alternatives, version
+ * constraints and :arch allowed), or NULL (none, or out of memory): ks_packages_depends_image
+ * on a part of a text. Exposed for tests. */
+char *ks_packages_depends_release(const char *depends, size_t n);
 
 /* Every stanza of one package (an index may list several versions), in file order. */
 typedef struct ks_packages_stanza {

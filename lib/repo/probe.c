@@ -160,10 +160,12 @@ static int make_dirs(const char *dir)
     return 0;
 }
 
-/* Scans every Packages index apt left in lists/ for the package. */
+/* Scans every Packages index apt left in lists/ for the package: apt's candidate is the highest
+ * version of them all. */
 static int scan_indexes(const char *dir, const char *package, ks_repo_probe_result *res,
                         size_t *ret_n_indexes)
 {
+    ks_packages_index_info all = {0};
     _cleanup_free_ char *lists = ks_asprintf("%s/lists", dir);
     _cleanup_closedir_ DIR *d = NULL;
     struct dirent *de;
@@ -193,17 +195,21 @@ static int scan_indexes(const char *dir, const char *package, ks_repo_probe_resu
         if (r < 0)
             return r;
         r = ks_packages_index_scan(text, len, package, &info);
-        if (r < 0)
+        if (r < 0) {
+            ks_packages_index_info_done(&all);
             return r;
+        }
         n_indexes++;
-        res->n_packages += info.n_packages;
-        if (info.found && info.version) {
-            free(res->version);
-            res->version = TAKE_PTR(info.version);
-        } else if (info.found && !res->version)
-            res->version = strdup("");
-        ks_packages_index_info_done(&info);
+        ks_packages_index_merge(&all, &info);
     }
+    res->n_packages += all.n_packages;
+    if (all.found) {
+        free(res->version);
+        free(res->release);
+        res->version = all.version ? TAKE_PTR(all.version) : strdup("");
+        res->release = TAKE_PTR(all.release);
+    }
+    ks_packages_index_info_done(&all);
     *ret_n_indexes = n_indexes;
     return 0;
 }
@@ -347,5 +353,6 @@ void ks_repo_probe_result_done(ks_repo_probe_result *r)
     free(r->reason);
     free(r->apt_output);
     free(r->version);
+    free(r->release);
     *r = (ks_repo_probe_result){0};
 }

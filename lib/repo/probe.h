@@ -42,7 +42,10 @@ typedef struct ks_repo_probe_result {
     char *reason;      /* one line for the operator, with apt's words; NULL when OK */
     char *apt_output;  /* what apt-get update printed (bounded) */
     size_t n_packages; /* packages in the fetched indexes */
-    char *version;     /* the package's version in the index, when found */
+    char *version;     /* apt's candidate: the package's highest version in the indexes */
+    /* The kernel release the candidate brings (lib/repo/packages-index.h: its own name, or the
+     * linux-image-RELEASE its Depends names); NULL when the index does not say. */
+    char *release;
 } ks_repo_probe_result;
 
 /*

@@ -21,6 +21,8 @@
 #   --no-initrd          ship boot/vmlinuz-RELEASE only
 #   --initrd-without M   leave module M out of the (real, zstd cpio) initrd
 #   --deb-compression C  dpkg-deb -Z (xz, zstd, gzip, none; default xz)
+#   --meta               a metapackage instead, as XanMod's linux-xanmod-lts-x64v3: no files,
+#                        Depends: linux-image-RELEASE (give its name with --package)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 mkmod=$here/../verify/mkmod.sh
@@ -35,7 +37,7 @@ shift 2
 case $release in */* | "" | .*) echo "make-kernel-deb: bad release '$release'" >&2; exit 2 ;; esac
 
 initrd_without=" "
-package=linux-image-$release version=1.0 bbr=module suffix=.ko boot=1 initrd=1 debz=xz
+package=linux-image-$release version=1.0 bbr=module suffix=.ko boot=1 initrd=1 debz=xz meta=0
 without=" "
 while [ $# -gt 0 ]; do
     case $1 in
@@ -60,6 +62,7 @@ while [ $# -gt 0 ]; do
         shift
         ;;
     --deb-compression) debz=$2; shift ;;
+    --meta) meta=1 ;;
     -h | --help) usage ;;
     *) echo "make-kernel-deb: unknown option '$1'" >&2; usage ;;
     esac
@@ -73,6 +76,23 @@ esac
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+if [ "$meta" = 1 ]; then
+    mkdir -p "$work/meta/DEBIAN"
+    cat > "$work/meta/DEBIAN/control" << CTRL
+Package: $package
+Version: $version
+Architecture: amd64
+Maintainer: kswap tests <test@example.org>
+Depends: linux-image-$release
+Section: kernel
+Priority: optional
+Description: synthetic kernel metapackage for kswap's tests
+ Depends on linux-image-$release, as XanMod's metapackages depend on their kernel.
+CTRL
+    mkdir -p "$(dirname "$out")"
+    dpkg-deb --root-owner-group -Z"$debz" --build "$work/meta" "$out" > /dev/null
+    exit 0
+fi
 pkg=$work/pkg
 mods=$pkg/lib/modules/$release
 mkdir -p "$pkg/DEBIAN" "$mods/kernel"

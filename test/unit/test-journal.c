@@ -8,6 +8,7 @@
 #include "lib/basic/fileio.h"
 #include "lib/engine/journal.h"
 #include "lib/basic/util.h"
+#include "state-walk.h"
 #include "test.h"
 
 #define FAKE_EPOCH 1795996800 /* 2026-11-30T00:00:00Z */
@@ -673,8 +674,10 @@ static void test_changes_and_guard(void)
     CHECK(again && ks_journal_claim_reboot(again, "e0000000-0000-0000-0000-000000000001") == 0);
     CHECK(ks_journal_set_armed(j, "", 5) == -EINVAL);
 
-    /* reset: a fresh idle journal in memory that still saves to the same root. */
-    ks_journal_reset(j);
+    /* reset: a fresh idle journal in memory that still saves to the same root (a new swap
+     * starts once the earlier one ended: lib/engine/states.h). */
+    CHECK(walk_to(j, KS_STATE_ROLLED_BACK));
+    CHECK(ks_journal_reset(j) == 0);
     CHECK(ks_journal_state(j) == KS_STATE_IDLE && ks_journal_n_changes(j) == 0 &&
           !ks_journal_armed_boot_id(j) && !ks_journal_snapshot(j));
     CHECK(ks_journal_save(j) == 0);
@@ -763,7 +766,8 @@ static void test_swap_id(void)
 
     /* A restart keeps the swap: its id, created, and the files it recorded. */
     CHECK(ks_journal_note_package(j, "linux-image-x", "1") == 0);
-    ks_journal_restart(j);
+    CHECK(walk_to(j, KS_STATE_FAILED));
+    CHECK(ks_journal_restart(j) == 0);
     CHECK(ks_journal_state(j) == KS_STATE_IDLE && ks_journal_n_changes(j) == 1);
     CHECK_STREQ(ks_journal_swap_id(j), first);
     CHECK_STREQ(ks_journal_created(j), created);
@@ -772,7 +776,7 @@ static void test_swap_id(void)
 
     /* A new swap in the same second as the first: the same "created", another id. */
     fake_now = FAKE_EPOCH;
-    ks_journal_reset(j);
+    CHECK(ks_journal_reset(j) == 0);
     CHECK(ks_journal_swap_id(j) == NULL);
     CHECK(ks_journal_save(j) == 0);
     CHECK_STREQ(ks_journal_created(j), created);

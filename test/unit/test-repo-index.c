@@ -78,18 +78,47 @@ static void test_index_scan(void)
         size_t n_packages;
         bool found;
         const char *version;
+        const char *release; /* the kernel release apt's candidate brings */
     } cases[] = {
         {"one", "Package: linux-xanmod-lts-x64v3\nVersion: 6.12.9-1\nArchitecture: amd64\n",
-         "linux-xanmod-lts-x64v3", 1, true, "6.12.9-1"},
-        {"version-first", "Version: 2\nPackage: p\n\nPackage: q\nVersion: 3\n", "p", 2, true, "2"},
-        {"last-wins", "Package: p\nVersion: 1\n\nPackage: p\nVersion: 2\n", "p", 2, true, "2"},
+         "linux-xanmod-lts-x64v3", 1, true, "6.12.9-1", NULL},
+        {"version-first", "Version: 2\nPackage: p\n\nPackage: q\nVersion: 3\n", "p", 2, true, "2",
+         NULL},
+        {"highest-wins", "Package: p\nVersion: 1\n\nPackage: p\nVersion: 2\n", "p", 2, true, "2",
+         NULL},
+        {"highest-first", "Package: p\nVersion: 2\n\nPackage: p\nVersion: 2~rc1\n", "p", 2, true,
+         "2", NULL},
+        {"epoch", "Package: p\nVersion: 1:0.1\n\nPackage: p\nVersion: 9.9\n", "p", 2, true, "1:0.1",
+         NULL},
         {"prefix-only", "Package: linux-xanmod-lts-x64v3-dbg\nVersion: 1\n",
-         "linux-xanmod-lts-x64v3", 1, false, NULL},
-        {"case-and-blanks", "package:\t p \r\nVERSION:  7 \r\n\r\n", "p", 1, true, "7"},
-        {"continuation", "Package: q\nDescription: x\n Package: p\n", "p", 1, false, NULL},
-        {"no-version", "Package: p\n", "p", 1, true, NULL},
-        {"empty", "", "p", 0, false, NULL},
-        {"garbage", "\x01\xff:\n:\nPackage\n:Package: p\n", "p", 0, false, NULL},
+         "linux-xanmod-lts-x64v3", 1, false, NULL, NULL},
+        {"case-and-blanks", "package:\t p \r\nVERSION:  7 \r\n\r\n", "p", 1, true, "7", NULL},
+        {"continuation", "Package: q\nDescription: x\n Package: p\n", "p", 1, false, NULL, NULL},
+        {"no-version", "Package: p\n", "p", 1, true, NULL, NULL},
+        {"empty", "", "p", 0, false, NULL, NULL},
+        {"garbage", "\x01\xff:\n:\nPackage\n:Package: p\n", "p", 0, false, NULL, NULL},
+        /* XanMod's metapackage: the kernel it brings is the linux-image-RELEASE it depends on */
+        {"meta",
+         "Package: linux-xanmod-lts-x64v3\nVersion: 6.18.45-x64v3-xanmod1-0\nDepends: "
+         "linux-headers-6.18.45-x64v3-xanmod1, linux-image-6.18.45-x64v3-xanmod1 (= "
+         "6.18.45-x64v3-xanmod1-0)\n",
+         "linux-xanmod-lts-x64v3", 1, true, "6.18.45-x64v3-xanmod1-0", "6.18.45-x64v3-xanmod1"},
+        {"meta-candidate",
+         "Package: m\nVersion: 2\nDepends: linux-image-B\n\nPackage: m\nVersion: 1\nDepends: "
+         "linux-image-A\n",
+         "m", 2, true, "2", "B"},
+        {"meta-depends-after-version", "Depends: linux-image-A\nPackage: m\nVersion: 1\n", "m", 1,
+         true, "1", "A"},
+        {"image-itself", "Package: linux-image-6.1.0-28-amd64\nVersion: 6.1.119-1\n",
+         "linux-image-6.1.0-28-amd64", 1, true, "6.1.119-1", "6.1.0-28-amd64"},
+        {"alternatives-arch", "Package: m\nVersion: 1\nDepends: foo | linux-image-X:amd64 (>= 1)\n",
+         "m", 1, true, "1", "X"},
+        {"virtual-only", "Package: m\nVersion: 1\nDepends: linux-image, linux-image-\n", "m", 1,
+         true, "1", NULL},
+        {"other-stanza's-depends",
+         "Package: q\nVersion: 1\nDepends: linux-image-Q\n\nPackage: "
+         "m\nVersion: 1\n",
+         "m", 2, true, "1", NULL},
     };
     for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
         ks_packages_index_info info = {0};
@@ -101,8 +130,25 @@ static void test_index_scan(void)
         CHECK_MSG(info.found == cases[i].found, "%s: found", cases[i].name);
         CHECK_MSG(streq_ptr(info.version, cases[i].version), "%s: version %s", cases[i].name,
                   strempty(info.version));
+        CHECK_MSG(streq_ptr(info.release, cases[i].release), "%s: release %s", cases[i].name,
+                  strempty(info.release));
         ks_packages_index_info_done(&info);
     }
+}
+
+/* Two indexes (two components, two suites): apt's candidate is the highest of them all. */
+static void test_index_merge(void)
+{
+    ks_packages_index_info a = {0}, b = {0};
+    const char *ta = "Package: m\nVersion: 2\nDepends: linux-image-B\n";
+    const char *tb = "Package: m\nVersion: 1\nDepends: linux-image-A\n\nPackage: x\n";
+
+    CHECK(ks_packages_index_scan(ta, strlen(ta), "m", &a) == 0);
+    CHECK(ks_packages_index_scan(tb, strlen(tb), "m", &b) == 0);
+    ks_packages_index_merge(&a, &b);
+    CHECK(a.n_packages == 3 && a.found && streq_ptr(a.version, "2") && streq_ptr(a.release, "B"));
+    CHECK(!b.version && !b.release);
+    ks_packages_index_info_done(&a);
 }
 
 static void test_index_find(void)
@@ -195,6 +241,7 @@ int main(void)
 {
     test_apt_complaint();
     test_index_scan();
+    test_index_merge();
     test_index_find();
     test_depends_image();
     test_lists_prefix();
