@@ -124,6 +124,22 @@ int ks_metrics_render(const ks_metrics *m, char **ret)
             fprintf(f, "kswap_reboots_requested_total %" PRIu64 "\n", m->reboots_requested) < 0)
             r = -EIO;
     }
+    if (r >= 0 && m->update_current) {
+        _cleanup_free_ char *cur = ks_metrics_escape_label(m->update_current),
+                            *newest = ks_metrics_escape_label(m->update_newest),
+                            *pkg = ks_metrics_escape_label(m->update_package);
+        r = header(f, "kswap_update_available", "gauge",
+                   "Whether a newer release of the node's XanMod branch than the kernel kswap "
+                   "pinned is in apt's lists or installed but not the default (1) or not (0).");
+        if (r >= 0 && (!cur || !newest || !pkg))
+            r = -ENOMEM;
+        if (r >= 0 && fprintf(f,
+                              "kswap_update_available{current=\"%s\",newest=\"%s\","
+                              "installed=\"%s\",package=\"%s\"} %d\n",
+                              cur, newest, m->update_installed ? "true" : "false", pkg,
+                              m->update_newest ? 1 : 0) < 0)
+            r = -EIO;
+    }
     if (fclose(f) != 0 && r >= 0)
         r = -ENOMEM;
     if (r < 0)

@@ -23,6 +23,9 @@ typedef struct ks_metrics {
     bool has_trial_duration;
     int64_t trial_duration;     /* kswap_trial_duration_seconds: arming to verdict */
     uint64_t reboots_requested; /* kswap_reboots_requested_total */
+    /* kswap_update_available (day two, lib/engine/update.h); left out without update_current */
+    const char *update_current, *update_newest, *update_package;
+    bool update_installed;
 } ks_metrics;
 
 /*
