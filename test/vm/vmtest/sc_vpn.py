@@ -33,6 +33,18 @@ import time
 from .common import Scenario, expect
 
 BREAKS = ("wg", "nat", "shaper", "container", "proxy", "forward", "cc", "rps")
+# What accept must find missing for each breakage (a pattern over its "  - ID" lines): a
+# health-failed trial for another reason (a false rollback's cause) does not count as caught.
+MISSED = {
+    "wg": r"interface:wg0\b",
+    "nat": r"nft-(table|chain):inet:nat\b",
+    "shaper": r"qdisc:en\S*:cake\b",
+    "container": r"listen:tcp6?:8080\b",
+    "proxy": r"listen:tcp6?:443\b",
+    "forward": r"sysctl:net\.ipv4\.ip_forward=1\b",
+    "cc": r"sysctl:net\.ipv4\.tcp_congestion_control=bbr\b",
+    "rps": r"rps|sysctl:net\.core\.rps_sock_flow_entries",
+}
 CONFS = ("none", "bootstrap", "cloudinit")
 # A boot: the kernel, the node settling (at most 300 s), apply with its two update-grub runs
 # (200 to 400 s under TCG on a busy machine), accept's wait (at most 300 s): bounds for hangs.
@@ -220,6 +232,10 @@ def check_vpn(ctx):
         banner, secs, err = ssh.get(n_after, (None, None, "the host never probed"))
         expect(banner, f"trial {t['k']} ({what}): sshd did not answer through the forwarded port "
                f"on boot {n_after}: {err}")
+        missing = after.get("missing", "")
+        expect(re.search(MISSED[what], missing), f"trial {t['k']} ({what}): accept did not find "
+               f"the breakage missing ({MISSED[what]}); it missed: {missing or 'nothing'}; "
+               f"reason: {t['journal'].get('reason')}")
         expect(after.get("sshseen", "").startswith("ssh.service=active"),
                f"trial {t['k']} ({what}): ssh.service after the probe: {after.get('sshseen')}")
 

@@ -58,11 +58,21 @@ act_settle() {
 	say "VPNSTATE $n settled=$([ $i -lt 300 ] && echo yes || echo no) after=$i $s"
 }
 
-# The phone (wgc4) sends a little now, right before arming, and nothing on the trial boot: a
-# roaming client that shook hands shortly before arming and sleeps during the trial.
+# The phone (wgc4): in use until the reboot (a ping every 30 s in the background, so that its
+# handshake is fresh when apply takes the snapshot minutes later), idle on the trial boot (no
+# one starts it there): a roaming client that shook hands shortly before arming and sleeps
+# during the trial.
 act_roam() {
 	ip netns exec "$VPN_NS" ping -q -n -c 3 -i 0.5 -I 10.66.0.5 10.66.0.1 > /dev/null 2>&1
+	(ip netns exec "$VPN_NS" ping -q -n -c 60 -i 30 -I 10.66.0.5 10.66.0.1 > /dev/null 2>&1 &)
 	say "ROAM $n $(wg show wg0 latest-handshakes | tr '\t\n' ': ')"
+}
+
+# Back on the old kernel after a failed trial: what the trial boot's accept found missing (its
+# "  - ID" lines in the persistent journal), to tell the breakage from another failure.
+act_missing() {
+	say "MISSING $n $(journalctl -b -1 -u kswap-accept.service -o cat --no-pager 2>/dev/null |
+		sed -n 's/^  - //p' | tr '\n' ' ')"
 }
 
 # The acceptance configuration of the next trial: none, bootstrap or cloudinit.
@@ -147,7 +157,7 @@ act_trials() {
 	if [ "$k" -gt 0 ]; then
 		eval "prev=\${$k}"
 		# shellcheck disable=SC2154
-		case $prev in x-*) act_sshwait ;; esac
+		case $prev in x-*) act_missing; act_sshwait ;; esac
 	fi
 	if [ "$k" -ge $# ]; then
 		act_break none
