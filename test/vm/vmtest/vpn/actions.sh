@@ -42,20 +42,21 @@ vpn_state() {
 		"$(systemctl list-units --failed --no-legend --plain | awk '{printf "%s ", $1}')"
 }
 
-# Wait (at most 300 s) until the node runs as configured: both talking clients shook hands, the
-# proxy has its four users, the container runs, CAKE is on the uplink. Then say what it shows.
+# Wait (at most 300 s of wall clock: one round of vpn_state took tens of seconds at load 20)
+# until the node runs as configured: both talking clients shook hands, the proxy has its four
+# users, the container runs, CAKE is on the uplink. Then say what it shows.
 act_settle() {
-	i=0
-	while [ $i -lt 300 ]; do
+	t0=$(date +%s)
+	settled=no
+	while [ $(($(date +%s) - t0)) -lt 300 ]; do
 		s=$(vpn_state)
 		case $s in
 		*"10.66.0.2/32:never"* | *"10.66.0.3/32:never"*) ;;
-		*"panel=running"*"users443=4 "*) case $s in *qdisc=cake*) break ;; esac ;;
+		*"panel=running"*"users443=4 "*) case $s in *qdisc=cake*) settled=yes; break ;; esac ;;
 		esac
 		sleep 2
-		i=$((i + 2))
 	done
-	say "VPNSTATE $n settled=$([ $i -lt 300 ] && echo yes || echo no) after=$i $s"
+	say "VPNSTATE $n settled=$settled after=$(($(date +%s) - t0)) $s"
 }
 
 # The phone (wgc4): in use until the reboot (a ping every 30 s in the background, so that its
@@ -122,12 +123,17 @@ act_verdict() {
 }
 
 # The slowest units of this boot (their start, ms), once: where a boot's time goes.
-act_blame() {
+vpn_blame() {
 	units=$(systemctl list-units --type=service --no-legend --plain | awk '{print $1}')
 	# shellcheck disable=SC2086
 	systemctl show -p Id -p InactiveExitTimestampMonotonic -p ActiveEnterTimestampMonotonic $units |
 		awk -F= '/^Id=/ {id=$2} /^InactiveExit/ {s=$2} /^ActiveEnter/ {if (s > 0 && $2 > s) printf "%d %s\n", ($2 - s) / 1000, id}' |
-		sort -rn | head -n 12 | tr '\n' ',' | sed "s/^/BLAME $n /" | while read -r l; do say "$l"; done
+		sort -rn | head -n 12 | tr '\n' ','
+}
+
+act_blame() {
+	# (one line without a newline at its end: no "while read", which would drop it)
+	say "BLAME $n $(vpn_blame)"
 }
 
 # Back on a kernel after a breakage: the host reads sshd's banner through its forwarded port
