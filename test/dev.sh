@@ -19,7 +19,7 @@ build_pkgs="meson ninja-build pkg-config gcc libc6-dev libblkid-dev libjson-c-de
   libarchive-dev liblzma-dev libzstd-dev libgpgme-dev libgpg-error-dev libinih-dev scdoc python3"
 test_pkgs="clang systemd e2fsprogs btrfs-progs dosfstools fdisk kmod xz-utils zstd cpio gzip lz4
   dpkg-dev gpg gpgv grub-common grub-pc-bin qemu-system-x86 qemu-utils ovmf mtools time util-linux strace
-  nftables iproute2 ansible-core openssh-client cloud-image-utils bash-completion debhelper mmdebstrap clang-format apt-utils prometheus"
+  nftables iproute2 ansible-core openssh-client cloud-image-utils bash-completion debhelper mmdebstrap clang-format apt-utils prometheus python3-yaml"
 
 install_packages() {
   [ "${KSWAP_NO_APT:-0}" = 1 ] && return 0

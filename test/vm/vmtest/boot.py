@@ -97,7 +97,9 @@ def parse(text):
     boots = {}
     kinds = "EARLY|BOOT|STATUS|APPLY|ACCEPT|DONE|WAIT-EXPIRED|GUARD|REPO|REPOSRC|REPOLISTS|" \
             "REPOPKGS|JOURNAL|BADKERNEL|CHECK|TIMED|APPLYERR|BOOTFULL|BOOTINFO|CLEANUP|HOLDER|" \
-            "RELEASED|UNKNOWN-ACTION"
+            "RELEASED|VPNSTATE|TRIAL|BOOTTIME|ROAM|CONF|BROKEN|SSHWAIT|SSHSEEN|BLAME|WAITREBOOT|" \
+            "MISSING|" \
+            "UNKNOWN-ACTION"
     for m in re.finditer(rf"KSWAP-VM ({kinds}) (\d+) ?(.*)", text):
         kind, n, rest = m.group(1), int(m.group(2)), m.group(3).strip()
         b = boots.setdefault(n, {})

@@ -189,7 +189,8 @@ def build_disk(pf, layout):
                       guestfiles.first_grub_cfg("", tree.old), layers.RECIPE, vmplatform.ESP_MIB,
                       *([UEFI_RECIPE] if pf.firmware == "uefi" else []),
                       *([BOOT_PART_RECIPE] if lay.fs in BOOT_PART_FS else []),
-                      *([f"extra {tree.extra_mib}"] if tree.extra_mib else []))
+                      *([f"extra {tree.extra_mib}"] if tree.extra_mib else []),
+                      *(layers.DISK_NIC if lay.nic else []))
             img = os.path.join(CACHE, f"disk-{pf.tag}{layout}-{key}.img")
             if os.path.exists(img):
                 return img
@@ -238,11 +239,12 @@ def build_disk(pf, layout):
             log(f"disk files: {t1 - t0:.0f} s; first boot (update-grub)")
             serial = os.path.join(tmp, "firstboot.log")
             with open(serial, "wb") as out:
-                p = subprocess.Popen(pf.qemu(tmp) + ["-serial", "stdio", "-no-reboot", "-drive",
-                                                     f"file={part_img},format=raw,if=virtio"],
+                p = subprocess.Popen(pf.qemu(tmp) + (layers.DISK_NIC if lay.nic else []) +
+                                     ["-serial", "stdio", "-no-reboot", "-drive",
+                                      f"file={part_img},format=raw,if=virtio"],
                                      stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
                 try:
-                    p.wait(timeout=common.BOOT_TIMEOUT)
+                    p.wait(timeout=max(common.BOOT_TIMEOUT, lay.firstboot_timeout))
                 except subprocess.TimeoutExpired:
                     p.kill()
                     p.wait()

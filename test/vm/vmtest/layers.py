@@ -9,14 +9,16 @@ machine's apt sources (Debian ones only), NEW's .deb kept for apply --deb.
 Layouts: how a disk is cut (fs: ext4, btrfs, smallboot) and which tree it carries. ext4, btrfs
 and smallboot carry layer 1 as it is; the others a tree made from it (a second layer):
   repo   vmrepo.py: the tree runs REPO_OLD (the kernel before OLD), OLD and NEW purged;
-  fleet  vmfleet.py: openssh-server, python3, cloud-init and networkd with DHCP."""
+  fleet  vmfleet.py: openssh-server, python3, cloud-init and networkd with DHCP;
+  vpn    vpn.py: a VPN node (WireGuard, nftables, CAKE, haproxy, Docker, sshd on a socket),
+         on Debian 12 and 13; its disk adds the test's own files (vpn.test_files)."""
 import os
 import subprocess
 import sys
 import tempfile
 import time
 
-from . import common, guestfiles, platforms
+from . import common, guestfiles, platforms, vpn
 from .common import CACHE, log, sha, skip
 
 import vmfleet
@@ -108,16 +110,32 @@ def _fleet_tree(pf, tar, key):
     return Tree(tar, key, pf.old)
 
 
+def _vpn_tree(pf, tar, key):
+    t_k = time.monotonic()
+    tar, key = vpn.tree(CACHE, pf, tar, key)
+    log(f"the {pf.suite} vpn tree: {time.monotonic() - t_k:.0f} s")
+    return Tree(tar, key, pf.old)
+
+
+# The first boot's NIC for a layout with nic: qemu's user network as the scenarios have it
+# (cli.nic_args, without the forwarded port), before the drives as there (the same PCI slot,
+# so the same interface name).
+DISK_NIC = ["-nic", "user,restrict=on,model=virtio-net-pci"]
+
+
 class Layout:
     """fs: the disk's cut (disk.make_disk); tree: layer 1 -> this layout's Tree (None: layer 1
     as it is); only: the platforms it exists on (None: every one); firmware: the firmwares;
     files(pf): path -> (mode, text) the disk adds over guestfiles.vm_files; enable: more units
-    the disk enables."""
+    the disk enables; nic: the disk's first boot has the scenarios' NIC (DISK_NIC) too, for a
+    tree whose units wait for their uplink; firstboot_timeout: the first boot's bound when it
+    is longer than a boot's (common.BOOT_TIMEOUT)."""
 
     def __init__(self, fs, tree=None, only=None, firmware=("bios", "uefi"), files=None,
-                 enable=()):
+                 enable=(), nic=False, firstboot_timeout=0):
         self.fs, self.tree, self.only, self.firmware = fs, tree, only, firmware
-        self.files, self.enable = files, list(enable)
+        self.files, self.enable, self.nic = files, list(enable), nic
+        self.firstboot_timeout = firstboot_timeout
 
     def available(self, pf):
         return pf.firmware in self.firmware and (self.only is None or pf.name in self.only)
@@ -129,6 +147,9 @@ LAYOUTS = {
     "smallboot": Layout("smallboot", firmware=("bios",)),
     "repo": Layout("ext4", _repo_tree, only=("bookworm-bios",)),
     "fleet": Layout("ext4", _fleet_tree, only=("bookworm-bios",)),
+    "vpn": Layout("ext4", _vpn_tree, only=("bookworm-bios", "trixie-bios"), firmware=("bios",),
+                  files=vpn.test_files, enable=vpn.ENABLE, nic=True,
+                  firstboot_timeout=vpn.FIRSTBOOT_TIMEOUT),
 }
 
 
