@@ -262,6 +262,7 @@ static int run_status(ks_ctx *ctx, int argc, char **argv)
                                       .update_command = apply_command},
                      &next) < 0)
         next = (ks_next){0};
+    ks_next_spell(ctx, &next);
     if (!have_forecast || !j)
         r = KS_EXIT_ERROR; /* a journal that cannot be read is never shown as idle */
     else if (do_wait)

@@ -117,6 +117,21 @@ int ks_next_for_journal(const ks_ctx *ctx, const ks_journal *j, const ks_orphan_
                         ret);
 }
 
+void ks_next_spell(const ks_ctx *ctx, ks_next *n)
+{
+    char *spelled;
+
+    /* "kswap --root R ..." (day two's update command) is spelled for this run already. */
+    if (!n->command || !ks_startswith(n->command, "kswap ") ||
+        ks_startswith(n->command, "kswap --"))
+        return;
+    spelled = ks_command_line(ctx, n->command + strlen("kswap "));
+    if (!spelled)
+        return; /* out of memory: the step as the engine gave it */
+    free(n->command);
+    n->command = spelled;
+}
+
 void ks_print_next(const ks_next *n)
 {
     if (n->command)
@@ -183,6 +198,7 @@ int ks_swap_render(const ks_ctx *ctx, const char *what, const ks_swap_result *r)
                          ks_asprintf("after the reboot: wait for the verdict"), exit_code};
     else if (ks_next_for_journal(ctx, r->journal, NULL, NULL, &next) < 0)
         next = (ks_next){0};
+    ks_next_spell(ctx, &next);
 
     if (ctx->json) {
         ks_json_builder jb = {0};

@@ -16,6 +16,9 @@ void ks_swap_trace(void *userdata, const char *what, const char *message);
  * (lib/engine/next-step.h); -ENOMEM. */
 int ks_next_for_journal(const ks_ctx *ctx, const ks_journal *j, const ks_orphan_trial *orphan,
                         const char *journal_error, ks_next *ret);
+/* n's command as it runs when pasted after this run: with its --root and --config (kswap(8),
+ * "next steps"); the engine spells commands for the host and its default configuration. */
+void ks_next_spell(const ks_ctx *ctx, ks_next *n);
 void ks_print_next(const ks_next *n);
 /* "next" and "next_reason" of n, added to o with b. */
 void ks_json_add_next(ks_json_builder *b, json_object *o, const ks_next *n);

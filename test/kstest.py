@@ -3,6 +3,7 @@
 GRUB entry paths, the environment with the fakes first on PATH, and check() with its count.
 Scripts in test/ import it directly; deeper ones put test/ on sys.path first."""
 import json
+import shlex
 import os
 import subprocess
 import sys
@@ -75,6 +76,18 @@ def write_grub_boot_sectors(img, core, moddir="/usr/lib/grub/i386-pc", part_offs
         f.write(boot[:440])
         f.seek(512)
         f.write(core_data)
+
+
+def unroot(command, root):
+    """A next step as kswap prints it after a --root run (kswap --root ROOT ...: it runs when
+    pasted) with the --root taken out, to compare with the command for the host."""
+    if not command:
+        return command
+    for word in (shlex.quote(root), shlex.quote(os.path.realpath(root))):
+        prefix = f"kswap --root {word} "
+        if command.startswith(prefix):
+            return "kswap " + command[len(prefix):]
+    return command
 
 
 def run_kswap(exe, root, *args, timeout=120, **env_kw):

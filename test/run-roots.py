@@ -48,6 +48,9 @@ def main():
         out = p.stdout
         for rx, repl in MASKS:
             out = rx.sub(repl, out)
+        # next steps carry --root as they run when pasted: the checkout's path is masked
+        for path in sorted({os.path.realpath(root), os.path.abspath(root)}, key=len, reverse=True):
+            out = out.replace(path, "ROOT")
         if name.endswith(".json"):
             try:
                 got = scrub(json.loads(out))

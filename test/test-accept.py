@@ -267,7 +267,7 @@ if scenario("pin-lost"):
                    check=True)
     p, d = kswap(r, "--json", "status")
     # the next step is the same apply as it runs when pasted: its --deb, and --yes (no terminal)
-    nxt = (d or {}).get("next") or ""
+    nxt = kstest.unroot((d or {}).get("next") or "", r)
     check(p.returncode == 3 and nxt.startswith("kswap apply --deb ") and nxt.endswith(" --yes"),
           "... status: next kswap apply --deb FILE --yes, exit 3",
           (p.returncode, (d or {}).get("next"), (d or {}).get("next_reason")))

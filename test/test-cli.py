@@ -370,11 +370,12 @@ try:
                 f"/{running}")
         p = run("--root", r, "status")
         check(p.returncode == want_exit, f"{what}: exit {want_exit}", p)
-        check(re.search(r"^next: " + (re.escape(want_next) + r"  \(" if want_next else
+        printed = want_next and want_next.replace("kswap ", f"kswap --root {r} ", 1)
+        check(re.search(r"^next: " + (re.escape(printed) + r"  \(" if want_next else
                                       "nothing to do"), p.stdout, re.M),
-              f"{what}: next: {want_next}", p)
+              f"{what}: next: {printed}", p)
         d = one_document(["--root", r, "status", "--json"], want_exit, what=what + " --json")
-        check(d and d.get("next") == want_next and d.get("next_reason"), f"{what}: JSON next", d)
+        check(d and d.get("next") == printed and d.get("next_reason"), f"{what}: JSON next", d)
     with open(os.path.join(r, "proc/sys/kernel/osrelease"), "w") as f:
         f.write(OLD_K + "\n")
     # --wait on the boot that armed: at once, exit 4.

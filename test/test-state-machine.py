@@ -28,7 +28,13 @@ def scenario(name):
 
 
 def kswap(root, *args, **kw):
-    return kstest.run_kswap(exe, root, "--json", *args, **kw)
+    """kswap --root ROOT --json ARGS; the document's next step as printed in next_printed (with
+    its --root, so that it runs when pasted) and for the host in next."""
+    p, d = kstest.run_kswap(exe, root, "--json", *args, **kw)
+    if isinstance(d, dict) and d.get("next"):
+        d["next_printed"] = d["next"]
+        d["next"] = kstest.unroot(d["next"], root)
+    return p, d
 
 
 def put(root, rel, text):
@@ -117,11 +123,14 @@ def refused_unchanged(root, args, what, want_exit=2, want_result="refused", **kw
 def next_runs(root, what, **kw):
     """status's next step, run as printed (its words; kswap with the root): exit 0."""
     _, d = status(root)
-    nxt = d.get("next")
+    nxt = d.get("next_printed")
     words = shlex.split(nxt or "")
     if not words or words[0] != "kswap":
         check(False, f"{what}: next step '{nxt}' is a kswap command")
         return None, None
+    # as pasted after a --root run: the command names the same root
+    check(words[1:3] == ["--root", root], f"{what}: next step '{nxt}' carries --root", words)
+    words = ["kswap"] + words[3:]
     p, dd = kswap(root, *words[1:], **kw)
     check(p.returncode == 0, f"{what}: '{nxt}' runs as printed, exit 0", p.stderr[-1200:])
     return nxt, dd
