@@ -228,7 +228,8 @@ def fell_back(root):
 
 # (name, setup, argv, the data's escaped form that must show in the human output or None)
 OUTPUT = [
-    ("check: an interface named ESC BEL 0xff", iface, ["check"], "wg\\x1b[31m\\x07"),
+    # the check's item id names it as ids.c escapes an id's fields (%XX), itself plain ASCII
+    ("check: an interface named ESC BEL 0xff", iface, ["check"], "wg%1B[31m%07%FF"),
     ("status: the journal's reason", reason, ["status"], "x\\x1b[31m\\x07\\x1b]0;owned"),
     ("status --history: a record's reason and release", history, ["status", "--history"],
      "\\x1b[2J"),
