@@ -98,6 +98,7 @@ extern const ks_cmd ks_cmd_rollback;
 extern const ks_cmd ks_cmd_accept;
 extern const ks_cmd ks_cmd_check;
 extern const ks_cmd ks_cmd_list;
+extern const ks_cmd ks_cmd_report;
 
 /* Diagnostics on stderr, git style: "kswap: error: cannot open 'x': reason". */
 void ks_error(const char *fmt, ...) _printf_(1, 2);

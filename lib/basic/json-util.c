@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <assert.h>
+#include <math.h>
 #include <ctype.h>
 
 #include "lib/basic/base64.h"
@@ -35,6 +36,15 @@ json_object *ks_jb_int(ks_json_builder *b, int64_t v)
 {
     assert(b);
     return check(b, json_object_new_int64(v));
+}
+
+json_object *ks_jb_double(ks_json_builder *b, double v)
+{
+    assert(b);
+    /* JSON has no NaN or infinity: a value that is not a number is null. */
+    if (!isfinite(v))
+        return NULL;
+    return check(b, json_object_new_double(v));
 }
 
 json_object *ks_jb_bool(ks_json_builder *b, bool v)

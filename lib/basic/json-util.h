@@ -19,6 +19,7 @@ typedef struct ks_json_builder {
 json_object *ks_jb_string(ks_json_builder *b, const char *s); /* NULL s: null, not a failure */
 json_object *ks_jb_base64(ks_json_builder *b, const void *p, size_t len); /* lib/basic/base64.h */
 json_object *ks_jb_int(ks_json_builder *b, int64_t v);
+json_object *ks_jb_double(ks_json_builder *b, double v); /* not finite: null, not a failure */
 json_object *ks_jb_bool(ks_json_builder *b, bool v);
 json_object *ks_jb_object(ks_json_builder *b);
 json_object *ks_jb_array(ks_json_builder *b);

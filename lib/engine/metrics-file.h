@@ -24,6 +24,7 @@ typedef struct ks_metrics_values {
     ks_metrics m;
     char *running; /* proc/sys/kernel/osrelease */
     char *pinned;  /* the kernel of the first forecast boot that is not a one-shot */
+    ks_tcp_figures tcp_before, tcp_after; /* pointing into the journal */
 } ks_metrics_values;
 
 void ks_metrics_values_done(ks_metrics_values *v);
