@@ -37,15 +37,21 @@ typedef struct walk {
     const struct nlattr *tb[INET_DIAG_MAX + 1];
 } walk;
 
-static int attr_cb(const struct nlattr *a, void *data)
+/* The attributes after the inet_diag_msg; -EBADMSG when one runs past the message. */
+static int take_attrs(walk *w, const struct nlmsghdr *nlh, size_t offset)
 {
-    walk *w = data;
-    uint16_t type = mnl_attr_get_type(a);
+    const struct nlattr *a;
 
-    /* Attributes of newer kernels are theirs to add; only the known ones are kept. */
-    if (type <= INET_DIAG_MAX)
-        w->tb[type] = a;
-    return MNL_CB_OK;
+    memset(w->tb, 0, sizeof(w->tb));
+    mnl_attr_for_each(a, nlh, offset)
+    {
+        uint16_t type = mnl_attr_get_type(a);
+        /* Attributes of newer kernels are theirs to add; only the known ones are kept. */
+        if (type <= INET_DIAG_MAX)
+            w->tb[type] = a;
+    }
+    /* libmnl's walk stops at the first attribute that does not fit: bytes left are one. */
+    return (const char *)mnl_nlmsg_get_payload_tail(nlh) - (const char *)a > 0 ? -EBADMSG : 0;
 }
 
 static void take_info(ks_tcp_conn *conn, const struct nlattr *a)
@@ -88,7 +94,7 @@ static int take_cong(ks_tcp_conn *conn, const struct nlattr *a)
         return -EBADMSG;
     memcpy(conn->cc, s, n);
     conn->cc[n] = '\0';
-    return 0;
+    return n == 0 || ks_tcp_cc_name_is_valid(conn->cc) ? 0 : -EBADMSG;
 }
 
 static int take_msg(walk *w, const struct nlmsghdr *nlh)
@@ -102,9 +108,9 @@ static int take_msg(walk *w, const struct nlmsghdr *nlh)
     m = mnl_nlmsg_get_payload(nlh);
     if (m->idiag_family != AF_INET && m->idiag_family != AF_INET6)
         return -EBADMSG;
-    memset(w->tb, 0, sizeof(w->tb));
-    if (mnl_attr_parse(nlh, sizeof(*m), attr_cb, w) < 0)
-        return -EBADMSG;
+    r = take_attrs(w, nlh, sizeof(*m));
+    if (r < 0)
+        return r;
     /* A dump asks for established connections only; any other state is not ours to count. */
     if (m->idiag_state != STATE_ESTABLISHED)
         return 0;
@@ -146,6 +152,12 @@ static int msg_done(const struct nlmsghdr *nlh)
     return err < 0 && err > -4096 ? err : 1;
 }
 
+static bool msg_fits(const struct nlmsghdr *nlh, int rem)
+{
+    return rem >= (int)sizeof(*nlh) && nlh->nlmsg_len >= sizeof(*nlh) &&
+           nlh->nlmsg_len <= (uint32_t)rem;
+}
+
 static int parse(const void *buf, size_t len, uint32_t seq, uint32_t portid, ks_tcp_conns *c)
 {
     _cleanup_free_ void *copy = NULL;
@@ -168,7 +180,9 @@ static int parse(const void *buf, size_t len, uint32_t seq, uint32_t portid, ks_
     }
     nlh = buf;
     rem = (int)len;
-    while (r == 0 && mnl_nlmsg_ok(nlh, rem)) {
+    /* Each message's length is checked here first: libmnl's own check compares it as an int,
+     * so a length past 2 GiB (a fuzzer found it) would pass and send the walk astray. */
+    while (r == 0 && msg_fits(nlh, rem)) {
         if (!mnl_nlmsg_seq_ok(nlh, seq) || !mnl_nlmsg_portid_ok(nlh, portid))
             r = -EBADMSG;
         else if (nlh->nlmsg_type == NLMSG_ERROR)
@@ -183,8 +197,9 @@ static int parse(const void *buf, size_t len, uint32_t seq, uint32_t portid, ks_
             r = -EBADMSG;
         nlh = mnl_nlmsg_next(nlh, &rem);
     }
-    /* Bytes left that are not a whole message: a cut answer, never half a list. */
-    if (r == 0 && rem > 0)
+    /* Bytes left that are not a whole message (a cut answer), or anything after DONE: never
+     * half a list. */
+    if (r >= 0 && rem > 0)
         r = -EBADMSG;
     if (r < 0)
         c->n = had;

@@ -10,6 +10,14 @@
 #include "lib/basic/util.h"
 #include "lib/host/tcpdiag.h"
 
+bool ks_tcp_cc_name_is_valid(const char *s)
+{
+    size_t n = strlen(s);
+
+    return n > 0 && n < KS_TCP_CA_NAME_MAX &&
+           strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") == n;
+}
+
 bool ks_tcp_conn_is_loopback(const ks_tcp_conn *c)
 {
     static const uint8_t v6_loopback[16] = {[15] = 1};
@@ -209,8 +217,7 @@ static int parse_conn(jparse *p, json_object *o, ks_tcp_conn *c)
         return jerr(p, "'congestion_control' is missing");
     if (v) {
         const char *s = json_object_get_string(v);
-        if (!json_object_is_type(v, json_type_string) || strlen(s) >= sizeof(c->cc) ||
-            strpbrk(s, " \t\n\"\\"))
+        if (!json_object_is_type(v, json_type_string) || !ks_tcp_cc_name_is_valid(s))
             return jerr(p, "'congestion_control': not a congestion control's name");
         strcpy(c->cc, s);
     }
@@ -231,6 +238,18 @@ static int parse_conn(jparse *p, json_object *o, ks_tcp_conn *c)
         if (!json_object_is_type(v, json_type_boolean))
             return jerr(p, "'delivery_rate_app_limited': not true or false");
         c->delivery_rate_app_limited = json_object_get_boolean(v);
+    }
+    /* Without rtt_us there was no tcp_info: figures beside it are not the kernel's. */
+    if (!c->has_info) {
+        ks_tcp_conn bare = {.family = c->family,
+                            .local_port = c->local_port,
+                            .remote_port = c->remote_port,
+                            .uid = c->uid,
+                            .inode = c->inode};
+        memcpy(bare.local, c->local, sizeof(bare.local));
+        memcpy(bare.remote, c->remote, sizeof(bare.remote));
+        memcpy(bare.cc, c->cc, sizeof(bare.cc));
+        *c = bare;
     }
     return 0;
 }

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h> /* AF_INET, AF_INET6 */
 
 #include "lib/basic/root.h"
 
@@ -77,6 +78,11 @@ int ks_sockdiag_dump(ks_tcp_conns *ret);
  */
 int ks_tcp_conns_read(const ks_root *root, ks_tcp_conns *ret, char **ret_error);
 
+/*
+ * Whether s can be a congestion control's name: 1 to KS_TCP_CA_NAME_MAX - 1 of A-Z a-z 0-9 _ . -
+ * (the kernel's modules and BPF's object names use no others), so that it prints as it is.
+ */
+bool ks_tcp_cc_name_is_valid(const char *s);
 /* Whether the peer is on this node: 127.0.0.0/8, ::1 or ::ffff:127.x.y.z. */
 bool ks_tcp_conn_is_loopback(const ks_tcp_conn *c);
 /* "10.0.0.1:443" or "[2001:db8::1]:443" of an address and port; NULL on -ENOMEM. */

@@ -277,7 +277,7 @@ static int parse_cc(sparse *p, json_object *v, ks_tcp_sample *s)
     json_object_object_foreach(v, name, count)
     {
         int64_t n;
-        if (strlen(name) >= KS_TCP_CA_NAME_MAX || !json_object_is_type(count, json_type_int))
+        if (!ks_tcp_cc_name_is_valid(name) || !json_object_is_type(count, json_type_int))
             return serr(p, "'congestion_control': '%s' is not a name with a count", name);
         n = json_object_get_int64(count);
         if (n < 0 || n > UINT32_MAX)
