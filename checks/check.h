@@ -28,6 +28,8 @@ typedef struct ks_check_ctx {
     const char *kernel;          /* the running release */
     unsigned program_timeout_ms; /* systemctl, tc, nft; 0: 30 s */
     unsigned script_timeout_ms;  /* custom checks; 0: 60 s */
+    /* The swap's TCP baseline, taken at arming (lib/host/tcpsample.h); NULL: none. */
+    const struct ks_tcp_sample *tcp_baseline;
 } ks_check_ctx;
 
 typedef struct ks_check ks_check;
@@ -102,6 +104,19 @@ int ks_check_nft_table(const ks_check_ctx *c, ks_check *chk);
 int ks_check_established(const ks_check_ctx *c, ks_check *chk);
 int ks_check_reach(const ks_check_ctx *c, ks_check *chk);
 int ks_check_script(const ks_check_ctx *c, ks_check *chk);
+/* congestion-control:NAME (checks/check-cc.c): the established connections run NAME; required
+ * once there are some (it sets chk->required), reported while there are none. */
+int ks_check_cc(const ks_check_ctx *c, ks_check *chk);
+/* Adds congestion-control:NAME for [accept] congestion_control (auto: bbr when the node
+ * configures bbr; no: none). -EINVAL with *ret_error for a value that is not a name. */
+int ks_checklist_add_cc(const ks_root *root, const ks_config *cfg, ks_checklist *l,
+                        char **ret_error);
+/* retransmissions (checks/check-retrans.c): the trial's retransmission ratio since its boot
+ * against ctx->tcp_baseline; judged once both sent [accept] retrans_min_segments, required
+ * then only with retrans_required (it sets chk->required). */
+int ks_check_retrans(const ks_check_ctx *c, ks_check *chk);
+/* Adds it when [accept] retrans_max_increase is set (not 0). */
+int ks_checklist_add_retrans(const ks_config *cfg, ks_checklist *l);
 
 /*
  * Runs a program for a check through lib/spawn (KSWAP_ROOT under a root). Under a root that is

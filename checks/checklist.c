@@ -129,6 +129,11 @@ int ks_checklist_from_config(const ks_root *root, const ks_config *cfg, ks_check
             }
         }
     }
+    r = ks_checklist_add_cc(root, cfg, l, ret_error);
+    if (r >= 0)
+        r = ks_checklist_add_retrans(cfg, l);
+    if (r < 0)
+        return r;
     r = add_scripts(root, l, "required", true);
     if (r >= 0)
         r = add_scripts(root, l, "wanted", false);

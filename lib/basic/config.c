@@ -181,6 +181,15 @@ static bool item_abs_path(const char *v)
     return v[0] == '/';
 }
 
+/* A congestion control's name as the kernel has them (checks/check-cc.c), auto or no. */
+static bool item_cc(const char *v)
+{
+    size_t n = strlen(v);
+
+    return n > 0 && n < 16 &&
+           strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") == n;
+}
+
 static const char *const on_failure_values[] = {"reboot", "stay", NULL};
 
 #define LIST(s, k, fn, d)                                                                          \
@@ -224,6 +233,17 @@ static const ks_config_key keys[] = {
     UINT("accept", "management", 1, 65535, 22),
     /* Off by default: a node need not reach anything beyond its own listeners. */
     LIST("accept", "reach", item_hostport, NULL),
+    /* What the established connections run (checks/check-cc.c); auto: bbr where configured. */
+    {.section = "accept",
+     .key = "congestion_control",
+     .type = KS_CT_STRING,
+     .item_ok = item_cc,
+     .def = "auto"},
+    /* The trial's retransmission ratio against the baseline (checks/check-retrans.c); 0: off,
+     * since a trial's minutes after a reboot are not the node's usual traffic. */
+    UINT("accept", "retrans_max_increase", 0, 100000, 0),
+    UINT("accept", "retrans_min_segments", 1000, 1000000000000, 100000),
+    {.section = "accept", .key = "retrans_required", .type = KS_CT_BOOL, .def = "no"},
     UINT("accept", "timeout", 1, 86400, 300),
     /* The trial boot's deadline (lib/engine/trialboot.h): a forced reboot when no verdict. */
     UINT("accept", "deadline", 60, 86400, 900),

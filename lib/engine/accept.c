@@ -527,6 +527,7 @@ static int judge_checks(acc *a)
         .kernel = a->r->kernel,
         .program_timeout_ms = cfg_uint(a, "program_timeout") * 1000u,
         .script_timeout_ms = cfg_uint(a, "script_timeout") * 1000u,
+        .tcp_baseline = ks_journal_tcp(a->j)->baseline,
     };
     int r, passed;
 

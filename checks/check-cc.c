@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * congestion_control: what the node's established connections run (sock_diag, never the
+ * sysctl alone), against what the node configures. A connection keeps the congestion control it
+ * was created with, and none survives a boot: on the trial boot every established connection
+ * was opened on the trial kernel, so all of them count. Connections to this node itself
+ * (loopback) are not the node's traffic and are left out. Wanted while there is none (a quiet
+ * node cannot show it), required once there are some.
+ */
+#include <inttypes.h>
+
+#include "checks/check.h"
+#include "lib/basic/util.h"
+#include "lib/host/sysctl.h"
+#include "lib/host/tcpdiag.h"
+
+#define CC_SYSCTL "net.ipv4.tcp_congestion_control"
+/* Ports of connections that run another congestion control, named in the detail. */
+#define CC_MAX_PORTS 5
+
+/* ", tcp_bbr version 3", or what the module says instead; "" for another algorithm. */
+static char *bbr_version(const ks_root *root, const char *cc)
+{
+    _cleanup_free_ char *v = NULL;
+    int r;
+
+    if (!streq(cc, "bbr"))
+        return strdup("");
+    r = ks_root_read_line(root, "sys/module/tcp_bbr/version", &v);
+    if (r < 0 && r != -ENOENT)
+        return ks_asprintf(", tcp_bbr version unreadable: %s", strerror(-r));
+    if (!v)
+        return strdup(", tcp_bbr declares no version: BBRv1");
+    return ks_asprintf(", tcp_bbr version %s", ks_strstrip(v));
+}
+
+/* The congestion controls other than cc with their counts ("cubic 3, reno 1"), how many names
+ * that is, and the first local ports of their connections. */
+static int others(const ks_tcp_conns *c, const char *cc, char **ret_mix, size_t *ret_names,
+                  char **ret_ports)
+{
+    _cleanup_free_ char *mix = NULL, *ports = NULL;
+    size_t n_ports = 0, names = 0;
+
+    for (size_t i = 0; i < c->n; i++) {
+        const ks_tcp_conn *x = &c->v[i];
+        size_t count = 0;
+        bool seen = false;
+        char *n;
+
+        if (ks_tcp_conn_is_loopback(x) || streq(x->cc, cc))
+            continue;
+        if (n_ports < CC_MAX_PORTS) {
+            n = ks_asprintf("%s%s%u", strempty(ports), ports ? ", " : "", x->local_port);
+            if (!n)
+                return -ENOMEM;
+            free(ports);
+            ports = n, n_ports++;
+        }
+        /* Each name once, with its count, in the order met. */
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = !ks_tcp_conn_is_loopback(&c->v[k]) && streq(c->v[k].cc, x->cc);
+        if (seen)
+            continue;
+        for (size_t k = i; k < c->n; k++)
+            count += !ks_tcp_conn_is_loopback(&c->v[k]) && streq(c->v[k].cc, x->cc);
+        n = ks_asprintf("%s%s%s %zu", strempty(mix), mix ? ", " : "", x->cc[0] ? x->cc : "unknown",
+                        count);
+        if (!n)
+            return -ENOMEM;
+        free(mix);
+        mix = n, names++;
+    }
+    *ret_mix = TAKE_PTR(mix);
+    *ret_names = names;
+    *ret_ports = TAKE_PTR(ports);
+    return 0;
+}
+
+int ks_check_cc(const ks_check_ctx *c, ks_check *chk)
+{
+    _cleanup_free_ char *why = NULL, *version = NULL, *live = NULL, *mix = NULL, *ports = NULL,
+                        *setting = NULL;
+    ks_tcp_conns conns = {0};
+    size_t total = 0, good = 0, names = 0;
+    int r;
+
+    r = ks_tcp_conns_read(c->root, &conns, &why);
+    if (r < 0) {
+        free(chk->detail);
+        chk->detail = why ? ks_asprintf("cannot read the connections: %s", why) : NULL;
+        return r;
+    }
+    for (size_t i = 0; i < conns.n; i++)
+        if (!ks_tcp_conn_is_loopback(&conns.v[i])) {
+            total++;
+            good += streq(conns.v[i].cc, chk->arg);
+        }
+    r = others(&conns, chk->arg, &mix, &names, &ports);
+    ks_tcp_conns_done(&conns);
+    if (r < 0)
+        return r;
+    version = bbr_version(c->root, chk->arg);
+    (void)ks_sysctl_live(c->root, CC_SYSCTL, &live);
+    setting =
+        version ? ks_asprintf("%s = %s%s", CC_SYSCTL, live ? live : "(unreadable)", version) : NULL;
+    if (!setting)
+        return -ENOMEM;
+    free(chk->detail);
+    /* A quiet node cannot show what new connections run: reported, not a failure. */
+    chk->required = total > 0;
+    if (total == 0)
+        chk->detail = ks_asprintf("no established TCP connection yet (loopback aside): cannot "
+                                  "tell what new connections run; %s",
+                                  setting);
+    else if (good == total)
+        chk->detail =
+            ks_asprintf("%zu of %zu connections run %s (%s)", good, total, chk->arg, setting);
+    else if (names == 1) /* mix is "NAME COUNT" */
+        chk->detail = ks_asprintf("%zu of %zu connections run %.*s, not %s (%s); their local "
+                                  "ports: %s",
+                                  total - good, total, (int)strcspn(mix, " "), mix, chk->arg,
+                                  setting, strempty(ports));
+    else
+        chk->detail = ks_asprintf("%zu of %zu connections run another congestion control than "
+                                  "%s (%s; %s); their local ports: %s",
+                                  total - good, total, chk->arg, mix, setting, strempty(ports));
+    if (!chk->detail)
+        return -ENOMEM;
+    return total > 0 && good == total;
+}
+
+/*
+ * The check's place in the checklist: [accept] congestion_control names the algorithm, "no"
+ * turns it off; unset, it is bbr when the node configures bbr (the live sysctl, or the sysctl.d
+ * files: a trial kernel without bbr falls back to another one), and no check otherwise.
+ */
+int ks_checklist_add_cc(const ks_root *root, const ks_config *cfg, ks_checklist *l,
+                        char **ret_error)
+{
+    _cleanup_free_ char *live = NULL, *configured = NULL;
+    const char *want = ks_config_get_string(cfg, "accept", "congestion_control", "auto");
+
+    if (streq(want, "no"))
+        return 0;
+    if (!streq(want, "auto") && !ks_tcp_cc_name_is_valid(want)) {
+        if (ret_error)
+            *ret_error = ks_asprintf("[accept] congestion_control: '%s' is not a congestion "
+                                     "control's name, 'auto' or 'no'",
+                                     want);
+        return -EINVAL;
+    }
+    if (streq(want, "auto"))
+        want = NULL;
+    if (!want) {
+        (void)ks_sysctl_live(root, CC_SYSCTL, &live);
+        (void)ks_sysctl_configured(root, CC_SYSCTL, &configured, NULL);
+        if (!streq_ptr(live, "bbr") && !streq_ptr(configured, "bbr"))
+            return 0;
+        want = "bbr";
+    }
+    return ks_checklist_add(l, "congestion-control", want, true, ks_check_cc);
+}
