@@ -498,7 +498,21 @@ MUTATIONS = [
     ("established", {"proc/net/tcp": "".join(TCP.splitlines(True)[:3])}, "established", "0 established"),
     ("script", {"etc/kswap/checks.d/required/10-ok": "#!/bin/sh\necho broken >&2\nexit 2\n"},
      "script:required/10-ok", "exit 2: broken"),
+    # sysctl says bbr, a connection of the trial runs cubic (sock_diag's JSON stand-in)
+    ("cc", {"proc/net/kswap-sock-diag.json": None}, "congestion-control:bbr",
+     "1 of 2 connections run cubic, not bbr (net.ipv4.tcp_congestion_control = bbr, tcp_bbr "
+     "version 3); their local ports: 8443"),
 ]
+
+
+def sock_diag(*ccs):
+    """kswap's stand-in for sock_diag under --root: one connection per congestion control."""
+    return json.dumps({"connections": [
+        {"local": f"10.0.0.2:{443 if cc == 'bbr' else 8443}", "remote": f"203.0.113.{i + 1}:5000{i}",
+         "congestion_control": cc, "rtt_us": 20000, "segs_out": 100} for i, cc in enumerate(ccs)]})
+
+
+MUTATIONS[-1][1]["proc/net/kswap-sock-diag.json"] = sock_diag("bbr", "cubic")
 for name, files, cid, text in MUTATIONS:
     if not scenario("each") and not scenario(name):
         continue
@@ -925,6 +939,39 @@ if scenario("way-back"):
           f.get("boot.old-kernel-damaged", {}).get("severity") == "warn" and
           "before the next reboot" in f["boot.old-kernel-damaged"]["remedy"],
           "plain rollback: done, with the damage as a warning", p.stderr[-1500:])
+
+if scenario("cc"):
+    # The trial's connections run what the node configures: required, and passes.
+    r = fresh("cc-bbr")
+    put(r, "proc/net/kswap-sock-diag.json", sock_diag("bbr", "bbr"))
+    p, d = kswap(r, "--json", "accept", "--no-reboot")
+    c = by_id(d).get("congestion-control:bbr", {})
+    check(p.returncode == 0 and c.get("status") == "pass" and c.get("required") and
+          "2 of 2 connections run bbr" in c.get("detail", ""),
+          "congestion-control: the trial's connections run bbr: a required pass", c)
+    # A quiet trial (no connection yet): wanted, it does not stop the pin.
+    r = fresh("cc-quiet")
+    p, d = kswap(r, "--json", "accept", "--no-reboot")
+    c = by_id(d).get("congestion-control:bbr", {})
+    check(p.returncode == 0 and d["outcome"] == "trial-ok" and c.get("status") == "fail" and
+          not c.get("required") and "no established TCP connection yet" in c.get("detail", ""),
+          "congestion-control on a quiet trial: wanted, trial-ok", c)
+    # [accept] congestion_control = no: no such check.
+    r = fresh("cc-off")
+    put(r, "etc/kswap/kswap.conf", CONF + "congestion_control = no\n")
+    put(r, "proc/net/kswap-sock-diag.json", sock_diag("cubic"))
+    p, d = kswap(r, "--json", "accept", "--no-reboot")
+    check(p.returncode == 0 and "congestion-control:bbr" not in by_id(d),
+          "congestion_control = no: no check, the cubic connection does not matter",
+          [i for i in by_id(d)])
+    # kswap check says the same on the running kernel.
+    r = fresh("cc-check")
+    put(r, "proc/net/kswap-sock-diag.json", sock_diag("bbr", "cubic", "cubic"))
+    p, d = kswap(r, "--json", "check")
+    c = by_id(d).get("congestion-control:bbr", {})
+    check(p.returncode == 3 and c.get("status") == "fail" and c.get("required") and
+          "2 of 3 connections run cubic, not bbr" in c.get("detail", ""),
+          "kswap check: connections on cubic where bbr is configured fail it (exit 3)", c)
 
 if scenario("cli"):
     p, _ = kswap(armed, "accept", "--timeout", "x")

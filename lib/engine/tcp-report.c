@@ -214,17 +214,59 @@ int ks_tcp_report_make(const ks_root *root, ks_tcp_report *ret, char **ret_error
     return 0;
 }
 
+/* Whether j's swap can get an "after" sample now: 0, or -ESRCH with *ret_error saying why. */
+static int recordable(const ks_root *root, const ks_journal *j, char **ret_error)
+{
+    _cleanup_free_ char *running = NULL;
+    const char *new_kernel = ks_journal_get(j, KS_JF_NEW_KERNEL);
+    char *why = NULL;
+
+    (void)ks_running_kernel(root, &running);
+    if (ks_journal_state(j) != KS_STATE_PINNED)
+        why = ks_asprintf("nothing to record: the swap is %s, not pinned",
+                          ks_state_to_string(ks_journal_state(j)));
+    else if (!new_kernel || !streq_ptr(running, new_kernel))
+        why = ks_asprintf("nothing to record: the node runs %s, not the pinned %s",
+                          strempty(running), strempty(new_kernel));
+    else if (!ks_journal_tcp(j)->baseline)
+        why = strdup("nothing to record: this swap has no baseline (armed by a kswap before "
+                     "the report)");
+    else
+        return 0;
+    if (ret_error)
+        *ret_error = why;
+    else
+        free(why);
+    return -ESRCH;
+}
+
+static int load(const ks_root *root, ks_journal **ret, char **ret_error)
+{
+    _cleanup_free_ char *err = NULL;
+    int r = ks_journal_load(root, ret, &err);
+
+    if (r < 0 && ret_error)
+        *ret_error = ks_asprintf("cannot read the state journal '/%s': %s", KS_JOURNAL_PATH,
+                                 err ? err : strerror(-r));
+    return r;
+}
+
 int ks_tcp_report_record(const ks_root *root, const ks_config *cfg, char **ret_error,
                          char **ret_warning)
 {
     _cleanup_(ks_lock_releasep) ks_lock *lock = NULL;
     _cleanup_journal_ ks_journal *j = NULL;
-    _cleanup_free_ char *err = NULL, *running = NULL;
-    const char *new_kernel;
     pid_t holder = 0;
     int r;
 
     assert(root);
+    /* Nothing to record: said without taking the lock (which would create its file). */
+    r = load(root, &j, ret_error);
+    if (r >= 0)
+        r = recordable(root, j, ret_error);
+    if (r < 0)
+        return r;
+    j = ks_journal_free(j);
     r = ks_lock_acquire(root, KS_LOCK_TIMEOUT_MS_DEFAULT, &lock, &holder);
     if (r < 0) {
         if (ret_error)
@@ -235,32 +277,15 @@ int ks_tcp_report_record(const ks_root *root, const ks_config *cfg, char **ret_e
                                                    strerror(-r));
         return r;
     }
-    r = ks_journal_load(root, &j, &err);
+    /* Again under the lock: another kswap may have changed the journal meanwhile. */
+    r = load(root, &j, ret_error);
     if (r >= 0)
-        r = ks_metrics_attach(j, root, cfg);
-    if (r < 0) {
-        if (ret_error)
-            *ret_error = ks_asprintf("cannot read the state journal '/%s': %s", KS_JOURNAL_PATH,
-                                     err ? err : strerror(-r));
+        r = recordable(root, j, ret_error);
+    if (r < 0)
         return r;
-    }
-    new_kernel = ks_journal_get(j, KS_JF_NEW_KERNEL);
-    (void)ks_running_kernel(root, &running);
-    if (ks_journal_state(j) != KS_STATE_PINNED || !new_kernel || !streq_ptr(running, new_kernel) ||
-        !ks_journal_tcp(j)->baseline) {
-        if (ret_error)
-            *ret_error =
-                ks_journal_state(j) != KS_STATE_PINNED
-                    ? ks_asprintf("nothing to record: the swap is %s, not pinned",
-                                  ks_state_to_string(ks_journal_state(j)))
-                : !streq_ptr(running, new_kernel)
-                    ? ks_asprintf("nothing to record: the node runs %s, not the pinned %s",
-                                  strempty(running), strempty(new_kernel))
-                    : strdup("nothing to record: this swap has no baseline (armed by a kswap "
-                             "before the report)");
-        return -ESRCH;
-    }
-    r = ks_tcp_record(root, j, KS_TCP_AFTER, NULL);
+    r = ks_metrics_attach(j, root, cfg);
+    if (r >= 0)
+        r = ks_tcp_record(root, j, KS_TCP_AFTER, NULL);
     if (r >= 0)
         r = ks_journal_save(j);
     if (r < 0) {
