@@ -44,7 +44,6 @@ Scenarios:
       of the bootstrap only after the verdict (pinned), runcmd never again.
 """
 import calendar
-import importlib.util
 import json
 import os
 import re
@@ -58,16 +57,15 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(os.path.dirname(HERE))
-_spec = importlib.util.spec_from_file_location("kswapvm", os.path.join(HERE, "kswap-vm.py"))
-vm = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(vm)
+sys.path.insert(0, HERE)
+from vmtest import boot, common, disk, platforms  # noqa: E402
 
 PLAYBOOK = os.path.join(SRC, "ansible", "rollout.yml")
 USER_DATA = os.path.join(SRC, "docs", "cloud-init-user-data.yaml")
-OLD, NEW = vm.OLD, vm.NEW
+OLD, NEW = platforms.OLD, platforms.NEW
 # Bounds for hangs, not measures (TCG on 2 shared cores: a boot 1 to 4 minutes, an apply with
 # its update-grub runs 3 to 10).
-BOOT_TIMEOUT = vm.BOOT_TIMEOUT
+BOOT_TIMEOUT = common.BOOT_TIMEOUT
 PLAYBOOK_TIMEOUT = int(os.environ.get("KS_FLEET_PLAYBOOK_TIMEOUT", "5400"))
 # The role's kswap_reboot_timeout: how long a node may take to answer SSH again after a reboot
 # (a trial boot under TCG with the other VM busy: 2 to 5 minutes), and in the power-cycle
@@ -78,8 +76,9 @@ HANG_DEADLINE = 7200
 READY = r"KSWAP-VM FLEET (\d+) ready"
 HANG = "KSWAP-VM FLEETHANG at uptime"
 
-# The nodes' side: kswap-vm.py's VM script runs it with the boot number after "script:" on the
-# plan disk (late in each boot: after kswap-accept.service and multi-user.target).
+# The nodes' side: the guest driver (vmtest/driver.sh) runs it with the boot number after
+# "script:" on the plan disk (late in each boot: after kswap-accept.service and
+# multi-user.target).
 GUEST = r"""#!/bin/sh
 n=$1
 say() { echo "KSWAP-VM $*" > /dev/ttyS0; }
@@ -179,10 +178,11 @@ class Node:
 
         def body():
             # boot_timeout = the whole bound: a node waits in one boot while the other's trial runs
-            self.result = vm.boot_sequence(pf, self.img, plan, self.log, total_timeout=self.total,
-                                           extra=self.extra, boot_timeout=self.total,
-                                           watch=("KSWAP-VM STATUS 2 ",), seen=self.seen,
-                                           qemu_extra=self.qemu_extra(), stop=self.stop)
+            self.result = boot.boot_sequence(pf, self.img, plan, self.log,
+                                             total_timeout=self.total, extra=self.extra,
+                                             boot_timeout=self.total,
+                                             watch=("KSWAP-VM STATUS 2 ",), seen=self.seen,
+                                             qemu_extra=self.qemu_extra(), stop=self.stop)
         self.thread = threading.Thread(target=body, name=self.name, daemon=True)
         self.thread.start()
 
@@ -310,22 +310,22 @@ def summary_lines(text):
 
 
 def status_json(text, n=None):
-    """kswap status --json the node printed at boot n (kswap-vm.py's STATUS line; default
+    """kswap status --json the node printed at boot n (the guest driver's STATUS line; default
     the last boot that printed one)."""
-    boots = vm.parse(text)[1]
+    boots = boot.parse(text)[1]
     if n is None:
         n = max((k for k, b in boots.items() if b.get("status")), default=0)
     return (boots.get(n) or {}).get("status") or {}
 
 
 def fleet_disk():
-    pf = vm.Platform("bookworm", "bios")
+    pf = platforms.Platform("bookworm", "bios")
     try:
-        img = vm.build_disk(pf, "fleet")
+        img = disk.build_disk(pf, "fleet")
     except (subprocess.CalledProcessError, OSError) as e:
         err = getattr(e, "stderr", b"") or b""
         print(err.decode(errors="replace")[-2000:] if isinstance(err, bytes) else err)
-        vm.skip(f"building the fleet disk failed: {e}")
+        common.skip(f"building the fleet disk failed: {e}")
     return pf, img
 
 
@@ -370,17 +370,17 @@ def scenario_rollout(work, pf, img, measures):
                 st = json.loads(p.stdout)
             except ValueError:
                 st = {}
-            expect(vm.journal(st) == ("pinned", "trial-ok") and st.get("running") == NEW,
-                   f"{n.name}: kswap status after the rollout: {vm.journal(st)} ({p.stdout[:300]})")
+            expect(boot.journal(st) == ("pinned", "trial-ok") and st.get("running") == NEW,
+                   f"{n.name}: kswap status after the rollout: {boot.journal(st)} ({p.stdout[:300]})")
             expect((r.get("old"), r.get("new")) == (OLD, NEW), f"{n.name}: old/new {r}")
             expect(not r.get("power_cycled") and not r.get("error"), f"{n.name}: report {r}")
             expect(n.loads() == [OLD, NEW], f"{n.name}: GRUB loaded {n.loads()}, expected "
                    f"[{OLD}, {NEW}]")
-            # the node's own report of its trial boot (kswap-vm.py's late hook, after accept)
+            # the node's own report of its trial boot (the guest driver's late phase, after accept)
             n.wait_for(r"KSWAP-VM STATUS 2 ", 600)
             st = status_json(n.text(), 2)
-            expect(vm.journal(st) == ("pinned", "trial-ok"),
-                   f"{n.name}: the trial boot's status {vm.journal(st)}")
+            expect(boot.journal(st) == ("pinned", "trial-ok"),
+                   f"{n.name}: the trial boot's status {boot.journal(st)}")
         # node_exporter's textfile: kswap.prom, valid for promtool, pinned
         for n in nodes:
             p = ssh(key, n, "cat", "/var/lib/prometheus/node-exporter/kswap.prom")
@@ -479,7 +479,7 @@ def scenario_power_cycle(work, pf, img, measures, with_command=True):
                and lines[-1].startswith("rollout stopped: canary node1"), f"summary {lines}")
         st = status_json(node.text())
         reason = ((st.get("journal") or {}).get("reason") or "")
-        expect(vm.journal(st)[1] == "fell-back", f"journal on OLD {vm.journal(st)} {reason}")
+        expect(boot.journal(st)[1] == "fell-back", f"journal on OLD {boot.journal(st)} {reason}")
     finally:
         if not with_command:
             node.stop.set()  # still hung: nothing answers
@@ -525,7 +525,7 @@ def scenario_cloud_init(work, pf, img, measures):
         subprocess.run(["genisoimage", "-quiet", "-output", seed, "-volid", "cidata", "-joliet",
                         "-rock", ud, md], check=True)
     else:
-        vm.skip("neither cloud-localds (cloud-image-utils) nor genisoimage")
+        common.skip("neither cloud-localds (cloud-image-utils) nor genisoimage")
     node = Node(work, "node1", img, {"role": "cloud"}, nic=False, extra=[seed], total=5400)
     t0 = time.monotonic()
     node.start(pf)
@@ -536,10 +536,10 @@ def scenario_cloud_init(work, pf, img, measures):
     text = node.text()
     expect(why is None, f"the VM did not power off: {why}")
     expect(node.loads() == [OLD, NEW], f"GRUB loaded {node.loads()}, expected [{OLD}, {NEW}]")
-    grub, boots = vm.parse(text)
+    grub, boots = boot.parse(text)
     last = boots.get(2) or {}
-    expect(vm.journal(last.get("status")) == ("pinned", "trial-ok"),
-           f"the trial boot's status {vm.journal(last.get('status'))}")
+    expect(boot.journal(last.get("status")) == ("pinned", "trial-ok"),
+           f"the trial boot's status {boot.journal(last.get('status'))}")
     fields = dict(re.findall(r"KSWAP-VM (BOOTSTRAP|BOOTSTRAPLOG|BOOTSTRAPUNIT|CLOUDINIT|SEM|"
                              r"APPLYTIME|APPLYLOG) 2 (.*)", text))
     expect(fields.get("BOOTSTRAP", "").startswith(f"done=yes kernel={NEW}"),
@@ -608,10 +608,10 @@ def main():
     if not args or args[0] != "run" or not all(a in SCENARIOS for a in args[1:]):
         print(__doc__)
         return 2
-    vm.prerequisites()
+    common.prerequisites()
     for tool in ("ansible-playbook", "ssh", "ssh-keygen"):
         if not shutil.which(tool):
-            vm.skip(f"{tool} not found (apt-get install ansible-core openssh-client)")
+            common.skip(f"{tool} not found (apt-get install ansible-core openssh-client)")
     pf, img = fleet_disk()
     failed = []
     for name in args[1:] or list(SCENARIOS):

@@ -28,7 +28,6 @@ journal says pinned, kswap status --json parses and has a journal, and the comma
 finished the job (the expected journal state and forecast) or refused naming what to do.
 """
 import base64
-import importlib.util
 import json
 import os
 import re
@@ -42,20 +41,20 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-_spec = importlib.util.spec_from_file_location("kswapvm", os.path.join(HERE, "kswap-vm.py"))
-vm = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(vm)
+sys.path.insert(0, HERE)
+from vmtest import common, platforms  # noqa: E402
+from vmtest.disk import build_disk  # noqa: E402
 
-OLD, NEW = vm.OLD, vm.NEW
+OLD, NEW = platforms.OLD, platforms.NEW
 NICE = ["nice", "-n", os.environ.get("KS_VM_NICE", "5")]
 # Hang bounds, not measures.
 LOAD_TIMEOUT = 900      # from -loadvm to the cut (an apply --deb under TCG: minutes)
 RECOVER_TIMEOUT = 1800  # the recovery boot with the command run again
 PREP_TIMEOUT = 3000
 
-# The guest's side: the plan disk carries it after "script:" (kswap-vm.py's hook runs it in
-# each boot's late phase with the boot number). It reads its settings from the plan disk with
-# O_DIRECT, so a value the host writes after a snapshot is seen.
+# The guest's side: the plan disk carries it after "script:" (the guest driver vmtest/driver.sh
+# runs it in each boot's late phase with the boot number). It reads its settings from the plan
+# disk with O_DIRECT, so a value the host writes after a snapshot is seen.
 GUEST = r"""#!/bin/sh
 n=$1
 D=/var/lib/kswap-vm
@@ -249,10 +248,10 @@ class Qemu:
         self.mon_path = os.path.join(self.work, "monitor.sock")
         if os.path.exists(self.mon_path):
             os.unlink(self.mon_path)
-        args = NICE + vm.QEMU + ["-serial", "stdio",
-                                 "-monitor", f"unix:{self.mon_path},server=on,wait=off",
-                                 "-drive", f"file={disk},format=qcow2,if=virtio",
-                                 "-drive", f"file={plan},format=raw,if=virtio,readonly=on"]
+        args = NICE + common.QEMU + ["-serial", "stdio",
+                                     "-monitor", f"unix:{self.mon_path},server=on,wait=off",
+                                     "-drive", f"file={disk},format=qcow2,if=virtio",
+                                     "-drive", f"file={plan},format=raw,if=virtio,readonly=on"]
         if loadvm:
             args += ["-loadvm", loadvm]
         self.log = open(log_path, "wb")
@@ -345,22 +344,22 @@ def prep(img, group, work):
     """The overlay with the group's snapshots (cached beside the image, keyed by it)."""
     # keyed by the disk (its kswap) and by what runs in the snapshot's RAM: the driver and the
     # group's plan (a cut goes on in the driver the prep booted with)
-    key = os.path.basename(img).rsplit(".", 1)[0] + "-" + vm.sha(GUEST, json.dumps(PREPS[group]))
-    dst = os.path.join(vm.CACHE, f"powercut-{group}-{key}.qcow2")
+    key = os.path.basename(img).rsplit(".", 1)[0] + "-" + common.sha(GUEST, json.dumps(PREPS[group]))
+    dst = os.path.join(common.CACHE, f"powercut-{group}-{key}.qcow2")
     meta_path = dst + ".json"
     if os.path.exists(dst) and os.path.exists(meta_path):
         return dst, json.load(open(meta_path))
-    for n in os.listdir(vm.CACHE):
+    for n in os.listdir(common.CACHE):
         # snapshots of older disks or drivers
         if n.startswith(f"powercut-{group}-") and not n.startswith(os.path.basename(dst)):
-            os.unlink(os.path.join(vm.CACHE, n))
+            os.unlink(os.path.join(common.CACHE, n))
     t0 = time.monotonic()
     d = os.path.join(work, f"prep-{group}")
     os.makedirs(d, exist_ok=True)
     ovl = os.path.join(d, "prep.qcow2")
     if os.path.exists(ovl):
         os.unlink(ovl)
-    vm.run("qemu-img", "create", "-q", "-f", "qcow2", "-b", img, "-F", "raw", ovl)
+    common.run("qemu-img", "create", "-q", "-f", "qcow2", "-b", img, "-F", "raw", ovl)
     plan_path = os.path.join(d, "plan.img")
     kv = base_plan()
     kv.update(PREPS[group])
@@ -670,14 +669,15 @@ def main():
             print(point_name(*p))
         print(f"{len(pts)} cut points")
         return 0
-    vm.prerequisites()
+    common.prerequisites()
     if not shutil.which("qemu-img"):
-        vm.skip("qemu-img not found")
+        common.skip("qemu-img not found")
     try:
         # KS_PC_DISK: a disk image built before (the kswap it carries is the one under test)
-        img = os.environ.get("KS_PC_DISK") or vm.build_disk(vm.Platform(vm.SUITE, "bios"), "ext4")
+        img = os.environ.get("KS_PC_DISK") or build_disk(
+            platforms.Platform(platforms.SUITE, "bios"), "ext4")
     except (subprocess.CalledProcessError, OSError) as e:
-        vm.skip(f"building the ext4 image failed: {e}")
+        common.skip(f"building the ext4 image failed: {e}")
     t_all = time.monotonic()
     work = os.environ.get("KS_VM_WORK") or tempfile.mkdtemp(prefix="kswap-powercut-")
     os.makedirs(work, exist_ok=True)
@@ -701,7 +701,7 @@ def main():
             for w in r["wrong"]:
                 print(f"    {w}", flush=True)
 
-    with vm.Lock(os.path.join(vm.CACHE, "powercut.lock")):
+    with common.Lock(os.path.join(common.CACHE, "powercut.lock")):
         # the preps first (one VM each), then the cuts, KS_PC_JOBS at a time (run it under
         # vmslot -n 2 for 2)
         for group in dict.fromkeys(SNAP_GROUP[COMMANDS[c][0]] for c, _, _ in pts):

@@ -238,7 +238,7 @@ def build(cache, kernel_a, kernel_b, badsig=False):
     return img
 
 
-# The VM script's part (a shell function body pasted into kswap-vm.py's VM_SCRIPT): mount the
+# The VM script's part (shell functions pasted into the guest driver, vmtest/driver.sh): mount the
 # disk, point the URI's dists at version $1, install the drop-in.
 VM_SHELL = f"""repo_show() {{
   mkdir -p {MOUNT} {URI_DIR} /etc/kswap/kswap.conf.d
