@@ -3,9 +3,12 @@
  * congestion_control: what the node's established connections run (sock_diag, never the
  * sysctl alone), against what the node configures. A connection keeps the congestion control it
  * was created with, and none survives a boot: on the trial boot every established connection
- * was opened on the trial kernel, so all of them count. Connections to this node itself
- * (loopback) are not the node's traffic and are left out. Wanted while there is none (a quiet
- * node cannot show it), required once there are some.
+ * was opened on the trial kernel after its sysctls were set, so all of them count, and the
+ * check is required once there are some (wanted while there is none: a quiet node cannot show
+ * it). sock_diag gives no creation time, so on any other boot a connection may predate a
+ * runtime `sysctl -w` and keep the old algorithm: there the check reports, never requires (it
+ * must not refuse an apply over connections older than the setting). Connections to this node
+ * itself (loopback) are not the node's traffic and are left out.
  */
 #include <inttypes.h>
 
@@ -107,8 +110,9 @@ int ks_check_cc(const ks_check_ctx *c, ks_check *chk)
     if (!setting)
         return -ENOMEM;
     free(chk->detail);
-    /* A quiet node cannot show what new connections run: reported, not a failure. */
-    chk->required = total > 0;
+    /* A quiet node cannot show what new connections run: reported, not a failure; nor can a
+     * boot other than the trial's tell new connections from old ones. */
+    chk->required = total > 0 && c->trial;
     if (total == 0)
         chk->detail = ks_asprintf("no established TCP connection yet (loopback aside): cannot "
                                   "tell what new connections run; %s",
@@ -125,6 +129,13 @@ int ks_check_cc(const ks_check_ctx *c, ks_check *chk)
         chk->detail = ks_asprintf("%zu of %zu connections run another congestion control than "
                                   "%s (%s; %s); their local ports: %s",
                                   total - good, total, chk->arg, mix, setting, strempty(ports));
+    if (chk->detail && total > 0 && good < total && !c->trial) {
+        char *d = ks_asprintf("%s; not the trial boot: a connection may be older than the "
+                              "setting (reported, required on the trial boot)",
+                              chk->detail);
+        free(chk->detail);
+        chk->detail = d;
+    }
     if (!chk->detail)
         return -ENOMEM;
     return total > 0 && good == total;

@@ -30,6 +30,9 @@ typedef struct ks_check_ctx {
     unsigned script_timeout_ms;  /* custom checks; 0: 60 s */
     /* The swap's TCP baseline, taken at arming (lib/host/tcpsample.h); NULL: none. */
     const struct ks_tcp_sample *tcp_baseline;
+    /* Judging a trial boot (accept; kswap check with kswap.trial= on the command line): every
+     * connection there was opened on the trial kernel (checks/check-cc.c). */
+    bool trial;
 } ks_check_ctx;
 
 typedef struct ks_check ks_check;
@@ -104,8 +107,8 @@ int ks_check_nft_table(const ks_check_ctx *c, ks_check *chk);
 int ks_check_established(const ks_check_ctx *c, ks_check *chk);
 int ks_check_reach(const ks_check_ctx *c, ks_check *chk);
 int ks_check_script(const ks_check_ctx *c, ks_check *chk);
-/* congestion-control:NAME (checks/check-cc.c): the established connections run NAME; required
- * once there are some (it sets chk->required), reported while there are none. */
+/* congestion-control:NAME (checks/check-cc.c): the established connections run NAME; on a
+ * trial boot (c->trial) required once there are some (it sets chk->required), else reported. */
 int ks_check_cc(const ks_check_ctx *c, ks_check *chk);
 /* Adds congestion-control:NAME for [accept] congestion_control (auto: bbr when the node
  * configures bbr; no: none). -EINVAL with *ret_error for a value that is not a name. */

@@ -59,33 +59,41 @@ static const struct {
     const char *sysctl;  /* live net.ipv4.tcp_congestion_control */
     const char *version; /* sys/module/tcp_bbr/version; NULL: none */
     const char *want;    /* the check's algorithm */
+    bool trial;          /* judging the trial boot */
     int ret;
     bool required;
     const char *detail; /* words the detail holds */
 } cc_cases[] = {
-    {"every connection runs bbr", BBR1 "," BBR2, "bbr", "3", "bbr", 1, true,
+    {"every connection runs bbr", BBR1 "," BBR2, "bbr", "3", "bbr", true, 1, true,
      "2 of 2 connections run bbr (net.ipv4.tcp_congestion_control = bbr, tcp_bbr version 3)"},
-    {"sysctl says bbr, one runs cubic", BBR1 "," CUBIC, "bbr", "3", "bbr", 0, true,
+    {"sysctl says bbr, one runs cubic", BBR1 "," CUBIC, "bbr", "3", "bbr", true, 0, true,
      "1 of 2 connections run cubic, not bbr (net.ipv4.tcp_congestion_control = bbr, tcp_bbr "
      "version 3); their local ports: 8443"},
-    {"two others", BBR1 "," CUBIC "," RENO, "bbr", "3", "bbr", 0, true,
+    {"two others", BBR1 "," CUBIC "," RENO, "bbr", "3", "bbr", true, 0, true,
      "2 of 3 connections run another congestion control than bbr (cubic 1, reno 1;"},
-    {"a name the kernel did not say", C("10.0.0.2:1", "10.0.0.9:2", "null"), "bbr", "3", "bbr", 0,
-     true, "1 of 1 connections run unknown, not bbr"},
-    {"loopback only: a quiet node", LOOP, "bbr", "3", "bbr", 0, false,
+    {"a name the kernel did not say", C("10.0.0.2:1", "10.0.0.9:2", "null"), "bbr", "3", "bbr",
+     true, 0, true, "1 of 1 connections run unknown, not bbr"},
+    {"loopback only: a quiet node", LOOP, "bbr", "3", "bbr", true, 0, false,
      "no established TCP connection yet (loopback aside)"},
-    {"no fixture: a quiet node", NULL, "bbr", "3", "bbr", 0, false,
+    {"no fixture: a quiet node", NULL, "bbr", "3", "bbr", true, 0, false,
      "no established TCP connection yet"},
-    {"loopback does not count against", BBR1 "," LOOP, "bbr", "3", "bbr", 1, true,
+    {"loopback does not count against", BBR1 "," LOOP, "bbr", "3", "bbr", true, 1, true,
      "1 of 1 connections run bbr"},
-    {"BBRv1 declares no version", BBR1, "bbr", NULL, "bbr", 1, true,
+    {"BBRv1 declares no version", BBR1, "bbr", NULL, "bbr", true, 1, true,
      "tcp_bbr declares no version: BBRv1"},
-    {"the sysctl fell back to cubic", CUBIC, "cubic", NULL, "bbr", 0, true,
+    {"the sysctl fell back to cubic", CUBIC, "cubic", NULL, "bbr", true, 0, true,
      "1 of 1 connections run cubic, not bbr (net.ipv4.tcp_congestion_control = cubic"},
-    {"another algorithm wanted: no version", CUBIC, "cubic", "3", "cubic", 1, true,
+    {"another algorithm wanted: no version", CUBIC, "cubic", "3", "cubic", true, 1, true,
      "1 of 1 connections run cubic (net.ipv4.tcp_congestion_control = cubic)"},
-    {"a broken fixture cannot be checked", "{\"local\": 5}", "bbr", "3", "bbr", -EBADMSG, false,
-     "cannot read the connections: connections[0]: 'local'"},
+    {"a broken fixture cannot be checked", "{\"local\": 5}", "bbr", "3", "bbr", true, -EBADMSG,
+     false, "cannot read the connections: connections[0]: 'local'"},
+    {"not the trial boot: reported, never required", BBR1 "," CUBIC, "bbr", "3", "bbr", false, 0,
+     false,
+     "1 of 2 connections run cubic, not bbr (net.ipv4.tcp_congestion_control = bbr, tcp_bbr "
+     "version 3); their local ports: 8443; not the trial boot: a connection may be older than the "
+     "setting (reported, required on the trial boot)"},
+    {"not the trial boot, all on bbr: a pass", BBR1, "bbr", "3", "bbr", false, 1, false,
+     "1 of 1 connections run bbr"},
 };
 
 static void test_cc(void)
@@ -98,7 +106,7 @@ static void test_cc(void)
         _cleanup_free_ char *ver =
             cc_cases[i].version ? ks_asprintf("%s\n", cc_cases[i].version) : NULL;
         ks_check chk = {.arg = (char *)cc_cases[i].want, .required = true};
-        ks_check_ctx ctx = {.root = root};
+        ks_check_ctx ctx = {.root = root, .trial = cc_cases[i].trial};
         int r;
 
         put("proc/net/kswap-sock-diag.json", doc);
