@@ -160,3 +160,22 @@ int ks_json_parse_document(const char *text, size_t len, size_t max, json_object
     *ret_error = why;
     return -EBADMSG;
 }
+
+int ks_json_get_u64(json_object *o, const char *key, uint64_t max, uint64_t *ret)
+{
+    json_object *v = NULL;
+    int64_t n;
+
+    assert(key);
+    assert(ret);
+    if (!json_object_object_get_ex(o, key, &v) || !v)
+        return 0;
+    if (!json_object_is_type(v, json_type_int))
+        return -EBADMSG;
+    errno = 0;
+    n = json_object_get_int64(v);
+    if (errno != 0 || n < 0 || (uint64_t)n > max)
+        return -ERANGE;
+    *ret = (uint64_t)n;
+    return 1;
+}

@@ -43,3 +43,10 @@ json_object *ks_jb_finish(ks_json_builder *b, json_object *o);
  */
 int ks_json_parse_document(const char *text, size_t len, size_t max, json_object **ret,
                            char **ret_error);
+
+/*
+ * A whole number in [0, max] under key in the object o (what the journal, the history and the
+ * connections' JSON keep): 1 with *ret; 0 when absent or null (*ret untouched); -EBADMSG when
+ * it is not a whole number, -ERANGE when it is out of range.
+ */
+int ks_json_get_u64(json_object *o, const char *key, uint64_t max, uint64_t *ret);

@@ -123,12 +123,6 @@ void ks_tcp_report_done(ks_tcp_report *r)
     *r = (ks_tcp_report){0};
 }
 
-static int dup_to(const char *s, char **dst)
-{
-    *dst = s ? strdup(s) : NULL;
-    return s && !*dst ? -ENOMEM : 0;
-}
-
 /* The journal's swap, when it has a baseline: 1; 0 when not. */
 static int from_journal(const ks_journal *j, ks_tcp_report *r)
 {
@@ -137,10 +131,10 @@ static int from_journal(const ks_journal *j, ks_tcp_report *r)
     if (!ks_journal_tcp(j)->baseline)
         return 0;
     r->source = "journal";
-    if ((k = dup_to(ks_journal_swap_id(j), &r->swap_id)) < 0 ||
-        (k = dup_to(ks_journal_get(j, KS_JF_OLD_KERNEL), &r->old_kernel)) < 0 ||
-        (k = dup_to(ks_journal_get(j, KS_JF_NEW_KERNEL), &r->new_kernel)) < 0 ||
-        (k = dup_to(ks_state_to_string(ks_journal_state(j)), &r->status)) < 0 ||
+    if ((k = ks_strdup_null(ks_journal_swap_id(j), &r->swap_id)) < 0 ||
+        (k = ks_strdup_null(ks_journal_get(j, KS_JF_OLD_KERNEL), &r->old_kernel)) < 0 ||
+        (k = ks_strdup_null(ks_journal_get(j, KS_JF_NEW_KERNEL), &r->new_kernel)) < 0 ||
+        (k = ks_strdup_null(ks_state_to_string(ks_journal_state(j)), &r->status)) < 0 ||
         (k = ks_tcp_effect_copy(ks_journal_tcp(j), &r->effect)) < 0)
         return k;
     return 1;
@@ -166,10 +160,10 @@ static int from_history(const ks_root *root, ks_tcp_report *r)
             continue;
         r->source = "history";
         r->history_id = x->id;
-        if ((k = dup_to(x->swap_id, &r->swap_id)) < 0 ||
-            (k = dup_to(x->from.release, &r->old_kernel)) < 0 ||
-            (k = dup_to(x->to.release, &r->new_kernel)) < 0 ||
-            (k = dup_to(x->outcome, &r->status)) < 0 ||
+        if ((k = ks_strdup_null(x->swap_id, &r->swap_id)) < 0 ||
+            (k = ks_strdup_null(x->from.release, &r->old_kernel)) < 0 ||
+            (k = ks_strdup_null(x->to.release, &r->new_kernel)) < 0 ||
+            (k = ks_strdup_null(x->outcome, &r->status)) < 0 ||
             (k = ks_tcp_effect_copy(&x->tcp, &r->effect)) < 0)
             return k;
         return 1;

@@ -154,19 +154,13 @@ static bool parse_endpoint(const char *s, int *family, uint8_t addr[16], uint16_
 /* A whole number field: 0 when absent (or null), 1 when there, -EBADMSG otherwise. */
 static int get_number(jparse *p, json_object *o, const char *key, uint64_t max, uint64_t *ret)
 {
-    json_object *v = NULL;
-    int64_t n;
+    int r = ks_json_get_u64(o, key, max, ret);
 
-    if (!json_object_object_get_ex(o, key, &v) || !v)
-        return 0;
-    if (!json_object_is_type(v, json_type_int))
+    if (r == -EBADMSG)
         return jerr(p, "'%s': not a whole number", key);
-    errno = 0;
-    n = json_object_get_int64(v);
-    if (errno != 0 || n < 0 || (uint64_t)n > max)
+    if (r == -ERANGE)
         return jerr(p, "'%s': out of range", key);
-    *ret = (uint64_t)n;
-    return 1;
+    return r;
 }
 
 static int get_endpoint(jparse *p, json_object *o, const char *key, int *family, uint8_t addr[16],

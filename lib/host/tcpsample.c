@@ -28,12 +28,6 @@ ks_tcp_sample *ks_tcp_sample_free(ks_tcp_sample *s)
     return NULL;
 }
 
-static int dup_or_null(const char *s, char **dst)
-{
-    *dst = s ? strdup(s) : NULL;
-    return s && !*dst ? -ENOMEM : 0;
-}
-
 int ks_tcp_sample_copy(const ks_tcp_sample *s, ks_tcp_sample **ret)
 {
     _cleanup_(ks_tcp_sample_freep) ks_tcp_sample *c = NULL;
@@ -46,8 +40,8 @@ int ks_tcp_sample_copy(const ks_tcp_sample *s, ks_tcp_sample **ret)
     *c = *s;
     c->at = c->kernel = c->boot_id = NULL;
     c->cc = NULL;
-    if (dup_or_null(s->at, &c->at) < 0 || dup_or_null(s->kernel, &c->kernel) < 0 ||
-        dup_or_null(s->boot_id, &c->boot_id) < 0)
+    if (ks_strdup_null(s->at, &c->at) < 0 || ks_strdup_null(s->kernel, &c->kernel) < 0 ||
+        ks_strdup_null(s->boot_id, &c->boot_id) < 0)
         return -ENOMEM;
     if (s->n_cc > 0) {
         c->cc = calloc(s->n_cc, sizeof(*c->cc));
@@ -241,19 +235,13 @@ static int serr(sparse *p, const char *fmt, ...)
 /* 1 when there (not null), 0 when absent or null, negative on error. */
 static int get_u64(sparse *p, json_object *o, const char *key, uint64_t max, uint64_t *ret)
 {
-    json_object *v = NULL;
-    int64_t n;
+    int r = ks_json_get_u64(o, key, max, ret);
 
-    if (!json_object_object_get_ex(o, key, &v) || !v)
-        return 0;
-    if (!json_object_is_type(v, json_type_int))
+    if (r == -EBADMSG)
         return serr(p, "'%s': not a whole number", key);
-    errno = 0;
-    n = json_object_get_int64(v);
-    if (errno != 0 || n < 0 || (uint64_t)n > max)
+    if (r == -ERANGE)
         return serr(p, "'%s': out of range", key);
-    *ret = (uint64_t)n;
-    return 1;
+    return r;
 }
 
 static int get_str(sparse *p, json_object *o, const char *key, char **ret)
