@@ -50,9 +50,10 @@ def _key(base_key):
     return h.hexdigest()[:16]
 
 
-def _install(root):
-    """apt-get install PACKAGES in a chroot of root: no daemon starts (policy-rc.d), the
-    host's resolv.conf only while apt runs, no package lists left behind."""
+def install(root, packages, what="the fleet tree"):
+    """apt-get install packages in a chroot of root: no daemon starts (policy-rc.d), the
+    host's resolv.conf only while apt runs, no package lists left behind. Raises LayerError
+    naming what (the tree) when apt fails."""
     mounts = []
     policy = os.path.join(root, "usr/sbin/policy-rc.d")
     resolv = os.path.join(root, "etc/resolv.conf")
@@ -73,12 +74,12 @@ def _install(root):
         env = dict(os.environ, DEBIAN_FRONTEND="noninteractive", LC_ALL="C.UTF-8",
                    PATH="/usr/sbin:/usr/bin:/sbin:/bin")
         for cmd in (["apt-get", "update", "-q"],
-                    ["apt-get", "install", "-y", "-q", "--no-install-recommends", *PACKAGES],
+                    ["apt-get", "install", "-y", "-q", "--no-install-recommends", *packages],
                     ["apt-get", "clean"]):
             r = subprocess.run(["chroot", root, *cmd], capture_output=True, text=True, env=env,
                                timeout=APT_TIMEOUT)
             if r.returncode != 0:
-                raise LayerError(f"{' '.join(cmd)} in the fleet tree failed (exit "
+                raise LayerError(f"{' '.join(cmd)} in {what} failed (exit "
                                  f"{r.returncode}): {(r.stdout + r.stderr)[-3000:]}")
     finally:
         for p in reversed(mounts):
@@ -105,7 +106,7 @@ def tree(cache, base_tar, base_key):
         root = os.path.join(tmp, "root")
         os.makedirs(root)
         _run("tar", "-C", root, "-xpf", base_tar)
-        _install(root)
+        install(root, PACKAGES)
         for rel, text in FILES.items():
             p = os.path.join(root, rel)
             os.makedirs(os.path.dirname(p), exist_ok=True)

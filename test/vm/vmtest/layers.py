@@ -9,14 +9,15 @@ machine's apt sources (Debian ones only), NEW's .deb kept for apply --deb.
 Layouts: how a disk is cut (fs: ext4, btrfs, smallboot) and which tree it carries. ext4, btrfs
 and smallboot carry layer 1 as it is; the others a tree made from it (a second layer):
   repo   vmrepo.py: the tree runs REPO_OLD (the kernel before OLD), OLD and NEW purged;
-  fleet  vmfleet.py: openssh-server, python3, cloud-init and networkd with DHCP."""
+  fleet  vmfleet.py: openssh-server, python3, cloud-init and networkd with DHCP;
+  effect sc_effect.py: iproute2 and iperf3 for the traffic of scenario effect."""
 import os
 import subprocess
 import sys
 import tempfile
 import time
 
-from . import common, guestfiles, platforms
+from . import common, guestfiles, platforms, sc_effect
 from .common import CACHE, log, sha, skip
 
 import vmfleet
@@ -108,6 +109,11 @@ def _fleet_tree(pf, tar, key):
     return Tree(tar, key, pf.old)
 
 
+def _effect_tree(pf, tar, key):
+    tar, key = sc_effect.tree(CACHE, pf, tar, key)
+    return Tree(tar, key, pf.old)
+
+
 class Layout:
     """fs: the disk's cut (disk.make_disk); tree: layer 1 -> this layout's Tree (None: layer 1
     as it is); only: the platforms it exists on (None: every one); firmware: the firmwares;
@@ -129,6 +135,8 @@ LAYOUTS = {
     "smallboot": Layout("smallboot", firmware=("bios",)),
     "repo": Layout("ext4", _repo_tree, only=("bookworm-bios",)),
     "fleet": Layout("ext4", _fleet_tree, only=("bookworm-bios",)),
+    "effect": Layout("ext4", _effect_tree, only=("bookworm-bios",), firmware=("bios",),
+                     files=sc_effect.files),
 }
 
 
