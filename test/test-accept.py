@@ -85,6 +85,13 @@ def reboots(root):
     return len(t.splitlines()) if t else 0
 
 
+def sock_diag(*ccs):
+    """kswap's stand-in for sock_diag under --root: one connection per congestion control."""
+    return json.dumps({"connections": [
+        {"local": f"10.0.0.2:{443 if cc == 'bbr' else 8443}", "remote": f"203.0.113.{i + 1}:5000{i}",
+         "congestion_control": cc, "rtt_us": 20000, "segs_out": 100} for i, cc in enumerate(ccs)]})
+
+
 def healthy(root):
     """Everything the checklist asks for, as a healthy trial boot shows it."""
     put(root, "etc/kswap/kswap.conf", CONF)
@@ -93,6 +100,8 @@ def healthy(root):
     put(root, "sys/class/net/wg0/operstate", "unknown\n")
     put(root, "sys/class/net/wg0/flags", "0x91\n")
     put(root, "proc/net/tcp", TCP)
+    # the users' connections as sock_diag gives them (congestion-control:bbr)
+    put(root, "proc/net/kswap-sock-diag.json", sock_diag("bbr", "bbr"))
     put(root, "proc/net/tcp6", TCP6)
     put(root, "proc/net/udp", UDP)
     put(root, "proc/net/udp6", UDP6)
@@ -157,7 +166,7 @@ if scenario("happy"):
           p.stderr + p.stdout)
     ids = by_id(d)
     check(d and [c["id"] for c in d["checks"]][:2] == ["kernel", "boot"], "kernel and boot come first")
-    want = ["service:xray.service", "service:wg-quick@wg0.service", "interface:wg0", "listen:tcp:443",
+    want = ["congestion-control:bbr", "service:xray.service", "service:wg-quick@wg0.service", "interface:wg0", "listen:tcp:443",
             "listen:udp:51820", "listen:tcp6:443", "sysctl:net.ipv4.tcp_congestion_control=bbr",
             "sysctl:net.core.default_qdisc=fq", "module:wireguard", "module:sch_cake", "module:tcp_bbr",
             "bbr-version", "qdisc:eth0:cake", "nft-table:inet:filter", "established",
@@ -499,20 +508,12 @@ MUTATIONS = [
     ("script", {"etc/kswap/checks.d/required/10-ok": "#!/bin/sh\necho broken >&2\nexit 2\n"},
      "script:required/10-ok", "exit 2: broken"),
     # sysctl says bbr, a connection of the trial runs cubic (sock_diag's JSON stand-in)
-    ("cc", {"proc/net/kswap-sock-diag.json": None}, "congestion-control:bbr",
+    ("cc", {"proc/net/kswap-sock-diag.json": sock_diag("bbr", "cubic")}, "congestion-control:bbr",
      "1 of 2 connections run cubic, not bbr (net.ipv4.tcp_congestion_control = bbr, tcp_bbr "
      "version 3); their local ports: 8443"),
 ]
 
 
-def sock_diag(*ccs):
-    """kswap's stand-in for sock_diag under --root: one connection per congestion control."""
-    return json.dumps({"connections": [
-        {"local": f"10.0.0.2:{443 if cc == 'bbr' else 8443}", "remote": f"203.0.113.{i + 1}:5000{i}",
-         "congestion_control": cc, "rtt_us": 20000, "segs_out": 100} for i, cc in enumerate(ccs)]})
-
-
-MUTATIONS[-1][1]["proc/net/kswap-sock-diag.json"] = sock_diag("bbr", "cubic")
 for name, files, cid, text in MUTATIONS:
     if not scenario("each") and not scenario(name):
         continue
@@ -951,6 +952,7 @@ if scenario("cc"):
           "congestion-control: the trial's connections run bbr: a required pass", c)
     # A quiet trial (no connection yet): wanted, it does not stop the pin.
     r = fresh("cc-quiet")
+    os.remove(os.path.join(r, "proc/net/kswap-sock-diag.json"))
     p, d = kswap(r, "--json", "accept", "--no-reboot")
     c = by_id(d).get("congestion-control:bbr", {})
     check(p.returncode == 0 and d["outcome"] == "trial-ok" and c.get("status") == "fail" and
