@@ -41,12 +41,16 @@ static int run_check(ks_ctx *ctx, int argc, char **argv)
                res.passed ? "every required check passes" : "a required check FAILS");
         for (size_t i = 0; i < res.checks.n; i++) {
             const ks_check *x = &res.checks.v[i];
+            /* -q keeps what is wrong: the required checks that fail. */
+            if (ctx->quiet && !(x->required && x->status == KS_CHECK_FAIL))
+                continue;
             printf("  %-4s %s%s: %s\n", ks_check_status_to_string(x->status), x->id,
                    x->required ? "" : " (wanted)", strempty(x->detail));
         }
-        printf("what runs now: %u items, %u established connections\n", res.n_items,
-               res.established);
-        for (char **p = res.not_snapshotted; p && *p; p++)
+        if (!ctx->quiet)
+            printf("what runs now: %u items, %u established connections\n", res.n_items,
+                   res.established);
+        for (char **p = res.not_snapshotted; p && *p && !ctx->quiet; p++)
             printf("  not snapshotted: %s\n", *p);
     }
     ks_check_now_result_done(&res);

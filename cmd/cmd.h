@@ -7,6 +7,8 @@
 #include "lib/basic/findings.h"
 #include "lib/basic/json-util.h"
 #include "lib/basic/root.h"
+#include "lib/engine/lock.h"
+#include "lib/engine/update.h"
 #include "lib/kernel/verify.h"
 
 /* Exit codes: the stable contract (docs/design.md, "Command line and JSON"). */
@@ -98,6 +100,8 @@ extern const ks_cmd ks_cmd_rollback;
 extern const ks_cmd ks_cmd_accept;
 extern const ks_cmd ks_cmd_check;
 extern const ks_cmd ks_cmd_list;
+extern const ks_cmd ks_cmd_metrics;
+extern const ks_cmd ks_cmd_tidy;
 extern const ks_cmd ks_cmd_report;
 
 /* Diagnostics on stderr, git style: "kswap: error: cannot open 'x': reason". */
@@ -105,6 +109,8 @@ void ks_error(const char *fmt, ...) _printf_(1, 2);
 void ks_warn(const char *fmt, ...) _printf_(1, 2);
 void ks_info(const ks_ctx *ctx, const char *fmt, ...) _printf_(2, 3); /* only with --verbose */
 void ks_set_quiet(bool quiet);                                        /* -q: ks_warn says nothing */
+/* The lock's wait hook (lib/engine/lock.h): whom kswap waits for, counting down on a terminal. */
+void ks_lock_wait_print(void *userdata, const ks_lock_wait *w);
 /* Prints the usage line of one command to stderr and returns KS_EXIT_ERROR. */
 int ks_usage_error(const ks_cmd *cmd, const char *fmt, ...) _printf_(2, 3);
 
@@ -138,6 +144,18 @@ const char *ks_color_reset(const ks_ctx *ctx);
  * Returns 1 when enabled, 0 when not, negative errno when it cannot be told (no finding added).
  */
 int ks_accept_unit_finding(const ks_ctx *ctx, ks_findings *f);
+
+/*
+ * The command line that runs command on the same root with the same configuration, as an
+ * operator pastes it: "kswap apply", "kswap --root /srv/node1 apply" (words quoted for the
+ * shell where needed). NULL: out of memory.
+ */
+char *ks_command_line(const ks_ctx *ctx, const char *command);
+
+/* A newer release of the node's branch (lib/engine/update.h) and the command that swaps to it:
+ * {"available", "current", "package", "newest", "installed", "package_version", "seen_in",
+ * "command"}. NULL: out of memory. */
+json_object *ks_json_update(const ks_update *u, const char *apply_command);
 
 /* A kernel's module set (verify, and plan when the target kernel is known). */
 json_object *ks_json_verify(const ks_verify_result *r); /* NULL: out of memory */

@@ -7,8 +7,8 @@
 #include "build-config.h"
 
 static const ks_cmd *const commands[] = {
-    &ks_cmd_plan,   &ks_cmd_verify, &ks_cmd_apply,  &ks_cmd_pin,  &ks_cmd_rollback,
-    &ks_cmd_accept, &ks_cmd_check,  &ks_cmd_status, &ks_cmd_list, &ks_cmd_report,
+    &ks_cmd_plan,  &ks_cmd_verify, &ks_cmd_apply, &ks_cmd_pin,     &ks_cmd_rollback, &ks_cmd_accept,
+    &ks_cmd_check, &ks_cmd_status, &ks_cmd_list,  &ks_cmd_metrics, &ks_cmd_tidy,     &ks_cmd_report,
 };
 
 enum {
@@ -218,11 +218,13 @@ static int run_main(int argc, char **argv, ks_ctx *ctx, const ks_cmd **cmdp)
     root_path = g.root;
     ctx->sep = ks_locale_is_utf8() ? " · " : " - ";
     ks_set_quiet(ctx->quiet && !ctx->verbose);
+    ks_lock_set_wait_hook(ks_lock_wait_print, NULL);
 
     if (g.version) {
         if (ctx->json) {
             ks_json_builder b = {0};
             json_object *o = ks_jb_object(&b);
+            ks_jb_add(&b, o, "command", ks_jb_string(&b, "version"));
             ks_jb_add(&b, o, "version", ks_jb_string(&b, KSWAP_VERSION));
             return ks_print_json_built("version", &b, o);
         }

@@ -62,6 +62,34 @@ void ks_warn(const char *fmt, ...)
     va_end(ap);
 }
 
+void ks_lock_wait_print(void *userdata, const ks_lock_wait *w)
+{
+    static bool told;
+    bool tty = isatty(STDERR_FILENO);
+    _cleanup_free_ char *who = NULL;
+
+    if (quiet)
+        return;
+    if (w->done) {
+        /* The countdown line goes; the command's own lines follow. */
+        if (tty && told)
+            fputs("\r\033[K", stderr);
+        told = false;
+        return;
+    }
+    /* Without a terminal one line says it (cron, journald); on one the seconds count down. */
+    if (told && !tty)
+        return;
+    who = w->holder > 0 ? ks_asprintf("pid %d%s%s%s", (int)w->holder, w->holder_command ? " (" : "",
+                                      strempty(w->holder_command), w->holder_command ? ")" : "")
+                        : strdup("another kswap");
+    fprintf(stderr, "%skswap: waiting for the lock '/var/lib/kswap/lock', held by %s: %u s left%s",
+            tty ? "\r\033[K" : "", who ? who : "another kswap", (w->remaining_ms + 999) / 1000,
+            tty ? "" : "\n");
+    (void)userdata;
+    told = true;
+}
+
 void ks_info(const ks_ctx *ctx, const char *fmt, ...)
 {
     va_list ap;
@@ -127,6 +155,25 @@ static json_object *error_document(const ks_cmd *cmd, int exit_code)
     return ks_jb_finish(&b, o);
 }
 
+/*
+ * Every document says which command made it, first: a copy of o with "command" in front
+ * (json-c keeps keys in the order they were added). A document that has one keeps it (help's
+ * "command" is the command it describes). NULL: out of memory (o is released).
+ */
+static json_object *with_command(json_object *o, const char *name)
+{
+    ks_json_builder b = {0};
+    json_object *c;
+
+    if (!json_object_is_type(o, json_type_object) || json_object_object_get_ex(o, "command", NULL))
+        return o;
+    c = ks_jb_object(&b);
+    ks_jb_add(&b, c, "command", ks_jb_string(&b, name));
+    json_object_object_foreach(o, key, value) ks_jb_add(&b, c, key, json_object_get(value));
+    json_object_put(o);
+    return ks_jb_finish(&b, c);
+}
+
 int ks_json_flush(const ks_cmd *cmd, bool json, int exit_code)
 {
     json_object *o = json_doc;
@@ -136,6 +183,14 @@ int ks_json_flush(const ks_cmd *cmd, bool json, int exit_code)
     if (!json) {
         json_object_put(o);
         return exit_code;
+    }
+    if (o) {
+        o = with_command(o, cmd ? cmd->name : NULL);
+        if (!o) {
+            ks_error("%s: cannot build the JSON document: %s", cmd ? cmd->name : "kswap",
+                     strerror(ENOMEM));
+            exit_code = KS_EXIT_ERROR;
+        }
     }
     if (o) {
         ks_json_builder b = {0};
@@ -388,6 +443,17 @@ int ks_accept_unit_finding(const ks_ctx *ctx, ks_findings *f)
                             KS_ACCEPT_UNIT " is installed but not enabled (%s): the trial boot "
                                            "would run unjudged",
                             how);
+    else if (s == KS_UNIT_MASKED)
+        r = ks_findings_add(
+            f, "accept.unit-disabled", KS_SEV_WARN,
+            "systemctl unmask " KS_ACCEPT_UNIT " && systemctl enable " KS_ACCEPT_UNIT,
+            KS_ACCEPT_UNIT " is masked (%s): the trial boot would run unjudged", how);
+    else if (s == KS_UNIT_RUNTIME)
+        r = ks_findings_add(f, "accept.unit-disabled", KS_SEV_WARN,
+                            "systemctl enable " KS_ACCEPT_UNIT,
+                            KS_ACCEPT_UNIT " is enabled for this boot only (%s): the trial boot "
+                                           "would run unjudged",
+                            how);
     else
         r = ks_findings_add(f, "accept.unit-disabled", KS_SEV_WARN,
                             "install kswap's package, or copy " KS_ACCEPT_UNIT
@@ -456,4 +522,59 @@ void ks_print_findings(const ks_ctx *ctx, const ks_findings *f)
             printf("  %-5s  %-*s  -> %s\n", "", (int)w, "", x->remedy);
     }
 #undef LABEL
+}
+
+/* word as the shell reads it back: as it is when only safe characters, else in single quotes. */
+static char *shell_word(const char *word)
+{
+    size_t n = strlen(word), extra = 0;
+    char *out, *o;
+
+    if (n > 0 && strspn(word, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+                              "_./:=+-@%,") == n)
+        return strdup(word);
+    for (const char *p = word; *p; p++)
+        extra += *p == '\'' ? 3 : 0;
+    o = out = malloc(n + extra + 3);
+    if (!out)
+        return NULL;
+    *o++ = '\'';
+    for (const char *p = word; *p; p++) {
+        if (*p == '\'') {
+            memcpy(o, "'\\''", 4);
+            o += 4;
+        } else
+            *o++ = *p;
+    }
+    *o++ = '\'';
+    *o = '\0';
+    return out;
+}
+
+char *ks_command_line(const ks_ctx *ctx, const char *command)
+{
+    _cleanup_free_ char *root = NULL, *config = NULL;
+
+    if (!ks_root_is_host(ctx->root) && !(root = shell_word(ks_root_path(ctx->root))))
+        return NULL;
+    if (ctx->config_path && !(config = shell_word(ctx->config_path)))
+        return NULL;
+    return ks_asprintf("kswap%s%s%s%s %s", root ? " --root " : "", strempty(root),
+                       config ? " --config " : "", strempty(config), command);
+}
+
+json_object *ks_json_update(const ks_update *u, const char *apply_command)
+{
+    ks_json_builder b = {0};
+    json_object *o = ks_jb_object(&b);
+
+    ks_jb_add(&b, o, "available", ks_jb_bool(&b, u->newest != NULL));
+    ks_jb_add(&b, o, "current", ks_jb_string(&b, u->current));
+    ks_jb_add(&b, o, "package", ks_jb_string(&b, u->package));
+    ks_jb_add(&b, o, "newest", ks_jb_string(&b, u->newest));
+    ks_jb_add(&b, o, "installed", ks_jb_bool(&b, u->installed));
+    ks_jb_add(&b, o, "package_version", ks_jb_string(&b, u->package_version));
+    ks_jb_add(&b, o, "seen_in", ks_jb_string(&b, u->seen_in));
+    ks_jb_add(&b, o, "command", ks_jb_string(&b, u->newest ? apply_command : NULL));
+    return ks_jb_finish(&b, o);
 }

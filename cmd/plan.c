@@ -10,7 +10,7 @@
 #define MIB (1024ULL * 1024ULL)
 
 /* NULL: out of memory. */
-static json_object *plan_json(const ks_plan *p)
+static json_object *plan_json(const ks_plan *p, const char *apply_command)
 {
     ks_json_builder b = {0};
     json_object *o = ks_jb_object(&b), *host, *boot, *target, *grub, *bbr, *kernels;
@@ -71,6 +71,7 @@ static json_object *plan_json(const ks_plan *p)
         ks_jb_add(&b, target, "repository", repo);
     }
     ks_jb_add(&b, o, "target", target);
+    ks_jb_add(&b, o, "update", ks_jb_part(&b, ks_json_update(&p->update, apply_command)));
     if (p->verified)
         ks_jb_add(&b, o, "modules", ks_jb_part(&b, ks_json_verify(&p->verify)));
 
@@ -100,12 +101,23 @@ static json_object *plan_json(const ks_plan *p)
     return ks_jb_finish(&b, o);
 }
 
-static void plan_print(const ks_ctx *ctx, const ks_plan *p)
+static void plan_print(const ks_ctx *ctx, const ks_plan *p, const char *apply_command)
 {
     ks_severity worst = ks_findings_worst(&p->findings);
     const char *sep = ctx->sep;
     size_t warns = 0, blocks = 0;
 
+    for (size_t i = 0; i < p->findings.n; i++) {
+        warns += p->findings.v[i].severity == KS_SEV_WARN;
+        blocks += p->findings.v[i].severity == KS_SEV_BLOCK;
+    }
+    /* -q (cron): the verdict line alone; a run that needs a look says so there. */
+    if (ctx->quiet) {
+        printf("verdict: %s%s%s (%zu blocking, %zu warning%s)\n", ks_color(ctx, worst),
+               ks_verdict_to_string(worst), ks_color_reset(ctx), blocks, warns,
+               warns == 1 ? "" : "s");
+        return;
+    }
     printf("host    %s%s%s%sx86-64-v%d (%s)%s%u CPUs%srunning %s\n", ks_esc(p->os_pretty_name), sep,
            strempty(p->virt), sep, p->x86_64_level, p->level_from_cpuid ? "CPUID" : "cpuinfo", sep,
            p->n_processors, sep, strempty(p->running_kernel));
@@ -135,14 +147,14 @@ static void plan_print(const ks_ctx *ctx, const ks_plan *p)
     } else
         printf("repo    none (XanMod has no suite for this OS: --deb FILE or [repository] "
                "suite)\n");
+    if (p->update.newest)
+        printf("update  %s%s%s (%s)%s%s\n", p->update.newest, sep,
+               p->update.installed ? "installed, not the default" : "in apt's lists",
+               p->update.seen_in, sep, apply_command);
     printf("\n");
     if (p->verified)
         ks_print_verify_modules(ctx, &p->verify);
     ks_print_findings(ctx, &p->findings);
-    for (size_t i = 0; i < p->findings.n; i++) {
-        warns += p->findings.v[i].severity == KS_SEV_WARN;
-        blocks += p->findings.v[i].severity == KS_SEV_BLOCK;
-    }
     printf("\nverdict: %s%s%s (%zu blocking, %zu warning%s)\n", ks_color(ctx, worst),
            ks_verdict_to_string(worst), ks_color_reset(ctx), blocks, warns, warns == 1 ? "" : "s");
 }
@@ -159,7 +171,7 @@ static int run_plan(ks_ctx *ctx, int argc, char **argv)
 {
     ks_plan_opts opts = {.branch = KS_BRANCH_LTS};
     _cleanup_(ks_config_freep) ks_config *cfg = NULL;
-    _cleanup_free_ char *cfg_err = NULL;
+    _cleanup_free_ char *cfg_err = NULL, *apply_command = NULL;
     ks_plan p = {0};
     int c, r, ret;
 
@@ -172,6 +184,7 @@ static int run_plan(ks_ctx *ctx, int argc, char **argv)
             opts.deb = optarg;
             break;
         case 'b':
+            opts.branch_given = true;
             opts.branch = ks_branch_from_string(optarg);
             if (opts.branch < 0)
                 return ks_usage_error(&ks_cmd_plan, "unknown branch '%s': use lts or main", optarg);
@@ -193,6 +206,12 @@ static int run_plan(ks_ctx *ctx, int argc, char **argv)
     /* A configuration that cannot be read as written blocks; the rest is assessed with the
      * defaults, so that one typo does not hide every other finding. */
     opts.config = cfg;
+    apply_command = ks_command_line(ctx, "apply");
+    if (!apply_command) {
+        ks_error("cannot assess '%s': %s", ks_root_path(ctx->root), strerror(ENOMEM));
+        return KS_EXIT_ERROR;
+    }
+    opts.apply_command = apply_command;
     r = ks_plan_run(ctx->root, &opts, &p);
     if (r >= 0 && !cfg &&
         ks_findings_add(&p.findings, "config.invalid", KS_SEV_BLOCK,
@@ -223,9 +242,9 @@ static int run_plan(ks_ctx *ctx, int argc, char **argv)
 
     if (ctx->json) {
         ks_json_builder b = {0};
-        ret = ks_print_json_built("plan", &b, ks_jb_part(&b, plan_json(&p)));
+        ret = ks_print_json_built("plan", &b, ks_jb_part(&b, plan_json(&p, apply_command)));
     } else {
-        plan_print(ctx, &p);
+        plan_print(ctx, &p, apply_command);
         ret = KS_EXIT_OK;
     }
     if (ret == KS_EXIT_OK && ks_findings_worst(&p.findings) == KS_SEV_BLOCK)

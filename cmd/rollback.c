@@ -6,14 +6,38 @@
 static const ks_option rollback_options[] = {
     {"purge", 'p', NULL, "also remove the packages, apt source and key kswap installed", NULL},
     {"reboot", 'r', NULL, "reboot when the running kernel is not the old one", NULL},
+    {"yes", 'y', NULL, "--purge without asking on a terminal (scripts)", NULL},
     {},
 };
+
+/* --purge: what it will remove, on standard error; on a terminal without --yes, a question. */
+static bool show_and_ask(const ks_ctx *ctx, bool yes)
+{
+    _cleanup_swap_result_ ks_swap_result preview = {0};
+    char line[32];
+
+    if (ks_rollback_purge_preview(ctx->root, &preview) < 0)
+        return true; /* rollback itself says what cannot be read */
+    if (!ctx->quiet || (!yes && isatty(STDIN_FILENO))) {
+        fprintf(stderr, "rollback --purge will remove%s\n", preview.n_removed ? ":" : " nothing");
+        for (size_t i = 0; i < preview.n_removed; i++)
+            fprintf(stderr, "  %s %s%s%s%s\n", preview.removed[i].kind,
+                    streq(preview.removed[i].kind, "package") ? "" : "/", preview.removed[i].name,
+                    preview.removed[i].what ? ": " : "", strempty(preview.removed[i].what));
+    }
+    if (yes || !isatty(STDIN_FILENO) || preview.n_removed == 0)
+        return true;
+    fprintf(stderr, "Proceed? [y/N] ");
+    if (!fgets(line, sizeof(line), stdin))
+        return false;
+    return line[0] == 'y' || line[0] == 'Y';
+}
 
 static int run_rollback(ks_ctx *ctx, int argc, char **argv)
 {
     _cleanup_(ks_config_freep) ks_config *cfg = NULL;
     _cleanup_swap_result_ ks_swap_result res = {0};
-    bool purge = false, reboot = false;
+    bool purge = false, reboot = false, yes = false;
     int c, r;
 
     while ((c = ks_getopt(&ks_cmd_rollback, argc, argv)) != -1) {
@@ -24,14 +48,23 @@ static int run_rollback(ks_ctx *ctx, int argc, char **argv)
         case 'r':
             reboot = true;
             break;
+        case 'y':
+            yes = true;
+            break;
         default:
             return KS_EXIT_ERROR;
         }
     }
     if (optind < argc)
         return ks_usage_error(&ks_cmd_rollback, "unexpected argument '%s'", argv[optind]);
+    if (yes && !purge)
+        return ks_usage_error(&ks_cmd_rollback, "option '--yes' goes with '--purge'");
     if (ks_swap_config(ctx, &cfg) < 0)
         return KS_EXIT_ERROR;
+    if (purge && !ctx->json && !show_and_ask(ctx, yes)) {
+        ks_error("rollback --purge cancelled; nothing changed");
+        return KS_EXIT_REFUSED;
+    }
     r = ks_rollback(ctx->root,
                     &(ks_swap_common){.config = cfg,
                                       .progress = ks_swap_progress,
@@ -51,7 +84,7 @@ const ks_cmd ks_cmd_rollback = {
     .name = "rollback",
     .run = run_rollback,
     .summary = "disarm a pending trial and make the old kernel the default again",
-    .usage = "[--purge] [--reboot]",
+    .usage = "[--purge [--yes]] [--reboot]",
     .flags = KS_NEEDS_ROOT_USER,
     .options = rollback_options,
     .json_key = "result",

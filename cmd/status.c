@@ -8,6 +8,7 @@
 #include "lib/engine/journal.h"
 #include "lib/engine/lock.h"
 #include "lib/engine/trial.h"
+#include "lib/engine/update.h"
 
 /* Loads the journal for display; a broken one is reported, never reset. */
 static ks_journal *load_journal(const ks_ctx *ctx)
@@ -154,7 +155,8 @@ static int run_status(ks_ctx *ctx, int argc, char **argv)
 {
     bool do_wait = false, ack = false, have_timeout = false, have_forecast, history = false;
     int timeout_s = 900;
-    _cleanup_free_ char *running = NULL, *boot_id = NULL;
+    _cleanup_free_ char *running = NULL, *boot_id = NULL, *apply_command = NULL;
+    _cleanup_(ks_update_done) ks_update update = {0};
     ks_next next = {0};
     ks_findings findings = {0};
     ks_grub_forecast f = {0};
@@ -194,6 +196,25 @@ static int run_status(ks_ctx *ctx, int argc, char **argv)
     (void)ks_root_read_line(ctx->root, "proc/sys/kernel/random/boot_id", &boot_id);
     j = do_wait ? wait_verdict(ctx, timeout_s, boot_id) : load_journal(ctx);
     next = ks_next_step(j, running, boot_id);
+    /* Day two: a newer release of the node's branch is what comes next (lib/engine/update.h). */
+    if (j && !do_wait) {
+        _cleanup_(ks_config_freep) ks_config *cfg = NULL;
+        _cleanup_free_ char *cfg_err = NULL;
+
+        /* An unreadable configuration is the other commands' error: the defaults here. */
+        (void)ks_config_load(ctx->root, ctx->config_path, &cfg, &cfg_err);
+        if (ks_update_check_node(ctx->root, cfg, &update) >= 0 && update.newest &&
+            (apply_command = ks_command_line(ctx, "apply"))) {
+            free(next.why);
+            next.command = apply_command;
+            next.why =
+                ks_asprintf("%s is %s, newer than %s: a trial boot of it, %s stays the way "
+                            "back",
+                            update.newest,
+                            update.installed ? "installed but not the default" : "in apt's lists",
+                            update.current, update.current);
+        }
+    }
     if (ack)
         acknowledge(ctx, j);
     have_forecast = ks_collect_forecast(ctx, &b, &f, &findings) >= 0;
@@ -218,15 +239,27 @@ static int run_status(ks_ctx *ctx, int argc, char **argv)
         ks_jb_add(&jb, o, "findings", ks_jb_part(&jb, ks_json_findings(&findings)));
         if (j)
             ks_json_add_next(&jb, o, &next);
+        if (j && !do_wait)
+            ks_jb_add(&jb, o, "update", ks_jb_part(&jb, ks_json_update(&update, apply_command)));
         if (ks_print_json_built("status", &jb, o) != KS_EXIT_OK)
             r = KS_EXIT_ERROR;
     } else if (!have_forecast) {
         goto out;
+    } else if (ctx->quiet) {
+        /* -q (cron): the state line alone, and what to do when something is to be done. */
+        if (j)
+            print_journal(ctx, j);
+        if (j && next.command)
+            ks_print_next(&next);
     } else {
         if (running)
             printf("running: %s\n", running);
         if (j)
             print_journal(ctx, j);
+        if (update.newest)
+            printf("update: %s%s%s (%s)\n", update.newest, ctx->sep,
+                   update.installed ? "installed, not the default" : "in apt's lists",
+                   update.seen_in);
         ks_print_forecast(ctx, &b, &f);
         if (findings.n) {
             printf("\n");

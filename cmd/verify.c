@@ -56,9 +56,12 @@ void ks_print_verify_modules(const ks_ctx *ctx, const ks_verify_result *r)
 
 static void verify_print(const ks_ctx *ctx, const ks_verify_result *r)
 {
-    ks_print_verify_modules(ctx, r);
-    ks_print_findings(ctx, &r->findings);
-    printf("\nverdict: %s\n", ks_verdict_to_string(ks_findings_worst(&r->findings)));
+    if (!ctx->quiet) {
+        ks_print_verify_modules(ctx, r);
+        ks_print_findings(ctx, &r->findings);
+        printf("\n");
+    }
+    printf("verdict: %s\n", ks_verdict_to_string(ks_findings_worst(&r->findings)));
 }
 
 static const ks_option verify_options[] = {

@@ -3,6 +3,9 @@
 # The two set-up commands of the README, for a fresh Debian 12 / Ubuntu 24.04 machine as root:
 #   test/dev.sh demo   install what is needed, build, run kswap plan on the example node
 #   test/dev.sh test   install what is needed, build twice, run every suite, print the summary
+#   test/dev.sh deb [DIR]  install what is needed, build the Debian package kswap_VERSION_amd64.deb
+#                      from the tracked files (a clean copy, dpkg-buildpackage -b) into DIR
+#                      (default: the checkout); then: apt install ./kswap_*.deb
 # .ci/run calls 'test/dev.sh test'. KSWAP_NO_APT=1 skips the package installation; KSWAP_VM=0
 # leaves out the whole-VM suites (vm and vm-powercut: Debian 12 VMs under qemu, about 30
 # minutes with the image build).
@@ -80,8 +83,22 @@ test)
   logs+=(build-san/meson-logs/testlog.json)
   python3 test/summarize.py "${logs[@]}"
   ;;
+deb)
+  out=$(realpath "${2:-.}")
+  install_packages "debhelper dpkg-dev fakeroot bash-completion systemd git"
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  mkdir "$work/kswap"
+  # Tracked and new (not ignored) files, as a fresh clone would have them.
+  git ls-files -z --cached --others --exclude-standard | xargs -0 tar -cf - --no-recursion |
+    tar -xf - -C "$work/kswap"
+  (cd "$work/kswap" && DEB_BUILD_OPTIONS=nocheck dpkg-buildpackage -b -us -uc) > "$work/build.log" 2>&1 ||
+    { tail -40 "$work/build.log" >&2; echo "dev.sh: dpkg-buildpackage failed" >&2; exit 1; }
+  cp "$work"/kswap_*.deb "$out/"
+  ls "$out"/kswap_*.deb
+  ;;
 *)
-  echo "usage: $0 demo|test" >&2
+  echo "usage: $0 demo|test|deb [DIR]" >&2
   exit 1
   ;;
 esac

@@ -160,6 +160,52 @@ if scenario("all-pass"):
     check(open(f).read() == before and all(journal(root).get("state") == "pinned" for root in r.values()),
           "... nothing applied a second time", open(f).read())
 
+if scenario("second-release"):
+    # Day two: after a first rollout (all on NEW), apt's lists of node1 and node2 have the
+    # metapackage that brings NEW2; node3's lists still end at NEW. The same playbook moves
+    # node1 (the canary: the first node with work) and node2 from NEW to NEW2 through the
+    # trial path; node3 is unchanged and not rebooted. The summary says from, to, outcome.
+    NEW2 = NEW.replace("6.18.45", "6.18.50")
+    hosts = [("node1", "ubuntu-24.04-kvm", CONF, {}), ("node2", "ubuntu-24.04-kvm", CONF, {}),
+             ("node3", "ubuntu-24.04-kvm", CONF, {})]
+    p, s, r = run("second-release", hosts)
+    check(p.returncode == 0 and all(journal(root).get("new_kernel") == NEW for root in r.values()),
+          "first rollout: every node on NEW", out(p))
+    debs2 = os.path.join(work, "debs2")
+    os.makedirs(debs2)
+    subprocess.run(["bash", os.path.join(fakes, "make-kernel-deb.sh"), NEW2,
+                    os.path.join(debs2, "linux-xanmod-lts-x64v3.deb"), "--package",
+                    "linux-xanmod-lts-x64v3", "--bbr", "builtin"], check=True, capture_output=True)
+    index = "var/lib/apt/lists/deb.xanmod.org_dists_noble_main_binary-amd64_Packages"
+    for h, newest, version in (("node1", NEW2, "2"), ("node2", NEW2, "2"), ("node3", NEW, "1")):
+        os.makedirs(os.path.dirname(os.path.join(r[h], index)), exist_ok=True)
+        with open(os.path.join(r[h], index), "w") as f:
+            f.write(f"Package: linux-xanmod-lts-x64v3\nVersion: {version}\nDepends: linux-image-{newest}\n\n")
+    boot3 = open(os.path.join(r["node3"], "proc/sys/kernel/random/boot_id")).read()
+    j3 = journal(r["node3"])
+    env2 = {"PATH": path, "KSWAP_FAKE_DEBS": debs2, "NO_COLOR": "1"}
+    p, s, r = run("second-release", [(h, f, c, {"kswap_environment": env2}) for h, f, c, _ in hosts],
+                  again=True)
+    nodes = (s or {}).get("nodes", {})
+    check(p.returncode == 0 and s and not s["stopped"], "second rollout: exit 0", out(p))
+    for h in ("node1", "node2"):
+        n, j, e = nodes.get(h, {}), journal(r[h]), grubenv(r[h])
+        check(n.get("from") == NEW and n.get("to") == NEW2 and n.get("outcome") == "trial-ok",
+              f"{h}: summary from NEW to NEW2, trial-ok", n)
+        check(j.get("state") == "pinned" and j.get("old_kernel") == NEW and j.get("new_kernel") == NEW2
+              and e.get("saved_entry") == NEW_PATH.replace(NEW, NEW2) and "next_entry" not in e,
+              f"{h}: pinned NEW2 after its trial, NEW the way back", (j.get("state"), e))
+    n3 = nodes.get("node3", {})
+    check(n3.get("outcome") == "unchanged" and n3.get("from") == NEW and n3.get("to") == NEW,
+          "node3: unchanged, from NEW to NEW", n3)
+    check(open(os.path.join(r["node3"], "proc/sys/kernel/random/boot_id")).read() == boot3
+          and journal(r["node3"]) == j3, "node3: not rebooted, journal untouched")
+    canary = p.stdout.split("PLAY [kswap canary]")[1].split("PLAY [")[0]
+    check("node1" in canary and "node3" not in canary, "the canary is the first node with work",
+          canary[-1500:])
+    check(any(l.split()[:5] == ["node1", "warn", NEW, NEW2, "trial-ok"] for l in p.stdout.replace('"', " ").splitlines()
+              if l.strip().startswith("node1")), "the table: node, plan, from, to, outcome", p.stdout[-3000:])
+
 if scenario("blocked"):
     p, s, r = run("blocked", [("node1", "ubuntu-24.04-kvm", CONF, {}),
                               ("node2", "ubuntu-24.04-kvm", CONF, {}),

@@ -38,7 +38,7 @@ expect() {
 }
 
 cd "$work" || exit 1
-expect "accept apply check help list pin plan rollback status verify" kswap ""
+expect "accept apply check help list metrics pin plan rollback status tidy verify" kswap ""
 expect "pin plan" kswap p
 expect "--root" kswap --ro
 expect "status" kswap --json st

@@ -9,14 +9,10 @@ for t in dpkg-buildpackage dh git; do
 done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir "$work/kswap"
-# Tracked and new (not ignored) files, as a fresh clone would have them.
-(cd "$src" && git ls-files -z --cached --others --exclude-standard) |
-    (cd "$src" && xargs -0 tar -cf - --no-recursion) | tar -xf - -C "$work/kswap"
-cd "$work/kswap"
-if ! DEB_BUILD_OPTIONS=nocheck dpkg-buildpackage -b -us -uc > "$work/build.log" 2>&1; then
+# The README's one command (test/dev.sh deb), without its apt-get.
+if ! (cd "$src" && KSWAP_NO_APT=1 bash test/dev.sh deb "$work") > "$work/build.log" 2>&1; then
     tail -40 "$work/build.log"
-    echo "FAIL: dpkg-buildpackage"
+    echo "FAIL: test/dev.sh deb"
     exit 1
 fi
 deb=$(ls "$work"/kswap_*.deb)
@@ -25,7 +21,7 @@ failed=0
 for want in usr/sbin/kswap systemd/system/kswap-accept.service man8/kswap.8 man5/kswap.conf.5 \
             bash-completion/completions/kswap etc/kswap/kswap.conf share/kswap/keys/xanmod-archive-keyring.asc \
             systemd/system-generators/kswap-trial-generator kswap/kswap-trial-mark \
-            kswap/kswap-trial-watchdog; do
+            kswap/kswap-trial-watchdog etc/apt/apt.conf.d/50kswap-metrics; do
     if grep -q "$want" <<< "$contents"; then echo "ok   $want"; else echo "FAIL $want missing"; failed=1; fi
 done
 dpkg-deb -f "$deb" Depends | grep -q libkmod2 && echo "ok   Depends names the dlopen()ed libkmod2" ||

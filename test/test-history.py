@@ -190,7 +190,8 @@ check(p.returncode == 0 and row and "default,running,pinned" in row[0] and row[0
 p, d = kswap(r, "--json", "plan")
 warn = [f for f in (d or {}).get("findings", []) if f["id"] == "kernel.newer-not-default"]
 check(warn and warn[0]["severity"] == "warn" and NEW2 in warn[0]["message"] and NEW in warn[0]["message"]
-      and "kswap apply" in (warn[0]["remedy"] or ""), "plan warns kernel.newer-not-default", d and d.get("findings"))
+      and warn[0]["remedy"] == f"kswap --root {r} apply", "plan warns kernel.newer-not-default, the command as it "
+      "works when pasted", d and d.get("findings"))
 check(d and (d.get("target") or {}).get("release") == NEW2, "plan's target is the newer kernel",
       d and d.get("target"))
 p, d = kswap(r, "--json", "apply", "--key", kstest.XANMOD_KEY, "--yes", KSWAP_FAKE_DEBS=debs2)

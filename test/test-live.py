@@ -41,7 +41,7 @@ def comparable(doc):
         doc["host"].pop(key, None)
     doc["boot"].pop("free_bytes", None)
     for f in doc["findings"]:
-        # The evidence differs (live: systemctl is-enabled; a root: its unit files), not the finding.
+        # The evidence differs (the live host's unit files against the captured root's), not the finding.
         if f["id"] in ("boot.space", "virt.not-kvm", "virt.container", "accept.unit-disabled"):
             f["message"] = re.sub(r"\(.*\)|\d+ MiB", "…", f["message"])
     return doc

@@ -173,6 +173,18 @@ static bool nothing_to_swap(const ks_journal *j, const ks_apply_opts *o, const k
                                            running);
         return true;
     }
+    /* Day two, the repository path on a node that runs its pinned kernel: apt's lists know the
+     * branch's newest release and it is that kernel (lib/engine/update.h). */
+    if (!o->deb && !o->kernel && !o->package && s == KS_STATE_PINNED &&
+        streq_ptr(journal_new, running) && plan->update.current && !plan->update.newest &&
+        plan->update.listed) {
+        ret->status = KS_SWAP_ALREADY;
+        ret->error = ks_asprintf("%s runs, is pinned and is the newest release of %s in apt's "
+                                 "lists (%s); nothing was changed ('apt-get update' refreshes "
+                                 "the lists)",
+                                 running, strempty(plan->update.package), plan->update.listed);
+        return true;
+    }
     if (!(o->deb || o->kernel) || !streq_ptr(plan->target_release, running))
         return false;
     if (s == KS_STATE_PINNED && streq_ptr(journal_new, running)) {

@@ -62,21 +62,69 @@ static int write_pid(int fd)
     return 0;
 }
 
+static ks_lock_wait_fn wait_hook;
+static void *wait_hook_userdata;
+
+void ks_lock_set_wait_hook(ks_lock_wait_fn fn, void *userdata)
+{
+    wait_hook = fn;
+    wait_hook_userdata = userdata;
+}
+
+/* The holder's command line, its arguments joined by spaces; NULL when unknown. */
+static char *holder_command(const ks_root *root, pid_t pid)
+{
+    _cleanup_free_ char *path = NULL, *text = NULL;
+    size_t len = 0;
+
+    if (pid <= 0 || !(path = ks_asprintf("proc/%d/cmdline", (int)pid)) ||
+        ks_root_read_file(root, path, 4096, &text, &len) < 0 || len == 0)
+        return NULL;
+    for (size_t i = 0; i + 1 < len; i++)
+        if (text[i] == '\0' || text[i] == '\n')
+            text[i] = ' ';
+    return TAKE_PTR(text);
+}
+
+/* Tells the hook about the wait: once per second left, and once when it ends. */
+static void tell_waiting(const ks_root *root, unsigned remaining_ms, bool done, unsigned *last_s)
+{
+    _cleanup_free_ char *cmd = NULL;
+    pid_t pid = 0;
+    unsigned s = (remaining_ms + 999) / 1000;
+
+    if (!wait_hook || (!done && s == *last_s))
+        return;
+    *last_s = s;
+    if (!done && ks_lock_read_holder(root, &pid) >= 0)
+        cmd = holder_command(root, pid);
+    wait_hook(wait_hook_userdata, &(ks_lock_wait){.holder = pid,
+                                                  .holder_command = cmd,
+                                                  .remaining_ms = remaining_ms,
+                                                  .done = done});
+}
+
 static int take(const ks_root *root, int fd, int how, unsigned timeout_ms, pid_t *holder_pid)
 {
     uint64_t deadline = (uint64_t)ks_monotonic_ms() + timeout_ms;
+    unsigned last_s = UINT32_MAX;
 
     for (;;) {
         uint64_t t;
 
-        if (flock(fd, how | LOCK_NB) == 0)
+        if (flock(fd, how | LOCK_NB) == 0) {
+            if (last_s != UINT32_MAX)
+                tell_waiting(root, 0, true, &last_s);
             return 0;
+        }
         if (errno == EINTR)
             continue;
         if (errno != EWOULDBLOCK)
             return -errno;
         t = (uint64_t)ks_monotonic_ms();
         if (t >= deadline) {
+            if (last_s != UINT32_MAX)
+                tell_waiting(root, 0, true, &last_s);
             if (holder_pid) {
                 pid_t pid = 0;
                 if (ks_lock_read_holder(root, &pid) < 0)
@@ -85,6 +133,8 @@ static int take(const ks_root *root, int fd, int how, unsigned timeout_ms, pid_t
             }
             return -EBUSY;
         }
+        if (timeout_ms > 0)
+            tell_waiting(root, (unsigned)(deadline - t), false, &last_s);
         t = deadline - t < RETRY_MS ? deadline - t : RETRY_MS;
         nanosleep(&(struct timespec){.tv_sec = 0, .tv_nsec = (long)t * 1000000L}, NULL);
     }

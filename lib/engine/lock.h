@@ -18,6 +18,22 @@
 typedef struct ks_lock ks_lock;
 
 /*
+ * While a lock is busy, the waiter may say whom it waits for: the hook is called when the
+ * first try fails, again whenever the seconds left change, and once with done set when the
+ * wait ends (taken or given up). holder_command is the holder's command line when it can be
+ * read (proc/PID/cmdline inside the root), else NULL. One hook per process (the command line
+ * sets it); NULL: silent waits.
+ */
+typedef struct ks_lock_wait {
+    pid_t holder;               /* 0 when the lock file names nobody */
+    const char *holder_command; /* "kswap apply --yes", or NULL */
+    unsigned remaining_ms;
+    bool done;
+} ks_lock_wait;
+typedef void (*ks_lock_wait_fn)(void *userdata, const ks_lock_wait *w);
+void ks_lock_set_wait_hook(ks_lock_wait_fn fn, void *userdata);
+
+/*
  * Takes the lock, retrying for up to timeout_ms (0: one try). -EBUSY when another process
  * holds it past the wait; then *holder_pid (when not NULL) is the pid written in the file, or
  * 0 when it could not be read. Other errors: negative errno of creating or opening the file.

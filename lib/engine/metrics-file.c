@@ -14,6 +14,7 @@ void ks_metrics_values_done(ks_metrics_values *v)
 {
     free(v->running);
     free(v->pinned);
+    ks_update_done(&v->update);
     *v = (ks_metrics_values){0};
 }
 
@@ -47,7 +48,8 @@ static void collect_tcp(const ks_journal *j, ks_metrics_values *v)
     v->m.tcp_after = c.has_after ? &v->tcp_after : NULL;
 }
 
-int ks_metrics_collect(const ks_root *root, const ks_journal *j, ks_metrics_values *ret)
+int ks_metrics_collect(const ks_root *root, const ks_journal *j, const ks_config *cfg,
+                       ks_metrics_values *ret)
 {
     ks_metrics_values v = {0};
     ks_outcome o = ks_journal_outcome(j);
@@ -78,6 +80,14 @@ int ks_metrics_collect(const ks_root *root, const ks_journal *j, ks_metrics_valu
         v.m.has_trial_duration = true;
         v.m.trial_duration = (int64_t)(judged - armed);
     }
+    if (ks_update_check_node(root, cfg, &v.update) == -ENOMEM) {
+        ks_metrics_values_done(&v);
+        return -ENOMEM;
+    }
+    v.m.update_current = v.update.current;
+    v.m.update_newest = v.update.newest;
+    v.m.update_package = v.update.package;
+    v.m.update_installed = v.update.installed;
     *ret = v;
     collect_tcp(j, ret);
     return 0;
@@ -90,7 +100,8 @@ const char *ks_metrics_textfile_dir(const ks_config *cfg)
     return KS_METRICS_DEFAULT_TEXTFILE_DIR;
 }
 
-int ks_metrics_write(const ks_root *root, const char *dir, const ks_journal *j, char **ret_error)
+int ks_metrics_write(const ks_root *root, const char *dir, const ks_journal *j,
+                     const ks_config *cfg, char **ret_error)
 {
     _cleanup_(ks_metrics_values_done) ks_metrics_values v = {0};
     _cleanup_free_ char *text = NULL;
@@ -107,7 +118,7 @@ int ks_metrics_write(const ks_root *root, const char *dir, const ks_journal *j, 
     dfd = ks_root_open_at(root, *rel ? rel : ".", O_RDONLY | O_DIRECTORY, 0);
     if (dfd == -ENOENT)
         return 0;
-    r = dfd < 0 ? dfd : ks_metrics_collect(root, j, &v);
+    r = dfd < 0 ? dfd : ks_metrics_collect(root, j, cfg, &v);
     if (r >= 0)
         r = ks_metrics_render(&v.m, &text);
     if (r >= 0)
@@ -123,6 +134,7 @@ int ks_metrics_write(const ks_root *root, const char *dir, const ks_journal *j, 
 
 typedef struct sink {
     const ks_root *root;
+    const ks_config *cfg;
     char *dir;
     char *error; /* the first failure */
 } sink;
@@ -143,7 +155,7 @@ static void metrics_saved(const ks_journal *j, void *data)
     _cleanup_free_ char *err = NULL;
     sink *s = data;
 
-    if (ks_metrics_write(s->root, s->dir, j, &err) < 0 && !s->error)
+    if (ks_metrics_write(s->root, s->dir, j, s->cfg, &err) < 0 && !s->error)
         s->error = err ? TAKE_PTR(err) : strdup("cannot write the metrics: out of memory");
 }
 
@@ -160,6 +172,7 @@ int ks_metrics_attach(ks_journal *j, const ks_root *root, const ks_config *cfg)
     if (!s)
         return -ENOMEM;
     s->root = root;
+    s->cfg = cfg;
     s->dir = strdup(dir);
     if (!s->dir) {
         sink_free(s);

@@ -173,6 +173,31 @@ static int tcp_connections(FILE *f, const tcp_phase *p, size_t n)
     return r;
 }
 
+/* The kswap_tcp_* families with one value per phase, in the order kswap.prom lists them. */
+static const struct {
+    const char *name, *help;
+    bool (*value)(const ks_tcp_figures *x, double *v);
+} tcp_families[] = {
+    {"kswap_tcp_retransmit_ratio",
+     "Retransmitted over sent TCP segments (/proc/net/snmp RetransSegs / OutSegs) over the "
+     "phase's window: before, the old kernel from its boot to arming; after, the new kernel from "
+     "the pin (or its boot).",
+     tcp_ratio},
+    {"kswap_tcp_segments_sent", "TCP segments sent over the phase's window (OutSegs).", tcp_sent},
+    {"kswap_tcp_segments_retransmitted",
+     "TCP segments retransmitted over the phase's window (RetransSegs).", tcp_retransmitted},
+    {"kswap_tcp_timeouts",
+     "TCP retransmission timeouts over the phase's window (TcpExt TCPTimeouts).", tcp_timeouts},
+    {"kswap_tcp_window_seconds", "Length of the phase's window in seconds.", tcp_window},
+    {"kswap_tcp_rtt_median_seconds",
+     "Median smoothed RTT of the established connections at the end of the phase's window.",
+     tcp_rtt},
+    {"kswap_tcp_delivery_rate_median_bytes_per_second",
+     "Median delivery rate of the connections that carry traffic, at the end of the phase's "
+     "window.",
+     tcp_delivery},
+};
+
 /*
  * The swap's effect on TCP (lib/engine/tcp-report.h), one series per kernel and phase, so that
  * a fleet dashboard averages a kernel's figures over its nodes.
@@ -185,36 +210,9 @@ static int render_tcp(FILE *f, const ks_metrics *m)
     for (size_t i = 0; i < ARRAY_SIZE(p); i++)
         if (p[i].f && !(p[i].kernel = ks_metrics_escape_label(p[i].f->end->kernel)))
             r = -ENOMEM;
-    if (r >= 0)
-        r = tcp_family(f, p, ARRAY_SIZE(p), "kswap_tcp_retransmit_ratio",
-                       "Retransmitted over sent TCP segments (/proc/net/snmp RetransSegs / "
-                       "OutSegs) over the phase's window: before, the old kernel from its boot to "
-                       "arming; after, the new kernel from the pin (or its boot).",
-                       tcp_ratio);
-    if (r >= 0)
-        r = tcp_family(f, p, ARRAY_SIZE(p), "kswap_tcp_segments_sent",
-                       "TCP segments sent over the phase's window (OutSegs).", tcp_sent);
-    if (r >= 0)
-        r = tcp_family(f, p, ARRAY_SIZE(p), "kswap_tcp_segments_retransmitted",
-                       "TCP segments retransmitted over the phase's window (RetransSegs).",
-                       tcp_retransmitted);
-    if (r >= 0)
-        r = tcp_family(f, p, ARRAY_SIZE(p), "kswap_tcp_timeouts",
-                       "TCP retransmission timeouts over the phase's window (TcpExt TCPTimeouts).",
-                       tcp_timeouts);
-    if (r >= 0)
-        r = tcp_family(f, p, ARRAY_SIZE(p), "kswap_tcp_window_seconds",
-                       "Length of the phase's window in seconds.", tcp_window);
-    if (r >= 0)
-        r = tcp_family(f, p, ARRAY_SIZE(p), "kswap_tcp_rtt_median_seconds",
-                       "Median smoothed RTT of the established connections at the end of the "
-                       "phase's window.",
-                       tcp_rtt);
-    if (r >= 0)
-        r = tcp_family(f, p, ARRAY_SIZE(p), "kswap_tcp_delivery_rate_median_bytes_per_second",
-                       "Median delivery rate of the connections that carry traffic, at the end of "
-                       "the phase's window.",
-                       tcp_delivery);
+    for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(tcp_families); i++)
+        r = tcp_family(f, p, ARRAY_SIZE(p), tcp_families[i].name, tcp_families[i].help,
+                       tcp_families[i].value);
     if (r >= 0)
         r = tcp_connections(f, p, ARRAY_SIZE(p));
     for (size_t i = 0; i < ARRAY_SIZE(p); i++)
@@ -271,6 +269,22 @@ int ks_metrics_render(const ks_metrics *m, char **ret)
                    "Reboots kswap asked for over the life of its state journal.");
         if (r >= 0 &&
             fprintf(f, "kswap_reboots_requested_total %" PRIu64 "\n", m->reboots_requested) < 0)
+            r = -EIO;
+    }
+    if (r >= 0 && m->update_current) {
+        _cleanup_free_ char *cur = ks_metrics_escape_label(m->update_current),
+                            *newest = ks_metrics_escape_label(m->update_newest),
+                            *pkg = ks_metrics_escape_label(m->update_package);
+        r = header(f, "kswap_update_available", "gauge",
+                   "Whether a newer release of the node's XanMod branch than the kernel kswap "
+                   "pinned is in apt's lists or installed but not the default (1) or not (0).");
+        if (r >= 0 && (!cur || !newest || !pkg))
+            r = -ENOMEM;
+        if (r >= 0 && fprintf(f,
+                              "kswap_update_available{current=\"%s\",newest=\"%s\","
+                              "installed=\"%s\",package=\"%s\"} %d\n",
+                              cur, newest, m->update_installed ? "true" : "false", pkg,
+                              m->update_newest ? 1 : 0) < 0)
             r = -EIO;
     }
     if (r >= 0)

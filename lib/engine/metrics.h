@@ -29,6 +29,9 @@ typedef struct ks_metrics {
      * kernel's after; NULL when there are none. The kswap_tcp_* families, labelled by kernel
      * and phase. */
     const ks_tcp_figures *tcp_before, *tcp_after;
+    /* kswap_update_available (day two, lib/engine/update.h); left out without update_current */
+    const char *update_current, *update_newest, *update_package;
+    bool update_installed;
 } ks_metrics;
 
 /*

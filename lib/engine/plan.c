@@ -768,6 +768,7 @@ void ks_plan_done(ks_plan *p)
     }
     p->repo_components = ks_strv_free(p->repo_components);
     ks_kernels_done(&p->kernels);
+    ks_update_done(&p->update);
     if (p->bootfs_known)
         ks_bootfs_done(&p->bootfs);
     if (p->verified)

@@ -10,6 +10,7 @@
 #include "lib/basic/root.h"
 #include "lib/host/secureboot.h"
 #include "lib/kernel/verify.h"
+#include "lib/engine/update.h"
 
 typedef enum ks_branch {
     KS_BRANCH_LTS,
@@ -22,7 +23,10 @@ typedef struct ks_plan_opts {
     const char *kernel; /* --kernel RELEASE */
     const char *deb;    /* --deb FILE (a path on the running machine) */
     ks_branch branch;
-    const ks_config *config; /* [verify] settings; NULL: defaults */
+    bool branch_given;         /* --branch: the update check asks that branch, not the node's */
+    const ks_config *config;   /* [verify] settings; NULL: defaults */
+    const char *apply_command; /* how the operator swaps ("kswap --root DIR apply"); NULL:
+                                * "kswap apply" */
 } ks_plan_opts;
 
 /* Everything `kswap plan` found; strings may be NULL where a fact is unknown. */
@@ -66,6 +70,8 @@ typedef struct ks_plan {
     /* the target kernel's module set, when it is installed or given as a package */
     ks_verify_result verify;
     bool verified;
+    /* day two: a newer release of the node's branch (lib/engine/update.h) */
+    ks_update update;
     ks_findings findings;
     /* set when plan could not evaluate the host: which file and why (for the error line) */
     char *error_file;

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* rollback --purge: what every apply of the swap installed, removed (packages, apt source and
  * key, kswap's GRUB drop-in, the autoremove guard). */
+#include <assert.h>
+
 #include "lib/basic/alloc-util.h"
 #include "lib/basic/fileio.h"
 #include "lib/engine/swap-run.h"
@@ -254,5 +256,66 @@ int ks_run_purge(ks_run *x, const char *old, const char *running)
         r = purge_dropin(x);
     if (r >= 0)
         r = purge_autoremove_guard(x, old, new);
+    return r < 0 ? r : 0;
+}
+
+/* Whether a file is kswap's own: its first line starts with marker. */
+static bool file_is_kswaps(const ks_root *root, const char *path, const char *marker)
+{
+    _cleanup_free_ char *text = NULL;
+    size_t len = 0;
+
+    return ks_root_read_file(root, path, 1u << 20, &text, &len) >= 0 && ks_startswith(text, marker);
+}
+
+int ks_rollback_purge_preview(const ks_root *root, ks_swap_result *ret)
+{
+    _cleanup_free_ char *running = NULL;
+    ks_run x;
+    int r;
+
+    assert(root);
+    assert(ret);
+    /* Read-only: the journal is read, nothing is run or written (x.c is never used). */
+    x = (ks_run){.root = root, .c = &(ks_swap_common){0}, .r = ret};
+    *ret = (ks_swap_result){0};
+    r = ks_run_running_kernel(root, ret, &running);
+    if (r < 0)
+        return r;
+    {
+        _cleanup_free_ char *jerr = NULL;
+        r = ks_journal_load(root, &x.j, &jerr);
+        if (r < 0) {
+            ret->status = KS_SWAP_FAILED;
+            ret->error = ks_asprintf("cannot read the state journal '/%s': %s", KS_JOURNAL_PATH,
+                                     jerr ? jerr : strerror(-r));
+            return r;
+        }
+    }
+    for (size_t i = 0; i < ks_journal_n_changes(x.j) && r >= 0; i++) {
+        const ks_journal_change *ch = ks_journal_change_get(x.j, i);
+        bool seen = false;
+
+        if (ch->kind != KS_CHANGE_PACKAGE || ch->name[0] == '/' ||
+            package_is_kept(ch->name, ks_journal_get(x.j, KS_JF_OLD_KERNEL), running) ||
+            !package_present(&x, ch->name))
+            continue;
+        for (size_t k = 0; k < ret->n_removed; k++)
+            seen = seen || streq(ret->removed[k].name, ch->name);
+        if (!seen)
+            r = add_removed(&x, "package", ch->name, NULL);
+    }
+    if (r >= 0 && ks_root_exists(root, KS_APT_SOURCE_PATH))
+        r = add_removed(&x, "apt-source", KS_APT_SOURCE_PATH,
+                        "the XanMod source kswap wrote (sources it disabled come back)");
+    if (r >= 0 && ks_root_exists(root, KS_APT_KEYRING_PATH))
+        r = add_removed(&x, "apt-keyring", KS_APT_KEYRING_PATH, "XanMod's key for apt");
+    if (r >= 0 && file_is_kswaps(root, KS_GRUB_DROPIN_PATH, "# Written by kswap"))
+        r = add_removed(&x, "grub-dropin", KS_GRUB_DROPIN_PATH,
+                        "GRUB_DEFAULT=saved and panic=10 of kswap");
+    if (r >= 0 && file_is_kswaps(root, KS_AUTOREMOVE_PATH, KS_AUTOREMOVE_MARKER))
+        r = add_removed(&x, "autoremove-guard", KS_AUTOREMOVE_PATH,
+                        "the kernels kept from apt autoremove");
+    ks_journal_free(x.j);
     return r < 0 ? r : 0;
 }

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* apply's step "repository": the key, the repository check, the deb822 source. */
+#include <limits.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "lib/basic/transaction.h"
 #include "lib/engine/apply-steps.h"
@@ -10,12 +12,38 @@
 
 #include "build-config.h" /* KSWAP_DATADIR */
 
+/*
+ * The key kswap ships: beside a kswap run from its build folder (data/ of the build, where
+ * meson copies it: build/cmd/kswap finds build/data/), else where the package installed it
+ * (KSWAP_DATADIR). An installed /usr/sbin/kswap has no /usr/data: the installed key counts.
+ */
+static const char *shipped_key(void)
+{
+    static char path[PATH_MAX];
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    char *slash;
+
+    if (n > 0) {
+        exe[n] = '\0';
+        slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = '\0';
+            if (snprintf(path, sizeof(path), "%s/../data/xanmod-archive-keyring.asc", exe) <
+                    (int)sizeof(path) &&
+                access(path, R_OK) == 0)
+                return path;
+        }
+    }
+    return KSWAP_DATADIR "/" KS_XANMOD_KEY_DATA_NAME;
+}
+
 static const char *key_path(const ks_apply_opts *o)
 {
     const char *p = o->key_path;
     if (!p && o->common.config)
         p = ks_config_get_string(o->common.config, "repository", "key", NULL);
-    return p ? p : KSWAP_DATADIR "/keys/xanmod-archive-keyring.asc";
+    return p ? p : shipped_key();
 }
 
 /*

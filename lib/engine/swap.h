@@ -116,6 +116,10 @@ int ks_pin(const ks_root *root, const ks_swap_common *c, const char *release, bo
            ks_swap_result *ret);
 int ks_rollback(const ks_root *root, const ks_swap_common *c, bool purge, bool reboot,
                 ks_swap_result *ret);
+/* Read-only: what rollback --purge would remove now, as ret->removed (packages this swap's
+ * applies installed that dpkg still has, but never the old or the running kernel's image; the
+ * apt source and key; kswap's GRUB drop-in; the autoremove guard). -errno with ret->error. */
+int ks_rollback_purge_preview(const ks_root *root, ks_swap_result *ret);
 
 /* The drop-in apply writes: GRUB_DEFAULT=saved, and panic=10 unless one is set already. */
 #define KS_GRUB_DROPIN_PATH "etc/default/grub.d/90-kswap.cfg"

@@ -249,3 +249,40 @@ char *ks_dpkg_error_from_output(const char *output)
         return ks_asprintf("%.*s %.*s", (int)a, hit, (int)b, next);
     }
 }
+
+int ks_dpkg_status_installed_prefixed(const char *text, size_t len, const char *prefix,
+                                      char ***names)
+{
+    size_t pl = strlen(prefix), pos = 0, n;
+    const char *line;
+
+    assert(text || len == 0);
+    assert(names);
+    /* Every "Package: PREFIX..." line, kept when its stanza says "install ok installed". */
+    for (size_t start = 0; ks_next_line(text, len, &pos, &line, &n); start = pos) {
+        const char *v = line + 8;
+        size_t vn = n >= 8 ? n - 8 : 0;
+        _cleanup_free_ char *name = NULL;
+        int r;
+
+        if (n <= 8 || memcmp(line, "Package:", 8) != 0)
+            continue;
+        trim(&v, &vn);
+        if (vn < pl || memcmp(v, prefix, pl) != 0 || memchr(v, ' ', vn) || memchr(v, '\0', vn))
+            continue;
+        /* The stanza starts at its first line: look for Status from there. */
+        while (start > 0 && !(text[start - 1] == '\n' && (start < 2 || text[start - 2] == '\n')))
+            start--;
+        if (!stanza_installed(text, len, start))
+            continue;
+        name = strndup(v, vn);
+        if (!name)
+            return -ENOMEM;
+        if (ks_strv_contains(*names, name))
+            continue;
+        r = ks_strv_push(names, TAKE_PTR(name));
+        if (r < 0)
+            return r;
+    }
+    return 0;
+}

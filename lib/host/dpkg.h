@@ -10,6 +10,10 @@
 int ks_dpkg_is_installed(const ks_root *root, const char *package, bool *ret);
 /* The same on status text; the parser takes text so it can be tested and fuzzed. */
 int ks_dpkg_status_has(const char *text, size_t len, const char *package, bool *ret);
+/* Appends the installed packages whose names start with prefix to *names (each once). 0 or
+ * -ENOMEM. */
+int ks_dpkg_status_installed_prefixed(const char *text, size_t len, const char *prefix,
+                                      char ***names);
 
 /*
  * A package dpkg left unfinished (var/lib/dpkg/status, "Status: WANT FLAG STATE"): its state is

@@ -26,6 +26,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         ks_packages_index_info_done(&info);
     }
+    {
+        ks_packages_stanzas l = {0};
+        if (ks_packages_index_find(text, size, "linux-xanmod-lts-x64v3", &l) == 0)
+            for (size_t i = 0; i < l.n; i++) {
+                char *rel = NULL;
+                /* a release is a non-empty part of the field, never more */
+                if (!l.v[i].version ||
+                    (l.v[i].depends && ks_packages_depends_image(l.v[i].depends, &rel) > 0 &&
+                     (!rel[0] || strlen(rel) > strlen(l.v[i].depends))))
+                    abort();
+                free(rel);
+            }
+        ks_packages_stanzas_done(&l);
+    }
     if (ks_repo_apt_complaint(text, &v, &lines) == 0 &&
         (v < 0 || v >= _KS_REPO_VERDICT_MAX || (lines && strlen(lines) > 2048)))
         abort();

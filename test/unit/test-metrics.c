@@ -181,7 +181,7 @@ static void test_collect(const ks_root *root)
                   "case %zu: %s", i, strempty(err));
         if (!j)
             continue;
-        CHECK_INTEQ(ks_metrics_collect(root, j, &v), 0);
+        CHECK_INTEQ(ks_metrics_collect(root, j, NULL, &v), 0);
         CHECK_MSG(streq_ptr(v.m.state, cases[i].state), "case %zu: state %s", i,
                   strempty(v.m.state));
         CHECK_MSG(streq_ptr(v.m.outcome, cases[i].outcome), "case %zu: outcome", i);
@@ -219,15 +219,15 @@ static void test_write(const ks_root *root, const char *dir)
     if (!j)
         return;
     /* No directory: off, and it is not created. */
-    CHECK_INTEQ(ks_metrics_write(root, "/var/lib/prometheus/node-exporter", j, &err), 0);
+    CHECK_INTEQ(ks_metrics_write(root, "/var/lib/prometheus/node-exporter", j, NULL, &err), 0);
     CHECK(!err);
     CHECK(!ks_root_exists(root, "var/lib/prometheus"));
 
     CHECK(ks_mkdir_p(root, "var/lib/prometheus/node-exporter", 0755) == 0);
-    CHECK_INTEQ(ks_metrics_write(root, "/var/lib/prometheus/node-exporter", j, &err), 1);
+    CHECK_INTEQ(ks_metrics_write(root, "/var/lib/prometheus/node-exporter", j, NULL, &err), 1);
     textdir = ks_asprintf("%s/var/lib/prometheus/node-exporter", dir);
     text = slurp(textdir, "kswap.prom");
-    CHECK(ks_metrics_collect(root, j, &v) == 0 && ks_metrics_render(&v.m, &want) == 0);
+    CHECK(ks_metrics_collect(root, j, NULL, &v) == 0 && ks_metrics_render(&v.m, &want) == 0);
     CHECK_STREQ(text, want);
     ks_metrics_values_done(&v);
     CHECK(stat(textdir, &st) == 0 && (st.st_mode & 0777) == 0755);
@@ -235,7 +235,7 @@ static void test_write(const ks_root *root, const char *dir)
     /* The file cannot be replaced (a directory in its place): an error that names it. */
     prom = ks_asprintf("%s/kswap.prom", textdir);
     CHECK(prom && unlink(prom) == 0 && mkdir(prom, 0755) == 0);
-    CHECK(ks_metrics_write(root, "/var/lib/prometheus/node-exporter", j, &err) < 0);
+    CHECK(ks_metrics_write(root, "/var/lib/prometheus/node-exporter", j, NULL, &err) < 0);
     CHECK_MSG(err && strstr(err, "cannot write '/var/lib/prometheus/node-exporter/kswap.prom'"),
               "%s", strempty(err));
     /* Nothing half-written is left behind. */

@@ -105,9 +105,98 @@ static void test_index_scan(void)
     }
 }
 
+static void test_index_find(void)
+{
+    static const struct {
+        const char *name, *text;
+        size_t n;
+        const char *version[3], *depends[3];
+    } cases[] = {
+        {"two-versions",
+         "Package: m\nVersion: 1\nDepends: linux-image-A\n\nPackage: x\nVersion: 9\n\n"
+         "Package: m\nDepends: linux-image-B (= 2), h\nVersion: 2\n",
+         2,
+         {"1", "2"},
+         {"linux-image-A", "linux-image-B (= 2), h"}},
+        {"no-depends", "Package: m\nVersion: 1\n", 1, {"1"}, {NULL}},
+        {"no-version-left-out", "Package: m\nDepends: linux-image-A\n\n", 0, {NULL}, {NULL}},
+        {"crlf-and-continuation",
+         "Package: m\r\nVersion: 3\r\nDescription: d\r\n Depends: linux-image-Z\r\n",
+         1,
+         {"3"},
+         {NULL}},
+        {"garbage", "\xff\x01Package m\n:\n", 0, {NULL}, {NULL}},
+    };
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        ks_packages_stanzas l = {0};
+        CHECK_MSG(ks_packages_index_find(cases[i].text, strlen(cases[i].text), "m", &l) == 0, "%s",
+                  cases[i].name);
+        CHECK_MSG(l.n == cases[i].n, "%s: %zu stanzas", cases[i].name, l.n);
+        for (size_t k = 0; k < l.n && k < 3; k++) {
+            CHECK_MSG(streq_ptr(l.v[k].version, cases[i].version[k]), "%s: version %zu '%s'",
+                      cases[i].name, k, strempty(l.v[k].version));
+            CHECK_MSG(streq_ptr(l.v[k].depends, cases[i].depends[k]), "%s: depends %zu '%s'",
+                      cases[i].name, k, strempty(l.v[k].depends));
+        }
+        ks_packages_stanzas_done(&l);
+    }
+}
+
+static void test_depends_image(void)
+{
+    static const struct {
+        const char *depends, *release; /* NULL: none */
+    } cases[] = {
+        {"linux-image-6.18.50-x64v3-xanmod1, linux-headers-6.18.50-x64v3-xanmod1",
+         "6.18.50-x64v3-xanmod1"},
+        {"linux-image-6.18.50-x64v3-xanmod1 (= 6.18.50-x64v3-xanmod1-0~20250601.g1)",
+         "6.18.50-x64v3-xanmod1"},
+        {"linux-headers-6.1.0-29-amd64, linux-image-6.1.0-29-amd64", "6.1.0-29-amd64"},
+        {"foo | linux-image-6.1.0-30-amd64:amd64 (>= 1)", "6.1.0-30-amd64"},
+        {"linux-image-amd64", "amd64"},
+        {"linux-image-", NULL},
+        {"linux-image-:amd64", NULL},
+        {"linux-imag", NULL},
+        {"", NULL},
+        {" , | ,", NULL},
+        {"libc6 (>= 2.36)", NULL},
+    };
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        _cleanup_free_ char *rel = NULL;
+        int r = ks_packages_depends_image(cases[i].depends, &rel);
+        CHECK_MSG(r == (cases[i].release ? 1 : 0), "'%s': %d", cases[i].depends, r);
+        CHECK_MSG(streq_ptr(rel, cases[i].release), "'%s': '%s'", cases[i].depends, strempty(rel));
+    }
+}
+
+/* apt's own names for its lists (URItoFileName), as apt-get update leaves them. */
+static void test_lists_prefix(void)
+{
+    static const struct {
+        const char *uri, *suite, *prefix;
+    } cases[] = {
+        {"http://deb.xanmod.org", "bookworm", "deb.xanmod.org_dists_bookworm_"},
+        {"http://deb.xanmod.org/", "noble", "deb.xanmod.org_dists_noble_"},
+        {"https://user:secret@mirror.example:8080/xanmod", "trixie",
+         "mirror.example:8080_xanmod_dists_trixie_"},
+        {"file:/srv/kswap-repo", "bookworm", "_srv_kswap-repo_dists_bookworm_"},
+        {"file:///srv/r", "bookworm", "_srv_r_dists_bookworm_"},
+        {"http://m.example/a_b~c", "s", "m.example_a%5fb%7ec_dists_s_"},
+        {"http://m.example/flat", "repo/", "m.example_flat_repo_"},
+    };
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        _cleanup_free_ char *p = ks_apt_lists_prefix(cases[i].uri, cases[i].suite);
+        CHECK_MSG(streq_ptr(p, cases[i].prefix), "%s %s: '%s'", cases[i].uri, cases[i].suite,
+                  strempty(p));
+    }
+}
+
 int main(void)
 {
     test_apt_complaint();
     test_index_scan();
+    test_index_find();
+    test_depends_image();
+    test_lists_prefix();
     TEST_DONE();
 }

@@ -501,6 +501,8 @@ def scenario_cloud_init(work, pf, img, measures):
     # No network in the VM and kswap of the build in the image: the example's apt part goes.
     for k in ("apt", "packages", "package_update", "package_upgrade"):
         doc.pop(k, None)
+    # ... and the line that fetches the operator's kswap .deb (the image has the build's).
+    doc["runcmd"] = [c for c in doc["runcmd"] if "kswap.deb" not in str(c)]
     # Nor a XanMod repository: apply names the VM's NEW, installed already (one place only).
     applies = 0
     for i, cmd in enumerate(doc["runcmd"]):
