@@ -87,7 +87,10 @@ static char *fmt_window_of(const ks_tcp_figures *f, const char *what)
 /* One row of the side-by-side table; columns may be NULL (out of memory: shown as "?"). */
 static void row(const char *name, const char *a, const char *b, const char *c)
 {
-    printf("%-22s %-30s %-30s %s\n", name, a ? a : "?", b ? b : "?", c ? c : "");
+    if (c && *c)
+        printf("%-22s %-30s %-30s %s\n", name, a ? a : "?", b ? b : "?", c);
+    else /* no padding at the end of the line */
+        printf("%-22s %-30s %s\n", name, a ? a : "?", b ? b : "?");
 }
 
 typedef struct column {
@@ -191,6 +194,36 @@ static void print_report(const ks_ctx *ctx, const ks_tcp_report *r)
     column_done(&a);
     column_done(&b);
     column_done(&now);
+}
+
+/* A figure's retransmission ratio, for the one line of -q. */
+static char *fmt_ratio(const ks_tcp_figures *f)
+{
+    if (!f->has_ratio)
+        return ks_asprintf("nothing sent on %s", strempty(f->end->kernel));
+    return ks_asprintf("%.3f %% on %s", f->ratio * 100, strempty(f->end->kernel));
+}
+
+/*
+ * -q: the line that judges the swap's effect alone, "retransmitted: 2.000 % on OLD -> 1.000 %
+ * on NEW (-50.0 %)", or what the node has now when no swap has a baseline.
+ */
+static void print_verdict(const ks_tcp_report *r)
+{
+    const ks_tcp_compare *c = &r->cmp;
+    _cleanup_free_ char *before = NULL, *after = NULL, *change = NULL;
+
+    if (!r->source) {
+        after = fmt_ratio(&r->now_figures);
+        printf("retransmitted: %s since its boot (no swap with a TCP baseline yet)\n",
+               after ? after : "?");
+        return;
+    }
+    before = c->has_before ? fmt_ratio(&c->before) : strdup("no baseline");
+    after = c->has_after ? fmt_ratio(&c->after) : ks_asprintf("(%s)", strempty(c->no_after));
+    change = c->has_ratio_change ? ks_asprintf(" (%+.1f %%)", c->ratio_change) : strdup("");
+    printf("retransmitted: %s -> %s%s\n", before ? before : "?", after ? after : "?",
+           change ? change : "");
 }
 
 static void print_connections(const ks_tcp_report *r)
@@ -376,10 +409,13 @@ static int run_report(ks_ctx *ctx, int argc, char **argv)
     }
     if (ctx->json)
         return print_json(&r, with_conns, do_record ? 1 : -1, warning);
-    if (do_record)
+    if (do_record && !ctx->quiet)
         printf("recorded: a sample now is the swap's figures after the pin in the state journal, "
                "the history and kswap.prom\n\n");
-    print_report(ctx, &r);
+    if (ctx->quiet)
+        print_verdict(&r);
+    else
+        print_report(ctx, &r);
     if (with_conns)
         print_connections(&r);
     return KS_EXIT_OK;

@@ -38,7 +38,9 @@ expect() {
 }
 
 cd "$work" || exit 1
-expect "accept apply check help list metrics pin plan rollback status tidy verify" kswap ""
+expect "accept apply check help list metrics pin plan report rollback status tidy verify" kswap ""
+expect "--color --config --connections" kswap report --c
+expect "--record" kswap report --rec
 expect "pin plan" kswap p
 expect "--root" kswap --ro
 expect "status" kswap --json st

@@ -138,6 +138,10 @@ check(p.returncode == 0 and f"swap {OLD} -> {NEW} (pinned; from the state journa
       "cubic 3" in lines.get("connections", "") and "bbr 2" in lines.get("connections", "") and
       "boot to arming" in lines.get("window", "") and "pin to now" in lines.get("window", ""),
       "the text: before and after side by side, the change", p.stdout)
+p, _ = kswap(r, "-q", "report")
+check(p.returncode == 0 and
+      p.stdout == f"retransmitted: 2.000 % on {OLD} -> 1.000 % on {NEW} (-50.0 %)\n",
+      "-q: the one line that judges the effect", p.stdout)
 before_prom = os.path.exists(os.path.join(r, PROM_DIR, "kswap.prom")) and \
     get(r, os.path.join(PROM_DIR, "kswap.prom"))
 check(before_prom and f'kswap_tcp_retransmit_ratio{{kernel="{OLD}",phase="before"}} 0.02' in before_prom
