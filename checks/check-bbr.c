@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* bbr_version: sys/module/tcp_bbr/version of the running kernel (BBRv1 declares none). */
+/* bbr-version (the [accept] key bbr_version): sys/module/tcp_bbr/version of the running
+ * kernel is the value (BBRv1 declares none). */
 #include "checks/check.h"
 #include "lib/basic/util.h"
 
@@ -25,3 +26,15 @@ int ks_check_bbr_version(const ks_check_ctx *c, ks_check *chk)
         return -ENOMEM;
     return v && streq(v, chk->arg);
 }
+
+static const ks_config_key keys[] = {
+    KS_CONFIG_UINT("accept", "bbr_version", 1, 255, 0),
+    {0},
+};
+
+const ks_check_kind ks_check_kind_bbr_version = {
+    .name = "bbr-version",
+    .run = ks_check_bbr_version,
+    .keys = keys,
+    .item_key = "bbr_version",
+};

@@ -17,6 +17,7 @@
 #include "lib/host/sysctl.h"
 #include "lib/host/tcpdiag.h"
 
+#define CC_KIND "congestion-control"
 #define CC_SYSCTL "net.ipv4.tcp_congestion_control"
 /* Ports of connections that run another congestion control, named in the detail. */
 #define CC_MAX_PORTS 5
@@ -84,10 +85,16 @@ int ks_check_cc(const ks_check_ctx *c, ks_check *chk)
 {
     _cleanup_free_ char *why = NULL, *version = NULL, *live = NULL, *mix = NULL, *ports = NULL,
                         *setting = NULL;
+    _cleanup_strv_free_ char **f = NULL;
     ks_tcp_conns conns = {0};
     size_t total = 0, good = 0, names = 0;
+    const char *want;
     int r;
 
+    r = ks_check_arg_fields(chk->arg, 1, &f);
+    if (r < 0)
+        return r;
+    want = f[0];
     r = ks_tcp_conns_read(c->root, &conns, &why);
     if (r < 0) {
         free(chk->detail);
@@ -97,13 +104,13 @@ int ks_check_cc(const ks_check_ctx *c, ks_check *chk)
     for (size_t i = 0; i < conns.n; i++)
         if (!ks_tcp_conn_is_loopback(&conns.v[i])) {
             total++;
-            good += streq(conns.v[i].cc, chk->arg);
+            good += streq(conns.v[i].cc, want);
         }
-    r = others(&conns, chk->arg, &mix, &names, &ports);
+    r = others(&conns, want, &mix, &names, &ports);
     ks_tcp_conns_done(&conns);
     if (r < 0)
         return r;
-    version = bbr_version(c->root, chk->arg);
+    version = bbr_version(c->root, want);
     (void)ks_sysctl_live(c->root, CC_SYSCTL, &live);
     setting =
         version ? ks_asprintf("%s = %s%s", CC_SYSCTL, live ? live : "(unreadable)", version) : NULL;
@@ -118,17 +125,16 @@ int ks_check_cc(const ks_check_ctx *c, ks_check *chk)
                                   "tell what new connections run; %s",
                                   setting);
     else if (good == total)
-        chk->detail =
-            ks_asprintf("%zu of %zu connections run %s (%s)", good, total, chk->arg, setting);
+        chk->detail = ks_asprintf("%zu of %zu connections run %s (%s)", good, total, want, setting);
     else if (names == 1) /* mix is "NAME COUNT" */
         chk->detail = ks_asprintf("%zu of %zu connections run %.*s, not %s (%s); their local "
                                   "ports: %s",
-                                  total - good, total, (int)strcspn(mix, " "), mix, chk->arg,
-                                  setting, strempty(ports));
+                                  total - good, total, (int)strcspn(mix, " "), mix, want, setting,
+                                  strempty(ports));
     else
         chk->detail = ks_asprintf("%zu of %zu connections run another congestion control than "
                                   "%s (%s; %s); their local ports: %s",
-                                  total - good, total, chk->arg, mix, setting, strempty(ports));
+                                  total - good, total, want, mix, setting, strempty(ports));
     if (chk->detail && total > 0 && good < total && !c->trial) {
         char *d = ks_asprintf("%s; not the trial boot: a connection may be older than the "
                               "setting (reported, required on the trial boot)",
@@ -141,34 +147,60 @@ int ks_check_cc(const ks_check_ctx *c, ks_check *chk)
     return total > 0 && good == total;
 }
 
+/* A congestion control's name as the kernel has them (TCP_CA_NAME_MAX 16), auto or no. */
+static bool item_cc(const char *v)
+{
+    return streq(v, "auto") || streq(v, "no") || ks_tcp_cc_name_is_valid(v);
+}
+
 /*
  * The check's place in the checklist: [accept] congestion_control names the algorithm, "no"
  * turns it off; unset, it is bbr when the node configures bbr (the live sysctl, or the sysctl.d
  * files: a trial kernel without bbr falls back to another one), and no check otherwise.
  */
-int ks_checklist_add_cc(const ks_root *root, const ks_config *cfg, ks_checklist *l,
-                        char **ret_error)
+static int add_cc(const ks_root *root, const ks_config *cfg, ks_checklist *l, char **ret_error)
 {
-    _cleanup_free_ char *live = NULL, *configured = NULL;
+    _cleanup_free_ char *live = NULL, *configured = NULL, *arg = NULL;
     const char *want = ks_config_get_string(cfg, "accept", "congestion_control", "auto");
 
     if (streq(want, "no"))
         return 0;
-    if (!streq(want, "auto") && !ks_tcp_cc_name_is_valid(want)) {
+    /* Checked when the configuration was read; a checklist built from another one must not act
+     * on a malformed value either. */
+    if (!item_cc(want)) {
         if (ret_error)
             *ret_error = ks_asprintf("[accept] congestion_control: '%s' is not a congestion "
                                      "control's name, 'auto' or 'no'",
                                      want);
         return -EINVAL;
     }
-    if (streq(want, "auto"))
-        want = NULL;
-    if (!want) {
+    if (streq(want, "auto")) {
         (void)ks_sysctl_live(root, CC_SYSCTL, &live);
         (void)ks_sysctl_configured(root, CC_SYSCTL, &configured, NULL);
         if (!streq_ptr(live, "bbr") && !streq_ptr(configured, "bbr"))
             return 0;
         want = "bbr";
     }
-    return ks_checklist_add(l, "congestion-control", want, true, ks_check_cc);
+    arg = ks_check_id_escape(want, true);
+    if (!arg)
+        return -ENOMEM;
+    return ks_checklist_add(l, CC_KIND, arg, true, ks_check_cc);
 }
+
+static const ks_config_key keys[] = {
+    {.section = "accept",
+     .key = "congestion_control",
+     .type = KS_CT_STRING,
+     .item_ok = item_cc,
+     .def = "auto",
+     .hint = "a congestion control name, auto or no"},
+    {0},
+};
+
+const ks_check_kind ks_check_kind_congestion_control = {
+    .name = CC_KIND,
+    .max_fields = 1,
+    .run = ks_check_cc,
+    .keys = keys,
+    .add_configured = add_cc,
+};

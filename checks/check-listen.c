@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* listen: a socket listens on PROTO:PORT (proc/net/tcp, tcp6, udp, udp6). */
+/*
+ * listen: the [accept] key listen and every listening socket of what runs
+ * ("listen:PROTO:PORT"): a socket listens on PROTO:PORT (proc/net/tcp, tcp6, udp, udp6).
+ */
 #include "checks/check.h"
-#include "lib/basic/util.h"
 #include "checks/procnet.h"
+#include "checks/snapshot.h"
+#include "lib/basic/util.h"
 
 /* "tcp:443" into a protocol and a port. */
 static int parse_item(const char *s, ks_sock_proto *ret_p, uint16_t *ret_port)
@@ -86,3 +90,82 @@ int ks_check_listen(const ks_check_ctx *c, ks_check *chk)
                     ks_sock_proto_to_string(p), (unsigned)port);
     return chk->detail ? found : -ENOMEM;
 }
+
+static void local_port_range(const ks_check_ctx *c, unsigned *lo, unsigned *hi)
+{
+    _cleanup_free_ char *line = NULL;
+
+    *lo = 32768;
+    *hi = 60999;
+    if (ks_root_read_line(c->root, "proc/sys/net/ipv4/ip_local_port_range", &line) >= 0)
+        (void)sscanf(line, "%u %u", lo, hi);
+}
+
+/* Listening TCP and bound UDP sockets outside the ephemeral port range. */
+static int take_listen(const ks_check_ctx *c, ks_run_snapshot *s)
+{
+    unsigned lo, hi;
+    int r = 0;
+
+    local_port_range(c, &lo, &hi);
+    for (ks_sock_proto p = 0; p < _KS_SOCK_PROTO_MAX; p++) {
+        bool tcp_p = p == KS_SOCK_TCP || p == KS_SOCK_TCP6;
+        ks_socks socks = {0};
+        char port[8];
+
+        r = ks_procnet_read(c->root, p, &socks);
+        if (r == -ENOENT)
+            continue;
+        if (r < 0) {
+            _cleanup_free_ char *what = NULL;
+            if (r == -ENOMEM)
+                return r;
+            what = ks_asprintf("listen (%s)", ks_sock_proto_to_string(p));
+            r = what ? ks_run_snapshot_skip(s, what, r) : -ENOMEM;
+            if (r < 0)
+                return r;
+            continue;
+        }
+        for (size_t i = 0; i < socks.n && r >= 0; i++) {
+            const ks_sock *x = &socks.v[i];
+            if (x->state != (tcp_p ? KS_TCP_LISTEN : KS_TCP_CLOSE) || x->local_port == 0)
+                continue;
+            /* A port the kernel picked (the ephemeral range) differs per boot, unless the
+             * socket is on the wildcard address: servers such as WireGuard (51820) are. */
+            if (x->local_port >= lo && x->local_port <= hi &&
+                !ks_sock_is_wildcard(x, !(p == KS_SOCK_TCP || p == KS_SOCK_UDP)))
+                continue;
+            snprintf(port, sizeof(port), "%u", (unsigned)x->local_port);
+            r = ks_run_snapshot_add_item(s, true, "listen", ks_sock_proto_to_string(p), port, NULL);
+        }
+        ks_socks_done(&socks);
+        if (r < 0)
+            return r;
+    }
+    return 0;
+}
+
+static bool item_ok(const char *v)
+{
+    unsigned long long n;
+    const char *colon = strchr(v, ':');
+
+    return colon && ks_safe_atou64(colon + 1, &n) >= 0 && n > 0 && n < 65536 &&
+           (ks_startswith(v, "tcp:") || ks_startswith(v, "tcp6:") || ks_startswith(v, "udp:") ||
+            ks_startswith(v, "udp6:"));
+}
+
+static const ks_config_key keys[] = {
+    KS_CONFIG_LIST("accept", "listen", item_ok, NULL,
+                   "PROTO:PORT, PROTO tcp, tcp6, udp or udp6, PORT 1-65535"),
+    {0},
+};
+
+const ks_check_kind ks_check_kind_listen = {
+    .name = "listen",
+    .max_fields = 2,
+    .run = ks_check_listen,
+    .keys = keys,
+    .item_key = "listen",
+    .take = take_listen,
+};

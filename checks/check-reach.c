@@ -95,9 +95,14 @@ int ks_check_reach(const ks_check_ctx *c, ks_check *chk)
         start + (c->program_timeout_ms ? c->program_timeout_ms : DEFAULT_TIMEOUT_MS);
     int r, g;
 
-    r = split_hostport(chk->arg, &host, &port);
-    if (r < 0)
-        return r;
+    {
+        _cleanup_free_ char *item = ks_check_id_unescape(chk->arg, strlen(chk->arg));
+        if (!item)
+            return -ENOMEM;
+        r = split_hostport(item, &host, &port);
+        if (r < 0)
+            return r;
+    }
     free(chk->detail);
     chk->detail = NULL;
     g = getaddrinfo(host, port, &hints, &res);
@@ -134,3 +139,31 @@ int ks_check_reach(const ks_check_ctx *c, ks_check *chk)
     chk->detail = ks_asprintf("no TCP connection to %s port %s (%s)", host, port, strempty(tried));
     return chk->detail ? 0 : -ENOMEM;
 }
+
+static bool item_ok(const char *v)
+{
+    const char *colon = strrchr(v, ':');
+    unsigned long long n;
+
+    if (!colon || colon == v || ks_safe_atou64(colon + 1, &n) < 0 || n == 0 || n > 65535)
+        return false;
+    /* [v6]:port or host:port; a bare IPv6 address needs brackets. */
+    if (v[0] == '[')
+        return colon[-1] == ']' && colon - v > 2;
+    return !memchr(v, ':', (size_t)(colon - v));
+}
+
+static const ks_config_key keys[] = {
+    /* Off by default: a node need not reach anything beyond its own listeners. */
+    KS_CONFIG_LIST("accept", "reach", item_ok, NULL,
+                   "HOST:PORT, PORT 1-65535, [ADDR]:PORT for IPv6"),
+    {0},
+};
+
+const ks_check_kind ks_check_kind_reach = {
+    .name = "reach",
+    .max_fields = 1,
+    .run = ks_check_reach,
+    .keys = keys,
+    .item_key = "reach",
+};

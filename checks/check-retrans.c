@@ -15,6 +15,7 @@
 #include "lib/host/netstat.h"
 #include "lib/host/tcpsample.h"
 
+#define RETRANS_KIND "retransmissions"
 /* A baseline near 0 % must not turn a handful of retransmissions into a failure. */
 #define RETRANS_SLACK 0.001
 
@@ -80,19 +81,24 @@ int ks_check_retrans(const ks_check_ctx *c, ks_check *chk)
     return ratio <= limit;
 }
 
-int ks_checklist_add_retrans(const ks_config *cfg, ks_checklist *l)
+/* Adds it when [accept] retrans_max_increase is set (not 0); its arg carries the settings. */
+static int add_retrans(const ks_root *root, const ks_config *cfg, ks_checklist *l, char **ret_error)
 {
     uint64_t pct = 0, min = 0;
     bool required = false;
     ks_check *chk;
     int r;
 
+    (void)root;
     if (ks_config_get_u64(cfg, "accept", "retrans_max_increase", &pct) < 0 || pct == 0)
         return 0;
     if (ks_config_get_u64(cfg, "accept", "retrans_min_segments", &min) < 0 ||
-        ks_config_get_bool(cfg, "accept", "retrans_required", false, &required) < 0)
+        ks_config_get_bool(cfg, "accept", "retrans_required", false, &required) < 0) {
+        if (ret_error)
+            *ret_error = strdup("[accept] retrans_min_segments or retrans_required is not valid");
         return -EINVAL;
-    r = ks_checklist_add(l, "retransmissions", NULL, required, ks_check_retrans);
+    }
+    r = ks_checklist_add(l, RETRANS_KIND, NULL, required, ks_check_retrans);
     if (r < 0)
         return r;
     chk = &l->v[l->n - 1];
@@ -100,3 +106,18 @@ int ks_checklist_add_retrans(const ks_config *cfg, ks_checklist *l)
         ks_asprintf("%" PRIu64 ":%" PRIu64 ":%s", pct, min, required ? "required" : "wanted");
     return chk->arg ? 0 : -ENOMEM;
 }
+
+/* Off by default (0): a trial's minutes after a reboot are not the node's usual traffic. */
+static const ks_config_key keys[] = {
+    KS_CONFIG_UINT("accept", "retrans_max_increase", 0, 100000, 0),
+    KS_CONFIG_UINT("accept", "retrans_min_segments", 1000, 1000000000000, 100000),
+    {.section = "accept", .key = "retrans_required", .type = KS_CT_BOOL, .def = "no"},
+    {0},
+};
+
+const ks_check_kind ks_check_kind_retransmissions = {
+    .name = RETRANS_KIND,
+    .run = ks_check_retrans,
+    .keys = keys,
+    .add_configured = add_retrans,
+};

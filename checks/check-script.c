@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Custom checks: an executable in etc/kswap/checks.d/{required,wanted}/; exit 0 passes. */
+/*
+ * script: custom checks, the executables in etc/kswap/checks.d/required/ (required) and
+ * wanted/ (reported) inside the root, in name order ("script:required/NAME"); exit 0 passes.
+ */
+#include <sys/stat.h>
+
 #include "checks/check.h"
 #include "lib/basic/spawn.h"
 #include "lib/basic/util.h"
 
 #define SCRIPT_OUTPUT_MAX 4096u
+#define CHECKS_DIR "etc/kswap/checks.d"
 
 int ks_check_script(const ks_check_ctx *c, ks_check *chk)
 {
@@ -69,3 +75,62 @@ int ks_check_script(const ks_check_ctx *c, ks_check *chk)
     ks_spawn_result_done(&res);
     return ok;
 }
+
+static int add_scripts(const ks_root *root, ks_checklist *l, const char *which, bool required)
+{
+    _cleanup_free_ char *dir = ks_asprintf("%s/%s", CHECKS_DIR, which);
+    _cleanup_strv_free_ char **names = NULL;
+    int r;
+
+    if (!dir)
+        return -ENOMEM;
+    r = ks_root_list_dir(root, dir, &names);
+    if (r == -ENOENT || r == -ENOTDIR)
+        return 0;
+    if (r < 0)
+        return r;
+    for (char **n = names; n && *n; n++) {
+        _cleanup_free_ char *path = NULL, *arg = NULL, *name = NULL;
+        struct stat st;
+        ks_check *chk;
+
+        /* Editor backups and disabled scripts (not executable) are not checks. */
+        if ((*n)[0] == '.' || ks_endswith(*n, "~"))
+            continue;
+        path = ks_asprintf("%s/%s", dir, *n);
+        if (!path)
+            return -ENOMEM;
+        if (ks_root_stat(root, path, &st) < 0 || !S_ISREG(st.st_mode) || !(st.st_mode & 0111))
+            continue;
+        /* The id names it relative to checks.d, escaped as every id (checks/ids.c). */
+        name = ks_check_id_escape(*n, true);
+        arg = name ? ks_asprintf("%s/%s", which, name) : NULL;
+        if (!arg)
+            return -ENOMEM;
+        r = ks_checklist_add(l, "script", arg, required, ks_check_script);
+        if (r < 0)
+            return r;
+        /* The check runs the file; its id names it relative to checks.d. */
+        chk = &l->v[l->n - 1];
+        free(chk->arg);
+        chk->arg = TAKE_PTR(path);
+    }
+    return 0;
+}
+
+static int add_configured(const ks_root *root, const ks_config *cfg, ks_checklist *l,
+                          char **ret_error)
+{
+    int r = add_scripts(root, l, "required", true);
+
+    (void)cfg;
+    (void)ret_error;
+    return r < 0 ? r : add_scripts(root, l, "wanted", false);
+}
+
+const ks_check_kind ks_check_kind_script = {
+    .name = "script",
+    .max_fields = 1,
+    .run = ks_check_script,
+    .add_configured = add_configured,
+};

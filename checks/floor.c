@@ -49,12 +49,16 @@ int ks_check_default_route(const ks_check_ctx *c, ks_check *chk)
     if (r < 0)
         return r;
     for (char **route = routes; route && *route; route++) {
-        ks_check tmp = {.arg = strchr(*route, ':') + 1};
-        int up = ks_check_interface(c, &tmp);
-        bool addr = up > 0 && has_address(c->root, tmp.arg);
+        const char *ifname = strchr(*route, ':') + 1;
+        _cleanup_free_ char *arg = ks_check_id_escape(ifname, true);
+        ks_check tmp = {.arg = arg};
+        int up = arg ? ks_check_interface(c, &tmp) : -ENOMEM;
+        bool addr = up > 0 && has_address(c->root, ifname);
 
+        if (up == -ENOMEM)
+            return up;
         free(last);
-        last = ks_asprintf("default route via %s: %s%s", tmp.arg, strempty(tmp.detail),
+        last = ks_asprintf("default route via %s: %s%s", ifname, strempty(tmp.detail),
                            up > 0 && !addr ? ", no address"
                            : addr          ? ", has an address"
                                            : "");

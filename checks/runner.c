@@ -22,6 +22,28 @@ static void mono_sleep(void *userdata, unsigned ms)
         ;
 }
 
+/*
+ * A detail names what the node holds (an interface named with ESC, a chain with bytes of
+ * invalid UTF-8), a script prints what it likes: both leave the check as printable text
+ * (checks/ids.c), whoever shows them.
+ */
+static int make_printable(ks_check *chk)
+{
+    char **texts[] = {&chk->detail, &chk->output};
+
+    for (size_t i = 0; i < ARRAY_SIZE(texts); i++) {
+        char *t;
+        if (!*texts[i])
+            continue;
+        t = ks_check_text_escape(*texts[i], texts[i] == &chk->output);
+        if (!t)
+            return -ENOMEM;
+        free(*texts[i]);
+        *texts[i] = t;
+    }
+    return 0;
+}
+
 static int run_one(const ks_check_ctx *c, ks_check *chk)
 {
     int r;
@@ -42,7 +64,7 @@ static int run_one(const ks_check_ctx *c, ks_check *chk)
     chk->status = r > 0 ? KS_CHECK_PASS : KS_CHECK_FAIL;
     if (r > 0)
         chk->final = false;
-    return 0;
+    return make_printable(chk);
 }
 
 static bool required_failed_finally(const ks_checklist *l)
@@ -61,7 +83,7 @@ static bool required_passed(const ks_checklist *l)
     return true;
 }
 
-int ks_checks_run(ks_checklist *l, const ks_check_ctx *c, const ks_runner_opts *o)
+static int run_rounds(ks_checklist *l, const ks_check_ctx *c, const ks_runner_opts *o)
 {
     long long (*now)(void *) = o->now_ms ? o->now_ms : mono_ms;
     void (*sleep_fn)(void *, unsigned) = o->sleep_ms ? o->sleep_ms : mono_sleep;
@@ -70,6 +92,8 @@ int ks_checks_run(ks_checklist *l, const ks_check_ctx *c, const ks_runner_opts *
     int r;
 
     for (;;) {
+        /* A program's answer is shared by the checks of one round, never kept longer. */
+        ks_check_cache_clear(c->cache);
         for (size_t i = 0; i < l->n; i++) {
             /* A check that passed stays passed: services that came up are not asked again. */
             if (l->v[i].status == KS_CHECK_PASS)
@@ -90,4 +114,17 @@ int ks_checks_run(ks_checklist *l, const ks_check_ctx *c, const ks_runner_opts *
             return 0;
         sleep_fn(o->userdata, left < interval ? (unsigned)left : interval);
     }
+}
+
+int ks_checks_run(ks_checklist *l, const ks_check_ctx *c, const ks_runner_opts *o)
+{
+    ks_check_ctx round = *c;
+    int r;
+
+    round.cache = ks_check_cache_new();
+    if (!round.cache)
+        return -ENOMEM;
+    r = run_rounds(l, &round, o);
+    ks_check_cache_free(round.cache);
+    return r;
 }

@@ -27,9 +27,9 @@ static void check_progress(void *userdata, const ks_check *chk)
 
     if (ctx->quiet)
         return;
-    fprintf(stderr, "%s[check]%s %-4s %s (attempt %u): %s\n", ctx->stderr_color ? "\033[1m" : "",
-            ctx->stderr_color ? "\033[0m" : "", ks_check_status_to_string(chk->status), chk->id,
-            chk->attempts, strempty(chk->detail));
+    ks_fprintf(stderr, "%s[check]%s %-4s %s (attempt %u): %s\n", ks_bold(ctx->stderr_color),
+               ks_bold_end(ctx->stderr_color), ks_check_status_to_string(chk->status), chk->id,
+               chk->attempts, strempty(chk->detail));
 }
 
 json_object *ks_json_checks(const ks_checklist *l)
@@ -96,15 +96,15 @@ static void print_conns(const ks_accept_result *r)
             continue;
         now = ks_accept_conns_now(r, c);
         if (!any)
-            printf("connections to the ports services listened on at arming:\n");
+            ks_printf("connections to the ports services listened on at arming:\n");
         any = true;
-        printf("  %s: %u at arming, ", c->arg, c->baseline);
+        ks_printf("  %s: %u at arming, ", c->arg, c->baseline);
         if (now >= 0)
-            printf("%lld now", now);
+            ks_printf("%lld now", now);
         else
-            printf("now unknown");
-        printf(", %s (%s)\n", c->status == KS_CHECK_PASS ? "back" : "not back",
-               c->required ? "required" : "wanted, not required");
+            ks_printf("now unknown");
+        ks_printf(", %s (%s)\n", c->status == KS_CHECK_PASS ? "back" : "not back",
+                  c->required ? "required" : "wanted, not required");
     }
 }
 
@@ -116,17 +116,17 @@ static void print_diff(const ks_accept_result *r)
     for (size_t i = 0; i < r->checks.n; i++)
         if (r->checks.v[i].from_snapshot)
             r->checks.v[i].status == KS_CHECK_PASS ? back++ : missing++;
-    printf("what ran on the old kernel: %zu came back, %zu did not\n", back, missing);
+    ks_printf("what ran on the old kernel: %zu came back, %zu did not\n", back, missing);
     for (size_t i = 0; i < r->checks.n; i++)
         if (r->checks.v[i].from_snapshot && r->checks.v[i].status != KS_CHECK_PASS)
-            printf("  - %s\n", r->checks.v[i].id);
+            ks_printf("  - %s\n", r->checks.v[i].id);
     for (char **p = r->new_items; p && *p; p++)
-        printf("  + %s (new)\n", *p);
+        ks_printf("  + %s (new)\n", *p);
     for (char **p = r->not_snapshotted; p && *p; p++)
-        printf("  not snapshotted: %s\n", *p);
+        ks_printf("  not snapshotted: %s\n", *p);
     print_conns(r);
-    printf("established connections: %u before, %u now (reported, not required)\n",
-           r->established_before, r->established_now);
+    ks_printf("established connections: %u before, %u now (reported, not required)\n",
+              r->established_before, r->established_now);
 }
 
 static void print_human(const ks_ctx *ctx, const ks_accept_result *r, const ks_boot *b,
@@ -134,29 +134,29 @@ static void print_human(const ks_ctx *ctx, const ks_accept_result *r, const ks_b
 {
     const char *o = ks_outcome_to_string(r->outcome);
 
-    printf("outcome: %s%s\n", o ? o : "nothing to judge", r->recorded ? " (judged before)" : "");
+    ks_printf("outcome: %s%s\n", o ? o : "nothing to judge", r->recorded ? " (judged before)" : "");
     if (r->kernel)
-        printf("running: %s%strial kernel: %s\n", r->kernel, ctx->sep,
-               strempty(r->expected_kernel));
+        ks_printf("running: %s%strial kernel: %s\n", r->kernel, ctx->sep,
+                  strempty(r->expected_kernel));
     for (size_t i = 0; i < r->checks.n; i++) {
         const ks_check *c = &r->checks.v[i];
-        printf("  %-4s %s%s", ks_check_status_to_string(c->status), c->id,
-               c->required ? "" : " (wanted)");
+        ks_printf("  %-4s %s%s", ks_check_status_to_string(c->status), c->id,
+                  c->required ? "" : " (wanted)");
         if (c->attempts > 1)
-            printf(" (%u attempts)", c->attempts);
-        printf(": %s\n", strempty(c->detail));
+            ks_printf(" (%u attempts)", c->attempts);
+        ks_printf(": %s\n", strempty(c->detail));
     }
     if (r->have_snapshot)
         print_diff(r);
     if (r->summary)
-        printf("%s\n", r->summary);
+        ks_printf("%s\n", r->summary);
     if (r->previous_boot)
-        printf("the previous boot's journal (warnings and errors):\n%s%s", r->previous_boot,
-               ks_endswith(r->previous_boot, "\n") ? "" : "\n");
+        ks_printf("the previous boot's journal (warnings and errors):\n%s%s", r->previous_boot,
+                  ks_endswith(r->previous_boot, "\n") ? "" : "\n");
     if (r->pinned)
-        printf("pinned: %s is the default on every boot\n", strempty(r->expected_kernel));
+        ks_printf("pinned: %s is the default on every boot\n", strempty(r->expected_kernel));
     if (have_forecast) {
-        printf("\n");
+        ks_printf("\n");
         ks_print_forecast(ctx, b, f);
     }
 }
@@ -166,6 +166,7 @@ static void run_hooks(const ks_ctx *ctx, const ks_accept_result *res, json_objec
                       const ks_config *cfg)
 {
     _cleanup_strv_free_ char **failures = NULL;
+    _cleanup_free_ char *text = NULL;
     const char *which;
     int tmo = 30, r;
 
@@ -180,9 +181,9 @@ static void run_hooks(const ks_ctx *ctx, const ks_accept_result *res, json_objec
         return;
     if (cfg && (ks_config_get_int(cfg, "accept", "hook_timeout", 30, &tmo) < 0 || tmo <= 0))
         tmo = 30;
-    r = ks_accept_run_hooks(ctx->root, which,
-                            json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN),
-                            (unsigned)tmo * 1000u, &failures);
+    text = ks_json_to_utf8(doc, JSON_C_TO_STRING_PLAIN);
+    r = text ? ks_accept_run_hooks(ctx->root, which, text, (unsigned)tmo * 1000u, &failures)
+             : -ENOMEM;
     if (r < 0)
         ks_warn("cannot run the %s hooks in '/%s/%s': %s", which, KS_HOOKS_DIR, which,
                 strerror(-r));

@@ -7,18 +7,18 @@ static bool confirm(const ks_ctx *ctx, const ks_apply_opts *o)
 {
     char line[32];
 
-    fprintf(stderr,
-            "kswap apply on %s will make the running kernel GRUB's default, install and verify "
-            "%s%s and arm ONE trial boot of it.\nProceed? [y/N] ",
-            ks_root_is_host(ctx->root) ? "this machine" : ks_root_path(ctx->root),
-            o->deb       ? "the package "
-            : o->package ? "the package "
-            : o->kernel  ? "the kernel "
-                         : "",
-            o->deb       ? o->deb
-            : o->package ? o->package
-            : o->kernel  ? o->kernel
-                         : "the XanMod package that fits the CPU");
+    ks_fprintf(stderr,
+               "kswap apply on %s will make the running kernel GRUB's default, install and verify "
+               "%s%s and arm ONE trial boot of it.\nProceed? [y/N] ",
+               ks_root_is_host(ctx->root) ? "this machine" : ks_root_path(ctx->root),
+               o->deb       ? "the package "
+               : o->package ? "the package "
+               : o->kernel  ? "the kernel "
+                            : "",
+               o->deb       ? o->deb
+               : o->package ? o->package
+               : o->kernel  ? o->kernel
+                            : "the XanMod package that fits the CPU");
     if (!fgets(line, sizeof(line), stdin))
         return false;
     return line[0] == 'y' || line[0] == 'Y';
@@ -138,8 +138,9 @@ static int run_apply(ks_ctx *ctx, int argc, char **argv)
     }
     r = ks_swap_render(ctx, "apply", &res);
     if (res.status == KS_SWAP_DONE && !res.rebooting && !ctx->json && !dry)
-        printf("\nReboot to start the trial ('kswap apply --reboot' looks at what the next boots "
-               "load first); 'kswap rollback' cancels it.\n");
+        ks_printf(
+            "\nReboot to start the trial ('kswap apply --reboot' looks at what the next boots "
+            "load first); 'kswap rollback' cancels it.\n");
     return r;
 }
 

@@ -37,21 +37,21 @@ static int run_check(ks_ctx *ctx, int argc, char **argv)
         if (ks_print_json_built("check", &b, o) != KS_EXIT_OK)
             exit_code = KS_EXIT_ERROR;
     } else {
-        printf("checklist on %s: %s\n", strempty(res.kernel),
-               res.passed ? "every required check passes" : "a required check FAILS");
+        ks_printf("checklist on %s: %s\n", strempty(res.kernel),
+                  res.passed ? "every required check passes" : "a required check FAILS");
         for (size_t i = 0; i < res.checks.n; i++) {
             const ks_check *x = &res.checks.v[i];
             /* -q keeps what is wrong: the required checks that fail. */
             if (ctx->quiet && !(x->required && x->status == KS_CHECK_FAIL))
                 continue;
-            printf("  %-4s %s%s: %s\n", ks_check_status_to_string(x->status), x->id,
-                   x->required ? "" : " (wanted)", strempty(x->detail));
+            ks_printf("  %-4s %s%s: %s\n", ks_check_status_to_string(x->status), x->id,
+                      x->required ? "" : " (wanted)", strempty(x->detail));
         }
         if (!ctx->quiet)
-            printf("what runs now: %u items, %u established connections\n", res.n_items,
-                   res.established);
+            ks_printf("what runs now: %u items, %u established connections\n", res.n_items,
+                      res.established);
         for (char **p = res.not_snapshotted; p && *p && !ctx->quiet; p++)
-            printf("  not snapshotted: %s\n", *p);
+            ks_printf("  not snapshotted: %s\n", *p);
     }
     ks_check_now_result_done(&res);
     return exit_code;

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <json-c/json.h>
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "lib/basic/findings.h"
 #include "lib/basic/json-util.h"
@@ -103,6 +105,22 @@ extern const ks_cmd ks_cmd_list;
 extern const ks_cmd ks_cmd_metrics;
 extern const ks_cmd ks_cmd_tidy;
 extern const ks_cmd ks_cmd_report;
+
+/*
+ * The one way kswap prints (cmd/output.c; test/check-output.py keeps every other printf out of
+ * cmd/): the format is kswap's own text and goes out as it is; every string argument (%s, %c,
+ * %m) is data and goes through ks_escape_terminal() (lib/basic/escape.h): control characters,
+ * C1, invalid UTF-8 (every byte above ASCII when the locale is not UTF-8) come out as \xNN, so
+ * an interface, a GRUB title or a journal's reason cannot drive the terminal. A precision cuts
+ * the escaped text between characters and escapes, never inside one. The colour codes of
+ * ks_color() and ks_bold() are the only strings passed through unescaped.
+ */
+void ks_printf(const char *fmt, ...) _printf_(1, 2);
+void ks_fprintf(FILE *f, const char *fmt, ...) _printf_(2, 3);
+void ks_vfprintf(FILE *f, const char *fmt, va_list ap) _printf_(2, 0);
+/* Bold for a stream that gets colour (on), and its end; "" when off. */
+const char *ks_bold(bool on);
+const char *ks_bold_end(bool on);
 
 /* Diagnostics on stderr, git style: "kswap: error: cannot open 'x': reason". */
 void ks_error(const char *fmt, ...) _printf_(1, 2);

@@ -71,7 +71,7 @@ static void print_content(const char *content)
     while (p && *p) {
         size_t n = strcspn(p, "\n");
         _cleanup_free_ char *line = strndup(p, n);
-        printf("      | %s\n", line ? ks_esc(line) : "");
+        ks_printf("      | %s\n", line ? line : "");
         p += n;
         if (*p == '\n')
             p++;
@@ -80,50 +80,50 @@ static void print_content(const char *content)
 
 void ks_print_dryrun(const ks_ctx *ctx, const ks_dryrun *d)
 {
-    printf("apply --dry-run: nothing was changed%s\n",
-           d->locked ? " (kswap's lock was held shared while reading)"
-                     : " (no lock file: nobody held kswap's lock)");
+    ks_printf("apply --dry-run: nothing was changed%s\n",
+              d->locked ? " (kswap's lock was held shared while reading)"
+                        : " (no lock file: nobody held kswap's lock)");
     if (d->resume)
-        printf("resume    an interrupted apply (state %s) would go on\n",
-               strempty(d->resume_state));
-    printf("old       %s\n", strempty(d->old_kernel));
-    printf("new       %s\n", d->new_kernel ? d->new_kernel : "known once apt installed it");
+        ks_printf("resume    an interrupted apply (state %s) would go on\n",
+                  strempty(d->resume_state));
+    ks_printf("old       %s\n", strempty(d->old_kernel));
+    ks_printf("new       %s\n", d->new_kernel ? d->new_kernel : "known once apt installed it");
     if (d->package && streq_ptr(d->source_kind, "deb"))
-        printf("install   the local package %s\n", ks_esc(d->source));
+        ks_printf("install   the local package %s\n", d->source);
     else if (d->package)
-        printf("install   %s from the repository %s\n", ks_esc(d->package), ks_esc(d->source));
+        ks_printf("install   %s from the repository %s\n", d->package, d->source);
     else
-        printf("install   nothing: %s is installed already\n", ks_esc(d->source));
-    printf("steps    ");
+        ks_printf("install   nothing: %s is installed already\n", d->source);
+    ks_printf("steps    ");
     for (size_t i = 0; i < d->n_steps; i++)
-        printf(" %s", d->steps[i].name);
-    printf("\nprograms\n");
+        ks_printf(" %s", d->steps[i].name);
+    ks_printf("\nprograms\n");
     for (size_t i = 0; i < d->n_programs; i++) {
-        printf("  [%s]", d->programs[i].step);
+        ks_printf("  [%s]", d->programs[i].step);
         for (char **a = d->programs[i].argv; a && *a; a++)
-            printf(" %s", ks_esc(*a));
-        printf("%s\n", d->programs[i].ran ? "  (ran: it changes nothing in the root)" : "");
+            ks_printf(" %s", *a);
+        ks_printf("%s\n", d->programs[i].ran ? "  (ran: it changes nothing in the root)" : "");
     }
-    printf("files\n");
+    ks_printf("files\n");
     for (size_t i = 0; i < d->n_files; i++) {
         const ks_dry_file *f = &d->files[i];
-        printf("  %s /%s%s%s", f->action, ks_esc(f->path), f->new_path ? " -> /" : "",
-               f->new_path ? ks_esc(f->new_path) : "");
+        ks_printf("  %s /%s%s%s", f->action, f->path, f->new_path ? " -> /" : "",
+                  f->new_path ? f->new_path : "");
         if (f->what)
-            printf(": %s", ks_esc(f->what));
+            ks_printf(": %s", f->what);
         if (f->size && !f->content)
-            printf(" (%zu bytes)", f->size);
-        printf("\n");
+            ks_printf(" (%zu bytes)", f->size);
+        ks_printf("\n");
         print_content(f->content);
     }
-    printf("\nafter arming: ");
+    ks_printf("\nafter arming: ");
     if (d->forecast_known) {
         ks_print_forecast(ctx, &d->boot_after, &d->forecast);
         if (!d->forecast_promised)
-            printf("this is not the promised forecast (boot 1 new, boots 2 and 3 old): apply "
-                   "would put the grubenv back and fail at arm\n");
+            ks_printf("this is not the promised forecast (boot 1 new, boots 2 and 3 old): apply "
+                      "would put the grubenv back and fail at arm\n");
     } else
-        printf("not evaluated now: %s\n", strempty(d->forecast_note));
+        ks_printf("not evaluated now: %s\n", strempty(d->forecast_note));
 }
 
 json_object *ks_json_removed(const ks_swap_result *r)
@@ -145,14 +145,13 @@ json_object *ks_json_removed(const ks_swap_result *r)
 void ks_print_removed(const ks_swap_result *r)
 {
     if (r->n_removed == 0) {
-        printf("purge: nothing to remove: no package, apt source, keyring or drop-in of kswap "
-               "is left\n");
+        ks_printf("purge: nothing to remove: no package, apt source, keyring or drop-in of kswap "
+                  "is left\n");
         return;
     }
-    printf("purge removed:\n");
+    ks_printf("purge removed:\n");
     for (size_t i = 0; i < r->n_removed; i++)
-        printf("  %-12s %s%s%s%s\n", r->removed[i].kind,
-               streq_ptr(r->removed[i].kind, "package") ? "" : "/", ks_esc(r->removed[i].name),
-               r->removed[i].what ? "  " : "",
-               r->removed[i].what ? ks_esc(r->removed[i].what) : "");
+        ks_printf("  %-12s %s%s%s%s\n", r->removed[i].kind,
+                  streq_ptr(r->removed[i].kind, "package") ? "" : "/", r->removed[i].name,
+                  r->removed[i].what ? "  " : "", r->removed[i].what ? r->removed[i].what : "");
 }

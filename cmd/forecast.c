@@ -67,32 +67,32 @@ void ks_print_forecast(const ks_ctx *ctx, const ks_boot *b, const ks_grub_foreca
 {
     for (size_t i = 0; i < fc->n; i++) {
         const ks_grub_forecast_boot *f = &fc->v[i];
-        const char *what = ks_esc(f->kernel ? f->kernel : f->title_path);
-        printf("%s%s%s (%s)", i == 0 ? "" : ctx->sep, i == 0 ? "next boot: " : "then: ", what,
-               boot_label(f));
+        const char *what = f->kernel ? f->kernel : f->title_path;
+        ks_printf("%s%s%s (%s)", i == 0 ? "" : ctx->sep, i == 0 ? "next boot: " : "then: ", what,
+                  boot_label(f));
     }
     if (fc->n > 0 && fc->v[fc->n - 1].waits)
-        printf("%sthen: whatever someone picks at the console", ctx->sep);
-    printf("\n");
+        ks_printf("%sthen: whatever someone picks at the console", ctx->sep);
+    ks_printf("\n");
     for (size_t i = 0; i < fc->n; i++) {
         const ks_grub_forecast_boot *f = &fc->v[i];
-        printf("  boot %u: %s\n", f->boot, ks_esc(f->title_path));
+        ks_printf("  boot %u: %s\n", f->boot, f->title_path);
         if (ctx->verbose)
-            printf("          id %s\n", ks_esc(f->id_path));
+            ks_printf("          id %s\n", f->id_path);
         for (char **c = f->changes; c && *c; c++)
-            printf("          grubenv %s\n", *c);
+            ks_printf("          grubenv %s\n", *c);
         if (f->save_env_failures)
-            printf("          save_env fails %u time(s): GRUB shows an error and boots on\n",
-                   f->save_env_failures);
+            ks_printf("          save_env fails %u time(s): GRUB shows an error and boots on\n",
+                      f->save_env_failures);
     }
     if (!b->env)
-        printf("grubenv: none (/%s)\n", KS_GRUBENV_PATH);
+        ks_printf("grubenv: none (/%s)\n", KS_GRUBENV_PATH);
     else
-        printf("grubenv: %zu variable(s), GRUB %s write it at boot%s%s\n", ks_grubenv_count(b->env),
-               b->env_writable ? "can" : "cannot", b->unwritable_reason ? ": " : "",
-               strempty(b->unwritable_reason));
+        ks_printf("grubenv: %zu variable(s), GRUB %s write it at boot%s%s\n",
+                  ks_grubenv_count(b->env), b->env_writable ? "can" : "cannot",
+                  b->unwritable_reason ? ": " : "", strempty(b->unwritable_reason));
     for (char **n = fc->notes; n && *n; n++)
-        printf("not followed: %s\n", *n);
+        ks_printf("not followed: %s\n", *n);
 }
 
 int ks_collect_forecast(const ks_ctx *ctx, ks_boot *b, ks_grub_forecast *f, ks_findings *findings)

@@ -11,24 +11,24 @@ static const char *dash(const char *s)
 static void print_table(const ks_ctx *ctx, const ks_history *h)
 {
     if (h->n == 0) {
-        printf("no swap in the history yet ('/%s')\n", KS_HISTORY_PATH);
+        ks_printf("no swap in the history yet ('/%s')\n", KS_HISTORY_PATH);
         return;
     }
-    printf("%-4s %-20s %-20s %-14s %-44s %s\n", "ID", "STARTED", "ENDED", "OUTCOME", "FROM -> TO",
-           "BY");
+    ks_printf("%-4s %-20s %-20s %-14s %-44s %s\n", "ID", "STARTED", "ENDED", "OUTCOME",
+              "FROM -> TO", "BY");
     for (size_t i = h->n; i-- > 0;) {
         const ks_history_record *r = &h->v[i];
         _cleanup_free_ char *fromto =
             ks_asprintf("%s -> %s", dash(r->from.release), dash(r->to.release));
-        printf("%-4" PRIu64 " %-20s %-20s %-14s %-44s %s\n", r->id, r->started, r->ended,
-               r->outcome, fromto ? fromto : "-", dash(r->by));
+        ks_printf("%-4" PRIu64 " %-20s %-20s %-14s %-44s %s\n", r->id, r->started, r->ended,
+                  r->outcome, fromto ? fromto : "-", dash(r->by));
         if (ctx->verbose) {
-            printf("     from %s\n", dash(r->from.id_path));
-            printf("     to   %s\n", dash(r->to.id_path));
-            printf("     kswap %s\n", dash(r->version));
+            ks_printf("     from %s\n", dash(r->from.id_path));
+            ks_printf("     to   %s\n", dash(r->to.id_path));
+            ks_printf("     kswap %s\n", dash(r->version));
         }
         if (r->reason)
-            printf("     reason: %s\n", r->reason);
+            ks_printf("     reason: %s\n", r->reason);
     }
 }
 

@@ -3,6 +3,7 @@
 #include <getopt.h>
 #include <locale.h>
 
+#include "checks/check.h"
 #include "cmd/cmd.h"
 #include "build-config.h"
 
@@ -38,30 +39,30 @@ const ks_option ks_global_options[] = {
 
 static void print_help(void)
 {
-    printf("usage: kswap [global options] COMMAND [ARGS]\n"
-           "\n"
-           "Moves a server from its distribution kernel to a XanMod LTS kernel with a one-shot\n"
-           "trial boot, acceptance after the reboot, then pin or rollback.\n"
-           "\n"
-           "commands:\n");
+    ks_printf("usage: kswap [global options] COMMAND [ARGS]\n"
+              "\n"
+              "Moves a server from its distribution kernel to a XanMod LTS kernel with a one-shot\n"
+              "trial boot, acceptance after the reboot, then pin or rollback.\n"
+              "\n"
+              "commands:\n");
     for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
-        printf("  %-9s %s\n", commands[i]->name, commands[i]->summary);
-    printf("  %-9s %s\n", "help", "show this help, or every option of COMMAND (help COMMAND)");
-    printf("\nglobal options (before or after the command):\n");
+        ks_printf("  %-9s %s\n", commands[i]->name, commands[i]->summary);
+    ks_printf("  %-9s %s\n", "help", "show this help, or every option of COMMAND (help COMMAND)");
+    ks_printf("\nglobal options (before or after the command):\n");
     for (const ks_option *o = ks_global_options; o->name; o++) {
         char buf[64], letter[8] = "    ";
         if (o->letter)
             snprintf(letter, sizeof(letter), "-%c, ", o->letter);
         snprintf(buf, sizeof(buf), "%s--%s%s%s", letter, o->name, o->arg ? " " : "",
                  o->arg ? o->arg : "");
-        printf("  %-19s %s", buf, o->help);
+        ks_printf("  %-19s %s", buf, o->help);
         if (o->def)
-            printf(" (default: %s)", o->def);
-        printf("\n");
+            ks_printf(" (default: %s)", o->def);
+        ks_printf("\n");
     }
-    printf("\n"
-           "exit codes: 0 done or may proceed, 1 error, 2 refused or blocked,\n"
-           "3 acceptance failed, 4 nothing to judge yet. See kswap(8).\n");
+    ks_printf("\n"
+              "exit codes: 0 done or may proceed, 1 error, 2 refused or blocked,\n"
+              "3 acceptance failed, 4 nothing to judge yet. See kswap(8).\n");
 }
 
 static const ks_cmd *find_command(const char *name)
@@ -228,7 +229,7 @@ static int run_main(int argc, char **argv, ks_ctx *ctx, const ks_cmd **cmdp)
             ks_jb_add(&b, o, "version", ks_jb_string(&b, KSWAP_VERSION));
             return ks_print_json_built("version", &b, o);
         }
-        printf("kswap %s\n", KSWAP_VERSION);
+        ks_printf("kswap %s\n", KSWAP_VERSION);
         return KS_EXIT_OK;
     }
     if (n > 0 && streq(rest[0], "help")) {
@@ -266,6 +267,13 @@ static int run_main(int argc, char **argv, ks_ctx *ctx, const ks_cmd **cmdp)
         return KS_EXIT_ERROR;
     }
 
+    /* The [accept] keys are the check plug-ins' own (checks/registry.c): known to the
+     * configuration before a command reads it. */
+    r = ks_checks_register_config();
+    if (r < 0) {
+        ks_error("cannot register the [accept] keys: %s", strerror(-r));
+        return KS_EXIT_ERROR;
+    }
     r = ks_root_open(root_path, &ctx->root);
     if (r < 0) {
         ks_error("cannot open root directory '%s': %s", root_path, strerror(-r));

@@ -15,7 +15,7 @@ static void print_table(const ks_ctx *ctx, const ks_kernel_list *l)
     for (size_t i = 0; i < l->n; i++)
         if (strlen(l->v[i].release) > w)
             w = strlen(l->v[i].release);
-    printf("%-*s  %-28s %s\n", (int)w, "RELEASE", "ROLE", "GRUB ID PATH");
+    ks_printf("%-*s  %-28s %s\n", (int)w, "RELEASE", "ROLE", "GRUB ID PATH");
     for (size_t i = 0; i < l->n; i++) {
         const ks_listed_kernel *x = &l->v[i];
         char role[96] = "";
@@ -28,15 +28,15 @@ static void print_table(const ks_ctx *ctx, const ks_kernel_list *l)
                  !x->has_initrd ? "no-initrd," : "");
         if (role[0])
             role[strlen(role) - 1] = '\0';
-        printf("%-*s  %-28s %s\n", (int)w, x->release, role[0] ? role : "-",
-               x->id_path ? x->id_path : "(no GRUB entry)");
+        ks_printf("%-*s  %-28s %s\n", (int)w, x->release, role[0] ? role : "-",
+                  x->id_path ? x->id_path : "(no GRUB entry)");
     }
     if (l->n == 0)
-        printf("no kernel installed (no /boot/vmlinuz-*)\n");
+        ks_printf("no kernel installed (no /boot/vmlinuz-*)\n");
     if (ctx->verbose)
         for (size_t i = 0; i < l->n; i++)
             if (l->v[i].title_path)
-                printf("%s: %s\n", l->v[i].release, l->v[i].title_path);
+                ks_printf("%s: %s\n", l->v[i].release, l->v[i].title_path);
 }
 
 static json_object *list_json(const ks_kernel_list *l)

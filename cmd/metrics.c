@@ -55,11 +55,11 @@ static int run_metrics(ks_ctx *ctx, int argc, char **argv)
     if (ctx->quiet)
         return KS_EXIT_OK;
     if (r > 0)
-        printf("wrote %s\n", file);
+        ks_printf("wrote %s\n", file);
     else if (dir && *dir)
-        printf("metrics off: '%s' does not exist (kswap never creates it)\n", dir);
+        ks_printf("metrics off: '%s' does not exist (kswap never creates it)\n", dir);
     else
-        printf("metrics off: [metrics] textfile_dir is empty\n");
+        ks_printf("metrics off: [metrics] textfile_dir is empty\n");
     return KS_EXIT_OK;
 }
 

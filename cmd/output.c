@@ -2,23 +2,252 @@
 #include <assert.h>
 #include <getopt.h>
 #include <langinfo.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 
 #include "cmd/cmd.h"
+#include "lib/basic/escape.h"
 #include "lib/host/units.h"
 
 static char *first_error;     /* the first ks_error message, for the JSON of a failure */
 static json_object *json_doc; /* the command's one document, printed by ks_json_flush */
+
+/* ---- the one way kswap prints ---- */
+
+/* kswap's own escape sequences: the only strings a %s argument passes unescaped, known by
+ * their address (the same bytes from data are escaped like any other). */
+static const char sgr_green[] = "\033[32m", sgr_yellow[] = "\033[33m", sgr_red[] = "\033[1;31m",
+                  sgr_bold[] = "\033[1m", sgr_reset[] = "\033[0m";
+
+static bool own_sequence(const char *s)
+{
+    return s == sgr_green || s == sgr_yellow || s == sgr_red || s == sgr_bold || s == sgr_reset;
+}
+
+const char *ks_bold(bool on)
+{
+    return on ? sgr_bold : "";
+}
+
+const char *ks_bold_end(bool on)
+{
+    return on ? sgr_reset : "";
+}
+
+static unsigned escape_flags(void)
+{
+    return KS_ESCAPE_KEEP_NEWLINE | (ks_locale_is_utf8() ? KS_ESCAPE_UTF8 : 0);
+}
+
+/* The length of the escape unit or character at e (what a precision never cuts in two). */
+static size_t unit_len(const char *e, size_t left)
+{
+    size_t n;
+
+    if (e[0] == '\\' && left >= 2)
+        return e[1] == 'x' ? 4 : e[1] == 'u' ? 6 : 2;
+    n = ks_utf8_char(e, left, NULL);
+    return n ? n : 1;
+}
+
+/* A string argument: escaped (unless one of kswap's own sequences), cut to precision at a unit
+ * boundary, padded to width (in bytes, as printf does). */
+static void put_string(FILE *out, const char *arg, bool left, int width, int precision)
+{
+    _cleanup_free_ char *e = NULL;
+    const char *s = arg ? arg : "(null)";
+    size_t len;
+
+    if (!own_sequence(s)) {
+        e = ks_escape_terminal(s, strlen(s), escape_flags());
+        s = e ? e : "?";
+    }
+    len = strlen(s);
+    if (precision >= 0 && len > (size_t)precision) {
+        size_t n = 0;
+        for (size_t u; n < len && n + (u = unit_len(s + n, len - n)) <= (size_t)precision;)
+            n += u;
+        len = n;
+    }
+    if (!left)
+        for (size_t i = len; width > 0 && i < (size_t)width; i++)
+            fputc(' ', out);
+    fwrite(s, 1, len, out);
+    if (left)
+        for (size_t i = len; width > 0 && i < (size_t)width; i++)
+            fputc(' ', out);
+}
+
+/*
+ * One conversion other than %s, %c, %m and %%: the spec (flags, width and precision given as
+ * numbers) with the argument of the type its length modifier and conversion name. The spec is
+ * taken from a format the compiler checked against its arguments (ks_printf's _printf_).
+ */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+static void put_other(FILE *out, const char *spec, const char *len, char conv, va_list *ap)
+{
+    if (strchr("diouxX", conv)) {
+        bool sign = conv == 'd' || conv == 'i';
+        if (streq(len, "ll") || streq(len, "q"))
+            sign ? fprintf(out, spec, va_arg(*ap, long long))
+                 : fprintf(out, spec, va_arg(*ap, unsigned long long));
+        else if (streq(len, "l"))
+            sign ? fprintf(out, spec, va_arg(*ap, long))
+                 : fprintf(out, spec, va_arg(*ap, unsigned long));
+        else if (streq(len, "j"))
+            sign ? fprintf(out, spec, va_arg(*ap, intmax_t))
+                 : fprintf(out, spec, va_arg(*ap, uintmax_t));
+        else if (streq(len, "z") || streq(len, "Z"))
+            sign ? fprintf(out, spec, va_arg(*ap, ssize_t))
+                 : fprintf(out, spec, va_arg(*ap, size_t));
+        else if (streq(len, "t"))
+            fprintf(out, spec, va_arg(*ap, ptrdiff_t));
+        else
+            sign ? fprintf(out, spec, va_arg(*ap, int)) : fprintf(out, spec, va_arg(*ap, unsigned));
+    } else if (strchr("eEfFgGaA", conv)) {
+        if (streq(len, "L"))
+            fprintf(out, spec, va_arg(*ap, long double));
+        else
+            fprintf(out, spec, va_arg(*ap, double));
+    } else if (conv == 'p') {
+        fprintf(out, spec, va_arg(*ap, void *));
+    } else if (conv == 'n') {
+        (void)va_arg(*ap, int *); /* kswap counts nothing so */
+    }
+}
+#pragma GCC diagnostic pop
+
+/* Reads digits or '*' (an int argument) at *p; -1 when there are none. */
+static int spec_number(const char **p, va_list *ap)
+{
+    int v = -1;
+
+    if (**p == '*') {
+        (*p)++;
+        return va_arg(*ap, int);
+    }
+    while (**p >= '0' && **p <= '9') {
+        v = (v < 0 ? 0 : v * 10) + (**p - '0');
+        (*p)++;
+    }
+    return v;
+}
+
+/* prefix, fmt with its arguments, suffix: written to f at once (prefix and suffix are kswap's). */
+static void vprint(FILE *f, const char *prefix, const char *fmt, va_list ap_in, const char *suffix)
+    __attribute__((format(printf, 3, 0)));
+
+static void vprint(FILE *f, const char *prefix, const char *fmt, va_list ap_in, const char *suffix)
+{
+    _cleanup_free_ char *buf = NULL;
+    int saved_errno = errno;
+    size_t size = 0;
+    va_list ap;
+    FILE *out;
+
+    /* The whole line is made first and written at once: a line interleaves with no other. */
+    out = open_memstream(&buf, &size);
+    if (!out)
+        return;
+    fputs(prefix, out);
+    va_copy(ap, ap_in);
+    for (const char *p = fmt; *p; p++) {
+        char spec[64], len[3] = "", flags[8] = "";
+        int width, precision = -1;
+        size_t nf = 0;
+        bool left, star;
+
+        if (*p != '%') {
+            fputc(*p, out);
+            continue;
+        }
+        p++;
+        while (*p && strchr("-+ #0'I", *p) && nf + 1 < sizeof(flags))
+            flags[nf++] = *p++;
+        flags[nf] = '\0';
+        left = strchr(flags, '-') != NULL;
+        star = *p == '*';
+        width = spec_number(&p, &ap);
+        if (star && width < 0) {
+            /* a negative '*' width: left-justified in a field of its absolute value */
+            left = true;
+            width = width == INT_MIN ? INT_MAX : -width;
+            if (!strchr(flags, '-') && nf + 1 < sizeof(flags))
+                flags[nf++] = '-', flags[nf] = '\0';
+        }
+        if (*p == '.') {
+            p++;
+            star = *p == '*';
+            precision = spec_number(&p, &ap);
+            if (precision < 0)
+                precision = star ? -1 : 0; /* a negative '*' precision: as if none */
+        }
+        for (size_t k = 0; *p && strchr("hlqLjzZt", *p) && k + 1 < sizeof(len); k++) {
+            len[k] = *p++;
+            len[k + 1] = '\0';
+        }
+        if (!*p)
+            break;
+        if (*p == '%') {
+            fputc('%', out);
+        } else if (*p == 's') {
+            put_string(out, va_arg(ap, const char *), left, width, precision);
+        } else if (*p == 'c') {
+            char c[2] = {(char)va_arg(ap, int), '\0'};
+            put_string(out, c, left, width, -1);
+        } else if (*p == 'm') {
+            put_string(out, strerror(saved_errno), left, width, precision);
+        } else {
+            snprintf(spec, sizeof(spec), "%%%s", flags);
+            if (width >= 0)
+                snprintf(spec + strlen(spec), sizeof(spec) - strlen(spec), "%d", width);
+            if (precision >= 0)
+                snprintf(spec + strlen(spec), sizeof(spec) - strlen(spec), ".%d", precision);
+            snprintf(spec + strlen(spec), sizeof(spec) - strlen(spec), "%s%c", len, *p);
+            put_other(out, spec, len, *p, &ap);
+        }
+    }
+    va_end(ap);
+    fputs(suffix, out);
+    if (fclose(out) == 0 && size > 0)
+        fwrite(buf, 1, size, f);
+    errno = saved_errno;
+}
+
+void ks_vfprintf(FILE *f, const char *fmt, va_list ap)
+{
+    vprint(f, "", fmt, ap, "");
+}
+
+void ks_fprintf(FILE *f, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ks_vfprintf(f, fmt, ap);
+    va_end(ap);
+}
+
+void ks_printf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ks_vfprintf(stdout, fmt, ap);
+    va_end(ap);
+}
 
 static void vmsg(const char *level, const char *fmt, va_list ap)
     __attribute__((format(printf, 2, 0)));
 
 static void vmsg(const char *level, const char *fmt, va_list ap)
 {
-    fprintf(stderr, "kswap: %s", level);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    char prefix[32];
+
+    snprintf(prefix, sizeof(prefix), "kswap: %s", level);
+    vprint(stderr, prefix, fmt, ap, "\n");
 }
 
 static void remember_error(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
@@ -83,9 +312,15 @@ void ks_lock_wait_print(void *userdata, const ks_lock_wait *w)
     who = w->holder > 0 ? ks_asprintf("pid %d%s%s%s", (int)w->holder, w->holder_command ? " (" : "",
                                       strempty(w->holder_command), w->holder_command ? ")" : "")
                         : strdup("another kswap");
-    fprintf(stderr, "%skswap: waiting for the lock '/var/lib/kswap/lock', held by %s: %u s left%s",
-            tty ? "\r\033[K" : "", who ? who : "another kswap", (w->remaining_ms + 999) / 1000,
-            tty ? "" : "\n");
+    /* the holder's command line is data (any process can name itself): escaped like any other */
+    if (tty)
+        ks_fprintf(stderr,
+                   "\r\033[Kkswap: waiting for the lock '/" KS_LOCK_PATH "', held by %s: %u s left",
+                   who ? who : "another kswap", (w->remaining_ms + 999) / 1000);
+    else
+        ks_fprintf(stderr,
+                   "kswap: waiting for the lock '/" KS_LOCK_PATH "', held by %s: %u s left\n",
+                   who ? who : "another kswap", (w->remaining_ms + 999) / 1000);
     (void)userdata;
     told = true;
 }
@@ -102,8 +337,9 @@ void ks_info(const ks_ctx *ctx, const char *fmt, ...)
 
 static void usage_hint(const ks_cmd *cmd)
 {
-    fprintf(stderr, "usage: kswap [global options] %s %s\n(run 'kswap help %s' for every option)\n",
-            cmd->name, cmd->usage, cmd->name);
+    ks_fprintf(stderr,
+               "usage: kswap [global options] %s %s\n(run 'kswap help %s' for every option)\n",
+               cmd->name, cmd->usage, cmd->name);
 }
 
 int ks_usage_error(const ks_cmd *cmd, const char *fmt, ...)
@@ -177,7 +413,7 @@ static json_object *with_command(json_object *o, const char *name)
 int ks_json_flush(const ks_cmd *cmd, bool json, int exit_code)
 {
     json_object *o = json_doc;
-    const char *s = NULL;
+    _cleanup_free_ char *s = NULL;
 
     json_doc = NULL;
     if (!json) {
@@ -206,8 +442,8 @@ int ks_json_flush(const ks_cmd *cmd, bool json, int exit_code)
     if (!o)
         o = error_document(cmd, exit_code);
     if (o)
-        s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-                                                  JSON_C_TO_STRING_NOSLASHESCAPE);
+        s = ks_json_to_utf8(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                                   JSON_C_TO_STRING_NOSLASHESCAPE);
     if (!s) {
         /* Not even the error document: stdout stays empty rather than half a document. */
         ks_error("cannot build the JSON document: %s", strerror(ENOMEM));
@@ -331,23 +567,23 @@ static void print_option_table(const ks_option *opts)
             snprintf(letter, sizeof(letter), "-%c, ", o->letter);
         snprintf(buf, sizeof(buf), "%s--%s%s%s", letter, o->name, o->arg ? " " : "",
                  o->arg ? o->arg : "");
-        printf("  %-*s  %s", (int)w, buf, o->help);
+        ks_printf("  %-*s  %s", (int)w, buf, o->help);
         if (o->def)
-            printf(" (default: %s)", o->def);
-        printf("\n");
+            ks_printf(" (default: %s)", o->def);
+        ks_printf("\n");
     }
 }
 
 void ks_print_command_help(const ks_cmd *cmd)
 {
-    printf("usage: kswap [global options] %s %s\n\n%s\n", cmd->name, cmd->usage, cmd->summary);
+    ks_printf("usage: kswap [global options] %s %s\n\n%s\n", cmd->name, cmd->usage, cmd->summary);
     if (cmd->options && cmd->options->name) {
-        printf("\noptions:\n");
+        ks_printf("\noptions:\n");
         print_option_table(cmd->options);
     }
-    printf("\nglobal options (before or after the command):\n");
+    ks_printf("\nglobal options (before or after the command):\n");
     print_option_table(ks_global_options);
-    printf("\nSee kswap(8) for what each step does, the JSON fields and the exit codes.\n");
+    ks_printf("\nSee kswap(8) for what each step does, the JSON fields and the exit codes.\n");
 }
 
 static json_object *options_json(ks_json_builder *b, const ks_option *opts)
@@ -489,17 +725,17 @@ const char *ks_color(const ks_ctx *ctx, ks_severity s)
         return "";
     switch (s) {
     case KS_SEV_OK:
-        return "\033[32m";
+        return sgr_green;
     case KS_SEV_WARN:
-        return "\033[33m";
+        return sgr_yellow;
     default:
-        return "\033[1;31m";
+        return sgr_red;
     }
 }
 
 const char *ks_color_reset(const ks_ctx *ctx)
 {
-    return ctx->color ? "\033[0m" : "";
+    return ctx->color ? sgr_reset : "";
 }
 
 void ks_print_findings(const ks_ctx *ctx, const ks_findings *f)
@@ -516,10 +752,10 @@ void ks_print_findings(const ks_ctx *ctx, const ks_findings *f)
         if (seen_before(f, i))
             continue;
         /* A passed check reads as what was checked; a problem keeps its id to look up. */
-        printf("  %s%-5s%s  %-*s  %s\n", ks_color(ctx, x->severity), marks[x->severity],
-               ks_color_reset(ctx), (int)w, LABEL(x), x->message);
+        ks_printf("  %s%-5s%s  %-*s  %s\n", ks_color(ctx, x->severity), marks[x->severity],
+                  ks_color_reset(ctx), (int)w, LABEL(x), x->message);
         if (x->remedy && x->severity != KS_SEV_OK)
-            printf("  %-5s  %-*s  -> %s\n", "", (int)w, "", x->remedy);
+            ks_printf("  %-5s  %-*s  -> %s\n", "", (int)w, "", x->remedy);
     }
 #undef LABEL
 }

@@ -113,50 +113,51 @@ static void plan_print(const ks_ctx *ctx, const ks_plan *p, const char *apply_co
     }
     /* -q (cron): the verdict line alone; a run that needs a look says so there. */
     if (ctx->quiet) {
-        printf("verdict: %s%s%s (%zu blocking, %zu warning%s)\n", ks_color(ctx, worst),
-               ks_verdict_to_string(worst), ks_color_reset(ctx), blocks, warns,
-               warns == 1 ? "" : "s");
+        ks_printf("verdict: %s%s%s (%zu blocking, %zu warning%s)\n", ks_color(ctx, worst),
+                  ks_verdict_to_string(worst), ks_color_reset(ctx), blocks, warns,
+                  warns == 1 ? "" : "s");
         return;
     }
-    printf("host    %s%s%s%sx86-64-v%d (%s)%s%u CPUs%srunning %s\n", ks_esc(p->os_pretty_name), sep,
-           strempty(p->virt), sep, p->x86_64_level, p->level_from_cpuid ? "CPUID" : "cpuinfo", sep,
-           p->n_processors, sep, strempty(p->running_kernel));
-    printf("boot    %s%sboot/grub on %s %s", p->secureboot.efi ? "UEFI" : "BIOS", sep,
-           p->bootfs.fs_type ? p->bootfs.fs_type : "unknown fs",
-           p->bootfs.source ? p->bootfs.source : "(unknown device)");
+    ks_printf("host    %s%s%s%sx86-64-v%d (%s)%s%u CPUs%srunning %s\n", p->os_pretty_name, sep,
+              strempty(p->virt), sep, p->x86_64_level, p->level_from_cpuid ? "CPUID" : "cpuinfo",
+              sep, p->n_processors, sep, strempty(p->running_kernel));
+    ks_printf("boot    %s%sboot/grub on %s %s", p->secureboot.efi ? "UEFI" : "BIOS", sep,
+              p->bootfs.fs_type ? p->bootfs.fs_type : "unknown fs",
+              p->bootfs.source ? p->bootfs.source : "(unknown device)");
     if (p->bootfs.stack && p->bootfs.stack[0]) {
-        printf(" (");
+        ks_printf(" (");
         for (char **s = p->bootfs.stack; *s; s++)
-            printf("%s%s", s == p->bootfs.stack ? "" : " on ", *s);
-        printf(")");
+            ks_printf("%s%s", s == p->bootfs.stack ? "" : " on ", *s);
+        ks_printf(")");
     }
-    printf("%s%llu MiB free\n", sep, (unsigned long long)(p->bootfs.free_bytes / MIB));
+    ks_printf("%s%llu MiB free\n", sep, (unsigned long long)(p->bootfs.free_bytes / MIB));
     if (p->target_package || p->target_release)
-        printf("target  %s%s%s%s%s\n", strempty(p->target_package),
-               p->target_release && p->target_package ? " " : "",
-               p->target_release ? p->target_release : "", sep,
-               p->target_installed ? "installed" : "not installed");
+        ks_printf("target  %s%s%s%s%s\n", strempty(p->target_package),
+                  p->target_release && p->target_package ? " " : "",
+                  p->target_release ? p->target_release : "", sep,
+                  p->target_installed ? "installed" : "not installed");
     else
-        printf("target  none (no XanMod build fits)\n");
+        ks_printf("target  none (no XanMod build fits)\n");
     if (p->xanmod_suite) {
         _cleanup_free_ char *comps =
             p->repo_components ? ks_strv_join(p->repo_components, " ") : NULL;
-        printf("repo    %s %s%s%s%s%s\n", ks_esc(p->repo_uri), ks_esc(p->xanmod_suite),
-               comps ? " " : "", comps ? ks_esc(comps) : "", sep,
-               p->repo_configured ? "from kswap.conf" : "XanMod's archive");
+        ks_printf("repo    %s %s%s%s%s%s\n", p->repo_uri, p->xanmod_suite, comps ? " " : "",
+                  comps ? comps : "", sep,
+                  p->repo_configured ? "from kswap.conf" : "XanMod's archive");
     } else
-        printf("repo    none (XanMod has no suite for this OS: --deb FILE or [repository] "
-               "suite)\n");
+        ks_printf("repo    none (XanMod has no suite for this OS: --deb FILE or [repository] "
+                  "suite)\n");
     if (p->update.newest)
-        printf("update  %s%s%s (%s)%s%s\n", p->update.newest, sep,
-               p->update.installed ? "installed, not the default" : "in apt's lists",
-               p->update.seen_in, sep, apply_command);
-    printf("\n");
+        ks_printf("update  %s%s%s (%s)%s%s\n", p->update.newest, sep,
+                  p->update.installed ? "installed, not the default" : "in apt's lists",
+                  p->update.seen_in, sep, apply_command);
+    ks_printf("\n");
     if (p->verified)
         ks_print_verify_modules(ctx, &p->verify);
     ks_print_findings(ctx, &p->findings);
-    printf("\nverdict: %s%s%s (%zu blocking, %zu warning%s)\n", ks_color(ctx, worst),
-           ks_verdict_to_string(worst), ks_color_reset(ctx), blocks, warns, warns == 1 ? "" : "s");
+    ks_printf("\nverdict: %s%s%s (%zu blocking, %zu warning%s)\n", ks_color(ctx, worst),
+              ks_verdict_to_string(worst), ks_color_reset(ctx), blocks, warns,
+              warns == 1 ? "" : "s");
 }
 
 static const ks_option plan_options[] = {

@@ -88,9 +88,9 @@ static char *fmt_window_of(const ks_tcp_figures *f, const char *what)
 static void row(const char *name, const char *a, const char *b, const char *c)
 {
     if (c && *c)
-        printf("%-22s %-30s %-30s %s\n", name, a ? a : "?", b ? b : "?", c);
+        ks_printf("%-22s %-30s %-30s %s\n", name, a ? a : "?", b ? b : "?", c);
     else /* no padding at the end of the line */
-        printf("%-22s %-30s %s\n", name, a ? a : "?", b ? b : "?");
+        ks_printf("%-22s %-30s %s\n", name, a ? a : "?", b ? b : "?");
 }
 
 typedef struct column {
@@ -157,10 +157,10 @@ static void print_report(const ks_ctx *ctx, const ks_tcp_report *r)
     column a = {0}, b = {0}, now = {0};
 
     if (r->source) {
-        printf("swap %s -> %s (%s; from the %s)\n", strempty(r->old_kernel),
-               strempty(r->new_kernel), strempty(r->status),
-               streq(r->source, "journal") ? "state journal" : "swap history");
-        printf("\n");
+        ks_printf("swap %s -> %s (%s; from the %s)\n", strempty(r->old_kernel),
+                  strempty(r->new_kernel), strempty(r->status),
+                  streq(r->source, "journal") ? "state journal" : "swap history");
+        ks_printf("\n");
         if (r->cmp.has_before)
             column_of(&r->cmp.before, "boot to arming", &a);
         if (r->cmp.has_after)
@@ -173,24 +173,24 @@ static void print_report(const ks_ctx *ctx, const ks_tcp_report *r)
         }
         print_columns(&a, &b, &r->cmp);
         if (r->cmp.has_after && !r->cmp.after.since_boot)
-            printf("\nafter: from the pin at %s to now\n", strempty(r->cmp.after.from));
+            ks_printf("\nafter: from the pin at %s to now\n", strempty(r->cmp.after.from));
     } else {
-        printf("no swap with a TCP baseline yet (kswap takes one when it arms a trial); the "
-               "node now:\n\n");
+        ks_printf("no swap with a TCP baseline yet (kswap takes one when it arms a trial); the "
+                  "node now:\n\n");
         column_of(&r->now_figures, "boot to now", &now);
-        printf("%-22s %s\n", "kernel", strempty(now.kernel));
-        printf("%-22s %s\n", "window", strempty(now.window));
-        printf("%-22s %s\n", "segments sent", strempty(now.sent));
-        printf("%-22s %s\n", "retransmitted", strempty(now.retrans));
-        printf("%-22s %s\n", "timeouts", strempty(now.timeouts));
-        printf("%-22s %s\n", "connections", strempty(now.conns));
-        printf("%-22s %s\n", "median RTT", strempty(now.rtt));
-        printf("%-22s %s\n", "median delivery rate", strempty(now.rate));
+        ks_printf("%-22s %s\n", "kernel", strempty(now.kernel));
+        ks_printf("%-22s %s\n", "window", strempty(now.window));
+        ks_printf("%-22s %s\n", "segments sent", strempty(now.sent));
+        ks_printf("%-22s %s\n", "retransmitted", strempty(now.retrans));
+        ks_printf("%-22s %s\n", "timeouts", strempty(now.timeouts));
+        ks_printf("%-22s %s\n", "connections", strempty(now.conns));
+        ks_printf("%-22s %s\n", "median RTT", strempty(now.rtt));
+        ks_printf("%-22s %s\n", "median delivery rate", strempty(now.rate));
     }
     if (r->conns_error)
-        printf("\nconnections: cannot read them: %s\n", r->conns_error);
+        ks_printf("\nconnections: cannot read them: %s\n", r->conns_error);
     if (ctx->verbose && r->history_error)
-        printf("%s\n", r->history_error);
+        ks_printf("%s\n", r->history_error);
     column_done(&a);
     column_done(&b);
     column_done(&now);
@@ -215,21 +215,21 @@ static void print_verdict(const ks_tcp_report *r)
 
     if (!r->source) {
         after = fmt_ratio(&r->now_figures);
-        printf("retransmitted: %s since its boot (no swap with a TCP baseline yet)\n",
-               after ? after : "?");
+        ks_printf("retransmitted: %s since its boot (no swap with a TCP baseline yet)\n",
+                  after ? after : "?");
         return;
     }
     before = c->has_before ? fmt_ratio(&c->before) : strdup("no baseline");
     after = c->has_after ? fmt_ratio(&c->after) : ks_asprintf("(%s)", strempty(c->no_after));
     change = c->has_ratio_change ? ks_asprintf(" (%+.1f %%)", c->ratio_change) : strdup("");
-    printf("retransmitted: %s -> %s%s\n", before ? before : "?", after ? after : "?",
-           change ? change : "");
+    ks_printf("retransmitted: %s -> %s%s\n", before ? before : "?", after ? after : "?",
+              change ? change : "");
 }
 
 static void print_connections(const ks_tcp_report *r)
 {
-    printf("\n%-46s %-46s %-8s %-10s %-22s %-14s %s\n", "LOCAL", "REMOTE", "CC", "RTT",
-           "RETRANSMITTED", "DELIVERY", "PACING");
+    ks_printf("\n%-46s %-46s %-8s %-10s %-22s %-14s %s\n", "LOCAL", "REMOTE", "CC", "RTT",
+              "RETRANSMITTED", "DELIVERY", "PACING");
     for (size_t i = 0; i < r->conns.n; i++) {
         const ks_tcp_conn *c = &r->conns.v[i];
         _cleanup_free_ char *l = ks_tcp_endpoint_format(c->family, c->local, c->local_port);
@@ -243,12 +243,12 @@ static void print_connections(const ks_tcp_report *r)
         if (ks_tcp_conn_retrans_ratio(c, &ratio))
             re = ks_asprintf("%" PRIu32 "/%" PRIu32 " (%.2f %%)", c->total_retrans, c->segs_out,
                              ratio * 100);
-        printf("%-46s %-46s %-8s %-10s %-22s %-14s %s%s\n", l ? l : "?", p ? p : "?",
-               c->cc[0] ? c->cc : "?", rtt ? rtt : "?", re ? re : "-", dr ? dr : "?", pr ? pr : "?",
-               ks_tcp_conn_is_loopback(c) ? " (loopback)" : "");
+        ks_printf("%-46s %-46s %-8s %-10s %-22s %-14s %s%s\n", l ? l : "?", p ? p : "?",
+                  c->cc[0] ? c->cc : "?", rtt ? rtt : "?", re ? re : "-", dr ? dr : "?",
+                  pr ? pr : "?", ks_tcp_conn_is_loopback(c) ? " (loopback)" : "");
     }
     if (r->conns.n == 0 && !r->conns_error)
-        printf("no established TCP connection\n");
+        ks_printf("no established TCP connection\n");
 }
 
 /* ---- JSON ---- */
@@ -410,8 +410,9 @@ static int run_report(ks_ctx *ctx, int argc, char **argv)
     if (ctx->json)
         return print_json(&r, with_conns, do_record ? 1 : -1, warning);
     if (do_record && !ctx->quiet)
-        printf("recorded: a sample now is the swap's figures after the pin in the state journal, "
-               "the history and kswap.prom\n\n");
+        ks_printf(
+            "recorded: a sample now is the swap's figures after the pin in the state journal, "
+            "the history and kswap.prom\n\n");
     if (ctx->quiet)
         print_verdict(&r);
     else

@@ -19,15 +19,17 @@ static bool show_and_ask(const ks_ctx *ctx, bool yes)
     if (ks_rollback_purge_preview(ctx->root, &preview) < 0)
         return true; /* rollback itself says what cannot be read */
     if (!ctx->quiet || (!yes && isatty(STDIN_FILENO))) {
-        fprintf(stderr, "rollback --purge will remove%s\n", preview.n_removed ? ":" : " nothing");
+        ks_fprintf(stderr, "rollback --purge will remove%s\n",
+                   preview.n_removed ? ":" : " nothing");
         for (size_t i = 0; i < preview.n_removed; i++)
-            fprintf(stderr, "  %s %s%s%s%s\n", preview.removed[i].kind,
-                    streq(preview.removed[i].kind, "package") ? "" : "/", preview.removed[i].name,
-                    preview.removed[i].what ? ": " : "", strempty(preview.removed[i].what));
+            ks_fprintf(stderr, "  %s %s%s%s%s\n", preview.removed[i].kind,
+                       streq(preview.removed[i].kind, "package") ? "" : "/",
+                       preview.removed[i].name, preview.removed[i].what ? ": " : "",
+                       strempty(preview.removed[i].what));
     }
     if (yes || !isatty(STDIN_FILENO) || preview.n_removed == 0)
         return true;
-    fprintf(stderr, "Proceed? [y/N] ");
+    ks_fprintf(stderr, "Proceed? [y/N] ");
     if (!fgets(line, sizeof(line), stdin))
         return false;
     return line[0] == 'y' || line[0] == 'Y';

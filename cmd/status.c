@@ -30,18 +30,18 @@ static void print_journal(const ks_ctx *ctx, const ks_journal *j)
     ks_state s = ks_journal_state(j);
 
     if (s == KS_STATE_IDLE) {
-        printf("state: idle (no swap recorded)\n");
+        ks_printf("state: idle (no swap recorded)\n");
         return;
     }
-    printf("state: %s", ks_state_to_string(s));
+    ks_printf("state: %s", ks_state_to_string(s));
     if (ks_journal_outcome(j) != KS_OUTCOME_NONE)
-        printf("%soutcome %s", ctx->sep, ks_outcome_to_string(ks_journal_outcome(j)));
-    printf("%sold %s%snew %s\n", ctx->sep, old ? old : "-", ctx->sep, new ? new : "-");
+        ks_printf("%soutcome %s", ctx->sep, ks_outcome_to_string(ks_journal_outcome(j)));
+    ks_printf("%sold %s%snew %s\n", ctx->sep, old ? old : "-", ctx->sep, new ? new : "-");
     if (s == KS_STATE_ARMED && ks_journal_armed_at(j))
-        printf("armed at %s (boot %s)\n", ks_journal_armed_at(j),
-               strempty(ks_journal_armed_boot_id(j)));
+        ks_printf("armed at %s (boot %s)\n", ks_journal_armed_at(j),
+                  strempty(ks_journal_armed_boot_id(j)));
     if (reason && (s == KS_STATE_FAILED || s == KS_STATE_ROLLED_BACK))
-        printf("reason: %s\n", reason);
+        ks_printf("reason: %s\n", reason);
 }
 
 /* The exit code of accept for a journal: 0 trial-ok, 3 failed, 4 nothing judged (yet). */
@@ -111,17 +111,18 @@ static ks_journal *wait_verdict(const ks_ctx *ctx, int timeout_s, const char *bo
             if (!pin_pending(ctx, j))
                 return j;
             if (!told_pin && !ctx->quiet)
-                fprintf(stderr, "[status] %s passed acceptance; waiting for the pin\n",
-                        strempty(ks_journal_get(j, KS_JF_NEW_KERNEL)));
+                ks_fprintf(stderr, "[status] %s passed acceptance; waiting for the pin\n",
+                           strempty(ks_journal_get(j, KS_JF_NEW_KERNEL)));
             told_pin = true;
         } else if (arming_boot(j, boot_id)) {
             if (!ctx->quiet)
-                fprintf(stderr, "[status] no verdict can come on the boot that armed the trial: "
-                                "reboot to start the trial\n");
+                ks_fprintf(stderr, "[status] no verdict can come on the boot that armed the trial: "
+                                   "reboot to start the trial\n");
             return j;
         } else if (!told) {
-            fprintf(stderr, "[status] waiting up to %d s for the verdict on %s\n", timeout_s,
-                    strempty(ks_journal_get(j, KS_JF_NEW_KERNEL)));
+            if (!ctx->quiet)
+                ks_fprintf(stderr, "[status] waiting up to %d s for the verdict on %s\n", timeout_s,
+                           strempty(ks_journal_get(j, KS_JF_NEW_KERNEL)));
             told = true;
         }
         ks_journal_free(j);
@@ -253,20 +254,20 @@ static int run_status(ks_ctx *ctx, int argc, char **argv)
             ks_print_next(&next);
     } else {
         if (running)
-            printf("running: %s\n", running);
+            ks_printf("running: %s\n", running);
         if (j)
             print_journal(ctx, j);
         if (update.newest)
-            printf("update: %s%s%s (%s)\n", update.newest, ctx->sep,
-                   update.installed ? "installed, not the default" : "in apt's lists",
-                   update.seen_in);
+            ks_printf("update: %s%s%s (%s)\n", update.newest, ctx->sep,
+                      update.installed ? "installed, not the default" : "in apt's lists",
+                      update.seen_in);
         ks_print_forecast(ctx, &b, &f);
         if (findings.n) {
-            printf("\n");
+            ks_printf("\n");
             ks_print_findings(ctx, &findings);
         }
         if (j) {
-            printf("\n");
+            ks_printf("\n");
             ks_print_next(&next);
         }
     }

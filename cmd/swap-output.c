@@ -21,7 +21,7 @@ static bool live_shown; /* a live line is on the terminal, without its newline *
 static void live_clear(void)
 {
     if (live_shown)
-        fputs("\r\033[K", stderr);
+        ks_fprintf(stderr, "\r\033[K");
     live_shown = false;
 }
 
@@ -29,7 +29,7 @@ static void live_clear(void)
 static void progress_end(const ks_ctx *ctx)
 {
     if (ctx->verbose && !ctx->quiet && last_step[0])
-        fprintf(stderr, "[%s] took %.1f s\n", last_step, mono_now() - step_start);
+        ks_fprintf(stderr, "[%s] took %.1f s\n", last_step, mono_now() - step_start);
     last_step[0] = '\0';
 }
 
@@ -45,15 +45,15 @@ void ks_swap_progress(void *userdata, const char *step, const char *message)
     live_clear();
     /* -v: how long the step before took, once it is over. */
     if (ctx->verbose && last_step[0] && !streq(last_step, step))
-        fprintf(stderr, "[%s] took %.1f s\n", last_step, now - step_start);
+        ks_fprintf(stderr, "[%s] took %.1f s\n", last_step, now - step_start);
     if (!streq(last_step, step)) {
         snprintf(last_step, sizeof(last_step), "%s", step);
         step_start = now;
     }
     /* Progress goes to stderr, so --json keeps stdout to one document; the elapsed seconds
      * since the first step tell a log reader where the time went. */
-    fprintf(stderr, "%s[%s]%s %s (%.0f s)\n", ctx->stderr_color ? "\033[1m" : "", step,
-            ctx->stderr_color ? "\033[0m" : "", message, now - start);
+    ks_fprintf(stderr, "%s[%s]%s %s (%.0f s)\n", ks_bold(ctx->stderr_color), step,
+               ks_bold_end(ctx->stderr_color), message, now - start);
 }
 
 void ks_swap_progress_live(void *userdata, const char *step, const char *message)
@@ -71,7 +71,7 @@ void ks_swap_progress_live(void *userdata, const char *step, const char *message
     /* One terminal line, rewritten in place: cut to the width so it never wraps. */
     width = ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20 ? ws.ws_col - 1 : 79;
     line = ks_asprintf("[%s] %s (%.0f s)", step, message, now - start);
-    fprintf(stderr, "\r\033[K%.*s", width, ks_esc(line));
+    ks_fprintf(stderr, "\r\033[K%.*s", width, line);
     fflush(stderr);
     live_shown = true;
 }
@@ -83,7 +83,7 @@ void ks_swap_trace(void *userdata, const char *what, const char *message)
     if (!ctx->verbose || ctx->quiet)
         return;
     live_clear();
-    fprintf(stderr, "  %s %s\n", what, ks_esc(message));
+    ks_fprintf(stderr, "  %s %s\n", what, message);
 }
 
 static bool failed_outcome(ks_outcome o)
@@ -176,9 +176,9 @@ ks_next ks_next_step(const ks_journal *j, const char *running, const char *boot_
 void ks_print_next(const ks_next *n)
 {
     if (n->command)
-        printf("next: %s  (%s)\n", n->command, strempty(n->why));
+        ks_printf("next: %s  (%s)\n", n->command, strempty(n->why));
     else
-        printf("next: %s\n", strempty(n->why));
+        ks_printf("next: %s\n", strempty(n->why));
 }
 
 void ks_json_add_next(ks_json_builder *b, json_object *o, const ks_next *n)
@@ -270,27 +270,27 @@ int ks_swap_render(const ks_ctx *ctx, const char *what, const ks_swap_result *r)
     } else {
         if (r->findings.n > 0) {
             ks_print_findings(ctx, &r->findings);
-            printf("\n");
+            ks_printf("\n");
         }
         if (r->status == KS_SWAP_DONE && r->dry)
             ks_print_dryrun(ctx, r->dry);
         else if (r->status == KS_SWAP_DONE && r->purged)
             ks_print_removed(r);
         if (r->status == KS_SWAP_DONE && r->dry)
-            printf("\n%s --dry-run: apply would go ahead; the forecast below is of now\n", what);
+            ks_printf("\n%s --dry-run: apply would go ahead; the forecast below is of now\n", what);
         else if (r->status == KS_SWAP_DONE && r->purged && r->n_removed == 0)
-            printf("%s: done, nothing was removed\n", what);
+            ks_printf("%s: done, nothing was removed\n", what);
         else if (r->status == KS_SWAP_DONE)
-            printf("%s: done%s\n", what, r->rebooting ? "; rebooting now" : "");
+            ks_printf("%s: done%s\n", what, r->rebooting ? "; rebooting now" : "");
         else if (r->status == KS_SWAP_ALREADY)
-            printf("%s: nothing changed: %s\n", what, strempty(r->error));
+            ks_printf("%s: nothing changed: %s\n", what, strempty(r->error));
         if (have_forecast)
             ks_print_forecast(ctx, &b, &f);
-        printf("\n");
+        ks_printf("\n");
         ks_print_next(&next);
         if (r->output && r->status == KS_SWAP_FAILED)
-            fprintf(stderr, "--- output of the failed program ---\n%s%s", r->output,
-                    ks_endswith(r->output, "\n") ? "" : "\n");
+            ks_fprintf(stderr, "--- output of the failed program ---\n%s%s", r->output,
+                       ks_endswith(r->output, "\n") ? "" : "\n");
     }
     if (r->status != KS_SWAP_DONE && r->status != KS_SWAP_ALREADY)
         ks_error("%s: %s", what, strempty(r->error));

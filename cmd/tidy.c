@@ -13,16 +13,16 @@ static const ks_option tidy_options[] = {
 
 static void print_list(const ks_ctx *ctx, const ks_tidy *t, bool dry)
 {
-    printf("running   %s (pinned)\nfallback  %s\n", t->running, t->fallback);
+    ks_printf("running   %s (pinned)\nfallback  %s\n", t->running, t->fallback);
     for (size_t i = 0; i < t->n; i++) {
         _cleanup_free_ char *pkgs = ks_strv_join(t->v[i].packages, " ");
-        printf("%s %s%s%s\n          %s\n", dry ? "would remove" : "remove   ",
-               t->v[i].release ? t->v[i].release : "metapackages", ctx->sep, strempty(pkgs),
-               t->v[i].why);
+        ks_printf("%s %s%s%s\n          %s\n", dry ? "would remove" : "remove   ",
+                  t->v[i].release ? t->v[i].release : "metapackages", ctx->sep, strempty(pkgs),
+                  t->v[i].why);
     }
     if (t->kept_metapackages) {
         _cleanup_free_ char *pkgs = ks_strv_join(t->kept_metapackages, " ");
-        printf("keep      %s%s%s\n", strempty(pkgs), ctx->sep, t->kept_why);
+        ks_printf("keep      %s%s%s\n", strempty(pkgs), ctx->sep, t->kept_why);
     }
 }
 
@@ -31,8 +31,8 @@ static bool confirm(const ks_tidy *t)
     _cleanup_free_ char **pkgs = ks_tidy_packages(t);
     char line[32];
 
-    fprintf(stderr, "apt-get purge %zu packages; %s and %s stay. Proceed? [y/N] ",
-            pkgs ? ks_strv_length(pkgs) : 0, t->running, t->fallback);
+    ks_fprintf(stderr, "apt-get purge %zu packages; %s and %s stay. Proceed? [y/N] ",
+               pkgs ? ks_strv_length(pkgs) : 0, t->running, t->fallback);
     if (!fgets(line, sizeof(line), stdin))
         return false;
     return line[0] == 'y' || line[0] == 'Y';
@@ -120,7 +120,7 @@ static int run_tidy(ks_ctx *ctx, int argc, char **argv)
         print_list(ctx, &t, dry);
     if (dry) {
         if (!ctx->json)
-            printf("%s\n", pkgs[0] ? "dry run: nothing changed" : "nothing to tidy");
+            ks_printf("%s\n", pkgs[0] ? "dry run: nothing changed" : "nothing to tidy");
         return finish(ctx, &t, "dry-run", KS_EXIT_OK);
     }
     if (pkgs[0] && !yes) {
@@ -149,18 +149,18 @@ static int run_tidy(ks_ctx *ctx, int argc, char **argv)
     if (r < 0) {
         ks_error("tidy: %s", t.error ? t.error : strerror(-r));
         if (t.output && !ctx->json)
-            fprintf(stderr, "%s\n", t.output);
+            ks_fprintf(stderr, "%s\n", t.output);
         return finish(ctx, &t, "error", KS_EXIT_ERROR);
     }
     if (!ctx->json) {
         _cleanup_free_ char *gone = ks_strv_join(t.removed, " ");
         if (t.removed)
-            printf("removed %zu packages: %s\n", ks_strv_length(t.removed), strempty(gone));
+            ks_printf("removed %zu packages: %s\n", ks_strv_length(t.removed), strempty(gone));
         else
-            printf("nothing to tidy\n");
+            ks_printf("nothing to tidy\n");
         if (!ctx->quiet)
-            printf("apt autoremove keeps %s and %s (/%s)\n", t.running, t.fallback,
-                   KS_AUTOREMOVE_PATH);
+            ks_printf("apt autoremove keeps %s and %s (/%s)\n", t.running, t.fallback,
+                      KS_AUTOREMOVE_PATH);
     }
     return finish(ctx, &t, t.removed ? "done" : "nothing", KS_EXIT_OK);
 }

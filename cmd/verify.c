@@ -33,25 +33,25 @@ void ks_print_verify_modules(const ks_ctx *ctx, const ks_verify_result *r)
 {
     size_t w = strlen("module");
 
-    printf("kernel %s (%s)\n\n", r->release,
-           r->source == KS_VERIFY_DEB ? "from the package" : "installed tree");
+    ks_printf("kernel %s (%s)\n\n", r->release,
+              r->source == KS_VERIFY_DEB ? "from the package" : "installed tree");
     for (size_t i = 0; i < r->n_modules; i++)
         if (strlen(r->modules[i].name) > w)
             w = strlen(r->modules[i].name);
-    printf("  %-*s  %-7s  %-8s  %s\n", (int)w, "module", "state", "version", "file");
+    ks_printf("  %-*s  %-7s  %-8s  %s\n", (int)w, "module", "state", "version", "file");
     for (size_t i = 0; i < r->n_modules; i++) {
         const ks_module_report *m = &r->modules[i];
         bool ok = ks_module_report_ok(m);
-        printf("  %-*s  %s%-7s%s  %-8s  %s\n", (int)w, m->name,
-               ks_color(ctx, ok ? KS_SEV_OK : KS_SEV_BLOCK), ks_module_state_to_string(m->state),
-               ks_color_reset(ctx), m->version ? m->version : "-", m->file ? m->file : "-");
+        ks_printf("  %-*s  %s%-7s%s  %-8s  %s\n", (int)w, m->name,
+                  ks_color(ctx, ok ? KS_SEV_OK : KS_SEV_BLOCK), ks_module_state_to_string(m->state),
+                  ks_color_reset(ctx), m->version ? m->version : "-", m->file ? m->file : "-");
         for (char **d = m->missing_deps; d && *d; d++)
-            printf("  %-*s  needs %s, which the kernel lacks\n", (int)w, "", *d);
+            ks_printf("  %-*s  needs %s, which the kernel lacks\n", (int)w, "", *d);
     }
     if (r->bbr_version < 0)
-        printf("\n  BBR: no tcp_bbr\n\n");
+        ks_printf("\n  BBR: no tcp_bbr\n\n");
     else
-        printf("\n  BBR: version %d\n\n", r->bbr_version);
+        ks_printf("\n  BBR: version %d\n\n", r->bbr_version);
 }
 
 static void verify_print(const ks_ctx *ctx, const ks_verify_result *r)
@@ -59,9 +59,9 @@ static void verify_print(const ks_ctx *ctx, const ks_verify_result *r)
     if (!ctx->quiet) {
         ks_print_verify_modules(ctx, r);
         ks_print_findings(ctx, &r->findings);
-        printf("\n");
+        ks_printf("\n");
     }
-    printf("verdict: %s\n", ks_verdict_to_string(ks_findings_worst(&r->findings)));
+    ks_printf("verdict: %s\n", ks_verdict_to_string(ks_findings_worst(&r->findings)));
 }
 
 static const ks_option verify_options[] = {

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Runs the built-in acceptance checks of one [accept] key against this machine ("/"), once,
- * for the live tests: accept-check-tool KEY VALUE... (e.g. listen tcp:8080). Prints one line
- * per check; exit 0 when all passed, 1 when one failed, 2 on errors.
+ * for the live tests: accept-check-tool KEY VALUE... (e.g. listen tcp:8080); or, with
+ * --snapshot PREFIX, takes the snapshot of what runs with the real programs and runs the checks
+ * of its items whose ids start with PREFIX. Prints one line per check; exit 0 when all passed, 1
+ * when one failed, 2 on errors.
  */
 #include <stdio.h>
 
 #include "checks/check.h"
+#include "checks/snapshot.h"
 #include "lib/basic/config.h"
 #include "lib/host/kernels.h"
 #include "lib/basic/util.h"
@@ -20,7 +23,7 @@ int main(int argc, char **argv)
     int r, ret = 0;
 
     if (argc < 3 || !cfg) {
-        fprintf(stderr, "usage: accept-check-tool KEY VALUE...\n");
+        fprintf(stderr, "usage: accept-check-tool KEY VALUE... | --snapshot PREFIX\n");
         return 2;
     }
     text = ks_asprintf("[accept]\n%s =", argv[1]);
@@ -29,16 +32,28 @@ int main(int argc, char **argv)
         free(text);
         text = t;
     }
-    if (!text || ks_root_open("/", &root) < 0 || ks_running_kernel(root, &kernel) < 0)
+    if (!text || ks_checks_register_config() < 0 || ks_root_open("/", &root) < 0 ||
+        ks_running_kernel(root, &kernel) < 0)
         return 2;
-    if (ks_config_parse(cfg, text, "command line", &err) < 0 ||
-        ks_checklist_from_config(root, cfg, &all, &err) < 0) {
+    if (streq(argv[1], "--snapshot")) {
+        ks_run_snapshot s = {0};
+        r = ks_run_snapshot_take(&(ks_check_ctx){.root = root, .kernel = kernel}, &s);
+        if (r >= 0)
+            r = ks_checklist_add_snapshot(&all, &s, NULL);
+        ks_run_snapshot_done(&s);
+        if (r < 0) {
+            fprintf(stderr, "cannot take the snapshot: %s\n", strerror(-r));
+            return 2;
+        }
+    } else if (ks_config_parse(cfg, text, "command line", &err) < 0 ||
+               ks_checklist_from_config(root, cfg, &all, &err) < 0) {
         fprintf(stderr, "%s\n", err ? err : "cannot build the checklist");
         return 2;
     }
     /* Only the built-in checks of the key: not this machine's own checks.d scripts. */
     for (size_t i = 0; i < all.n; i++)
         if (!ks_startswith(all.v[i].id, "script:") &&
+            (!streq(argv[1], "--snapshot") || ks_startswith(all.v[i].id, argv[2])) &&
             ks_checklist_add(&l, "x", all.v[i].arg, true, all.v[i].run) >= 0) {
             free(l.v[l.n - 1].id);
             l.v[l.n - 1].id = strdup(all.v[i].id);

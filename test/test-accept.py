@@ -2,21 +2,25 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """kswap accept and status --wait/--ack on copies of an armed fixture root (apply --deb with a
 package from make-kernel-deb.sh), with the fakes of systemctl, tc and nft first on PATH and the
-proc/sys files of each scenario. Usage: test-accept.py KSWAP [SCENARIO...]"""
+proc/sys files of each scenario. Usage: test-accept.py KSWAP [SCENARIO...] [-x SCENARIO...]
+(-x: every scenario but those)"""
 import fcntl
 import json
 import os
 import shutil
 import subprocess
 import sys
+import re
 import tempfile
+import textwrap
 import time
 
 import kstest
 from kstest import NEW, NEW_PATH, OLD, OLD_PATH, check
 
 exe = os.path.abspath(sys.argv[1])
-only = sys.argv[2:]
+only = [a for i, a in enumerate(sys.argv[2:]) if a != "-x" and (i == 0 or sys.argv[1 + i] != "-x")]
+skip = [a for i, a in enumerate(sys.argv[2:]) if i > 0 and sys.argv[1 + i] == "-x"]
 fakes = kstest.FAKES
 base_root = kstest.EXAMPLE_ROOT
 work = tempfile.mkdtemp(prefix="kswap-accept.")
@@ -51,8 +55,8 @@ ROUTE = ("Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\
          "eth0\t0000000A\t00000000\t0001\t0\t0\t100\t00FFFFFF\t0\t0\t0\n")
 
 
-def kswap(root, *args, timeout=120):
-    return kstest.run_kswap(exe, root, *args, timeout=timeout)
+def kswap(root, *args, timeout=120, **env_kw):
+    return kstest.run_kswap(exe, root, *args, timeout=timeout, **env_kw)
 
 
 def put(root, path, text, mode=0o644):
@@ -132,7 +136,7 @@ def by_id(doc):
 
 
 def scenario(name):
-    return not only or name in only
+    return (not only or name in only) and name not in skip
 
 
 # One armed root, copied for every scenario.
@@ -325,6 +329,30 @@ if scenario("trial-hung"):
           "accept again: trial-hung recorded", p.stdout)
     p, _ = kswap(r, "status", "--wait", "--timeout", "3")
     check(p.returncode == 3, "status --wait: exit 3 after trial-hung", p.stderr)
+
+if scenario("trial-returned"):
+    # Issue 30, item 5: the trial boot saw itself in emergency (or rescue) mode and rebooted at
+    # once into the old kernel (kswap-trial-return.service marked "returned"): trial-hung, the
+    # reason names the mode and when, and says the deadline was not waited for.
+    for mode in ("emergency", "rescue"):
+        r = fresh(f"trialreturned-{mode}", boot=OLD)
+        with open(os.path.join(r, "var/lib/kswap/trial-stages"), "w") as f:
+            f.write(f"{mode} 19\nreturned 21 {mode} mode; state maintenance; "
+                    "jobs: multi-user.target start waiting\n")
+        p, d = kswap(r, "--json", "accept")
+        check(p.returncode == 3 and d and d["outcome"] == "trial-hung",
+              f"returned from {mode} mode: trial-hung, exit 3", p.stderr + p.stdout)
+        st = json.load(open(os.path.join(r, "var/lib/kswap/state.json")))
+        why = st.get("reason") or ""
+        check(f"was stuck in {mode} mode and rebooted itself into the old kernel 21 s after it "
+              "started, without waiting for its deadline" in why and
+              f"furthest stage: {mode};" in why and "missed its boot deadline" not in why,
+              f"returned from {mode} mode: the reason names the mode, the second, no deadline",
+              why)
+        check(reboots(r) == 0, f"returned from {mode} mode: no reboot after trial-hung")
+        e = grubenv(r)
+        check("next_entry" not in e and e.get("saved_entry") == OLD_PATH,
+              f"returned from {mode} mode: disarmed, old kernel default", e)
 
 if scenario("trial-hung-order"):
     # Issue 12 (a) on the whole VM: the mark of userspace (ordered after local-fs.target, whose
@@ -859,6 +887,233 @@ def step(root, name):
 
 
 OLD_KERNEL = f"boot/vmlinuz-{OLD}"
+
+# A VPN node as its operator runs it (kswap(8), WHAT RUNS): sshd socket-activated (Ubuntu 24.04),
+# WireGuard with a site-to-site peer and roaming clients, Docker with containers on host
+# networking (docker0 up without a carrier) and a user network. The trial boot shows what such a
+# node shows after a reboot: nobody logged in yet, the roaming clients asleep, Docker's per-boot
+# names new. Healthy: trial-ok and pinned, with no [accept] section and with the configuration
+# docs/bootstrap.md and docs/cloud-init-user-data.yaml give.
+VPN_WG_ARMING = ("wg0\tPRIV\tPUB0\t51820\toff\n"
+                 "wg0\tSITEKEY=\t(none)\t198.51.100.7:51820\t10.9.0.2/32\tNOW\t100\t200\t25\n"
+                 "wg0\tPHONEKEY=\t(none)\t203.0.113.9:40000\t10.9.0.3/32\tNOW\t100\t200\toff\n"
+                 "wg0\tLAPTOPKEY=\t(none)\t203.0.113.10:40001\t10.9.0.4/32\tAGO\t100\t200\toff\n")
+VPN_WG_TRIAL = ("wg0\tPRIV\tPUB0\t51820\toff\n"
+                "wg0\tSITEKEY=\t(none)\t198.51.100.7:51820\t10.9.0.2/32\tNOW\t1\t2\t25\n"
+                "wg0\tPHONEKEY=\t(none)\t(none)\t10.9.0.3/32\t0\t0\t0\toff\n"
+                "wg0\tLAPTOPKEY=\t(none)\t(none)\t10.9.0.4/32\t0\t0\t0\toff\n")
+VPN_CHAINS = ('{"nftables": [{"metainfo": {"version": "1.0.9", "json_schema_version": 1}},'
+              ' {"chain": {"family": "inet", "table": "filter", "name": "input", "handle": 1}},'
+              ' {"chain": {"family": "ip", "table": "filter", "name": "DOCKER", "handle": 2}},'
+              ' {"chain": {"family": "ip", "table": "filter", "name": "DOCKER-USER", "handle": 3}},'
+              ' {"chain": {"family": "ip", "table": "docker-bridges", "name": "filter-forward-in__br-5e2f3a9c0d1b",'
+              ' "handle": 4}}]}\n')
+TCP6_SSH = TCP6 + ("   1: 00000000000000000000000000000000:0016 00000000000000000000000000000000:0000 0A "
+                   "00000000:00000000 00:00000000 00000000     0        0 9 1 0 100 0 0 10 0\n")
+
+
+def documented_bootstrap_conf():
+    """The [accept] drop-in of docs/bootstrap.md and of docs/cloud-init-user-data.yaml."""
+    docs = os.path.join(kstest.SRC, "docs")
+    md = open(os.path.join(docs, "bootstrap.md")).read()
+    m = re.search(r"50-bootstrap.conf <<'EOF'\n(.*?)\n\s*EOF", md, re.S)
+    yml = open(os.path.join(docs, "cloud-init-user-data.yaml")).read()
+    y = re.search(r"path: /etc/kswap/kswap.conf.d/50-bootstrap.conf\n\s*content: \|\n((?:      .*\n)+)", yml)
+    return (textwrap.dedent(m.group(1)) + "\n" if m else None,
+            textwrap.dedent(y.group(1)) if y else None)
+
+
+def vpn_node(root):
+    """What runs on the node at arming: healthy_plain plus ssh, WireGuard users, Docker."""
+    healthy_plain(root)
+    put(root, "proc/net/tcp6", TCP6_SSH)
+    # Someone logged in to run apply: ssh.service runs, started by ssh.socket.
+    put(root, "run/fake-units/ssh.service", "active\n")
+    put(root, "run/fake-units/ssh.service.triggered-by", "ssh.socket\n")
+    put(root, "run/fake-units/ssh.socket", "active\n")
+    put(root, "run/fake-units/ssh.socket.listen", "[::]:22 (Stream)\n")
+    put(root, "run/fake-units/docker.service", "active\n")
+    put(root, "run/fake-wg/dump", VPN_WG_ARMING)
+    put(root, "run/fake-nft/chains.json", VPN_CHAINS)
+    # docker0: up, no carrier (the containers use host networking); a user network's bridge.
+    for name, flags, state in (("docker0", "0x1003", "down"), ("br-5e2f3a9c0d1b", "0x1003", "up"),
+                               ("veth1a2b3c4", "0x1003", "up")):
+        put(root, f"sys/class/net/{name}/flags", flags + "\n")
+        put(root, f"sys/class/net/{name}/operstate", state + "\n")
+        put(root, f"run/fake-tc/{name}.json", '[{"kind":"noqueue","handle":"0:","root":true,"refcnt":2}]\n')
+
+
+def vpn_trial(root):
+    """The trial boot of a healthy node: nobody logged in, roaming clients asleep, Docker's
+    user network and its chains not made yet (or made anew), a new veth name."""
+    put(root, "run/fake-units/ssh.service", "inactive\n")
+    put(root, "run/fake-wg/dump", VPN_WG_TRIAL)
+    put(root, "run/fake-nft/chains.json", CHAINS)
+    for name in ("br-5e2f3a9c0d1b", "veth1a2b3c4"):
+        shutil.rmtree(os.path.join(root, "sys/class/net", name))
+        os.remove(os.path.join(root, f"run/fake-tc/{name}.json"))
+    put(root, "sys/class/net/veth9f8e7d6/flags", "0x1003\n")
+    put(root, "sys/class/net/veth9f8e7d6/operstate", "up\n")
+    put(root, "run/fake-tc/veth9f8e7d6.json", '[{"kind":"noqueue","handle":"0:","root":true,"refcnt":2}]\n')
+    boot_into(root, NEW)
+
+
+if scenario("vpn-node"):
+    md_conf, yml_conf = documented_bootstrap_conf()
+    check(md_conf and "[accept]" in md_conf and md_conf == yml_conf,
+          "docs/bootstrap.md and docs/cloud-init-user-data.yaml give the same [accept] drop-in",
+          (md_conf, yml_conf))
+    for conf_name, conf in (("zero-config", None), ("bootstrap-docs", md_conf)):
+        r = os.path.join(work, "vpn-" + conf_name)
+        shutil.copytree(base_root, r, symlinks=True)
+        vpn_node(r)
+        if conf:
+            put(r, "etc/kswap/kswap.conf.d/50-bootstrap.conf", conf)
+        p, _ = kswap(r, "--json", "apply", "--deb", deb, "--yes")
+        check(p.returncode == 0, f"vpn node ({conf_name}): apply arms the trial", p.stderr[-800:])
+        running = journal(r).get("running") or {}
+        items, wanted = running.get("items", []), running.get("wanted", [])
+        check("wg-peer:wg0:SITEKEY=" in items and "wg-peer:wg0:PHONEKEY=" in wanted and
+              not [i for i in items + wanted if "LAPTOPKEY" in i],
+              f"vpn node ({conf_name}): the site-to-site peer is required, the roaming client in "
+              "touch wanted, the idle one not listed", (items, wanted))
+        check("interface:docker0:no-carrier" in items and "interface:docker0" not in items,
+              f"vpn node ({conf_name}): docker0 up without a carrier is taken as it is", items)
+        check("service:ssh.service" in items, f"vpn node ({conf_name}): ssh.service is an item", items)
+        check("qdisc:docker0:noqueue" in items and "qdisc:veth1a2b3c4:noqueue" in items,
+              f"vpn node ({conf_name}): the qdiscs are items (a veth's is ignored with it)", items)
+        vpn_trial(r)
+        p, d = kswap(r, "--json", "accept", "--no-reboot", "--timeout", "3")
+        ids = by_id(d)
+        bad = {i: c.get("detail") for i, c in ids.items() if c["required"] and c["status"] != "pass"}
+        check(p.returncode == 0 and d["outcome"] == "trial-ok" and d["pinned"] and not bad,
+              f"vpn node ({conf_name}), healthy trial: trial-ok and pinned", (p.returncode, bad, p.stderr[-600:]))
+        ssh = ids.get("service:ssh.service", {})
+        check(ssh.get("status") == "pass" and "started on demand by ssh.socket" in ssh.get("detail", ""),
+              f"vpn node ({conf_name}): ssh.service inactive, ssh.socket listening: passes", ssh)
+        phone = ids.get("wg-peer:wg0:PHONEKEY=", {})
+        check(phone.get("status") == "fail" and phone.get("required") is False and
+              "roaming client" in phone.get("detail", ""),
+              f"vpn node ({conf_name}): the sleeping phone is reported, not required", phone)
+        check(ids.get("wg-peer:wg0:SITEKEY=", {}).get("required") and
+              ids["wg-peer:wg0:SITEKEY="]["status"] == "pass",
+              f"vpn node ({conf_name}): the site-to-site peer is required and back", ids.get("wg-peer:wg0:SITEKEY="))
+        check(not [i for i in ids if "br-5e2f" in i or "DOCKER" in i or "veth" in i],
+              f"vpn node ({conf_name}): Docker's per-boot names are no checks", list(ids))
+    # The same node with a breakage the rules must still see.
+    for name, breakage, cid in (
+            ("ssh-socket-gone", lambda r: put(r, "run/fake-units/ssh.socket", "failed\n"),
+             "service:ssh.service"),
+            ("site-peer-silent", lambda r: put(r, "run/fake-wg/dump", VPN_WG_TRIAL.replace(
+                "10.9.0.2/32\tNOW\t1\t2\t25", "10.9.0.2/32\t0\t0\t0\t25")), "wg-peer:wg0:SITEKEY="),
+            ("docker0-down", lambda r: put(r, "sys/class/net/docker0/flags", "0x1002\n"),
+             "interface:docker0:no-carrier"),
+            ("docker-gone", lambda r: put(r, "run/fake-units/docker.service", "failed\n"),
+             "service:docker.service")):
+        r = os.path.join(work, "vpn-broken-" + name)
+        shutil.copytree(base_root, r, symlinks=True)
+        vpn_node(r)
+        p, _ = kswap(r, "--json", "apply", "--deb", deb, "--yes")
+        vpn_trial(r)
+        breakage(r)
+        p, d = kswap(r, "--json", "accept", "--no-reboot", "--timeout", "2")
+        c = by_id(d).get(cid, {})
+        check(p.returncode == 3 and d["outcome"] == "health-failed" and c.get("required") and
+              c.get("status") == "fail",
+              f"vpn node, {name}: health-failed naming {cid}", (p.returncode, c, (d or {}).get("summary")))
+
+
+
+if scenario("flapping"):
+    # What the old kernel's own boot showed coming and going is not required: the snapshot of
+    # apply's check step and the one at arming are two samples, and an item only the second
+    # has is reported after the trial (wanted). Here, while apt runs, a unit starts and eth1
+    # loses its carrier.
+    r = os.path.join(work, "flapping")
+    shutil.copytree(base_root, r, symlinks=True)
+    healthy_plain(r)
+    put(r, "sys/class/net/eth1/flags", "0x1003\n")
+    put(r, "sys/class/net/eth1/operstate", "up\n")
+    hook = ("echo active > \"$KSWAP_ROOT/run/fake-units/flappy.service\"; "
+            "echo down > \"$KSWAP_ROOT/sys/class/net/eth1/operstate\"")
+    p, _ = kswap(r, "--json", "apply", "--deb", deb, "--yes", KSWAP_FAKE_APT_PRE_HOOK=hook)
+    running = journal(r).get("running") or {}
+    items, wanted = running.get("items", []), running.get("wanted", [])
+    check(p.returncode == 0 and "service:flappy.service" in wanted and
+          "interface:eth1:no-carrier" in wanted and "service:flappy.service" not in items and
+          not [i for i in items if i.startswith("interface:eth1")] and "service:xray.service" in items,
+          "items that were not there at apply's check step are wanted, the rest required",
+          (p.returncode, wanted, p.stderr[-600:]))
+    check("not running all along since this apply began, reported but not required: "
+          "interface:eth1:no-carrier service:flappy.service" in p.stderr,
+          "apply's progress names them", p.stderr[-800:])
+    put(r, "run/fake-units/flappy.service", "inactive\n")
+    put(r, "sys/class/net/eth1/flags", "0x1002\n")
+    boot_into(r, NEW)
+    p, d = kswap(r, "--json", "accept", "--no-reboot", "--timeout", "2")
+    ids = by_id(d)
+    fl = ids.get("service:flappy.service", {})
+    check(p.returncode == 0 and d["outcome"] == "trial-ok" and d["pinned"] and
+          fl.get("status") == "fail" and fl.get("required") is False and
+          ids.get("interface:eth1:no-carrier", {}).get("required") is False,
+          "the trial without them: trial-ok and pinned, reported as wanted",
+          (p.returncode, fl, p.stderr[-600:]))
+    # A resumed apply has no check step: whatever runs at arming is required, as before.
+
+if scenario("hostile-names"):
+    # Item ids round-trip whatever names hold (issue 34): an nft chain "allow:ssh" (legal with
+    # quotes), a table "my table", an interface named with ESC and a byte of invalid UTF-8.
+    def kswap_utf8(root, *args, **kw):
+        # Output that is not UTF-8 (a raw name) is a failure to report, not a crash of the test.
+        try:
+            return kstest.run_kswap(exe, root, *args, **kw)
+        except UnicodeDecodeError as e:
+            check(False, "hostile names: kswap %s writes UTF-8" % " ".join(args), str(e))
+            return subprocess.CompletedProcess(args, 99, "", ""), None
+
+    r = os.path.join(work, "hostile-names")
+    shutil.copytree(base_root, r, symlinks=True)
+    healthy_plain(r)
+    put(r, "run/fake-nft/chains.json",
+        '{"nftables": [{"metainfo": {"version": "1.0.9", "json_schema_version": 1}},'
+        ' {"chain": {"family": "inet", "table": "filter", "name": "allow:ssh", "handle": 1}},'
+        ' {"chain": {"family": "inet", "table": "my table", "name": "a,b", "handle": 2}}]}\n')
+    odd = os.fsdecode(b"e\x1bx\xff")
+    os.makedirs(os.path.join(r, "sys/class/net", odd))
+    for f, v in (("flags", "0x1003\n"), ("operstate", "up\n")):
+        with open(os.path.join(r, "sys/class/net", odd, f), "w") as fh:
+            fh.write(v)
+    p, _ = kswap_utf8(r, "--json", "apply", "--deb", deb, "--yes")
+    try:
+        items = (journal(r).get("running") or {}).get("items", [])
+    except (UnicodeDecodeError, ValueError) as e:
+        check(False, "hostile names: the journal is valid UTF-8 JSON", str(e))
+        items = []
+    want = ["nft-chain:inet:filter:allow:ssh", "nft-chain:inet:my%20table:a%2Cb", "interface:e%1Bx%FF"]
+    check(p.returncode == 0 and all(w in items for w in want) and
+          all(i.isprintable() and " " not in i for i in items),
+          "hostile names: the snapshot's ids are escaped, one printable word each", (want, items))
+    boot_into(r, NEW)
+    p, d = kswap_utf8(r, "--json", "accept", "--no-reboot", "--timeout", "2")
+    ids = by_id(d)
+    bad = {i: c.get("detail") for i, c in ids.items() if c["required"] and c["status"] != "pass"}
+    check(p.returncode == 0 and (d or {}).get("outcome") == "trial-ok" and not bad and
+          all(ids.get(w, {}).get("status") == "pass" for w in want),
+          "hostile names: every item comes back, trial-ok (no 'cannot check: Invalid argument')",
+          (p.returncode, bad, {w: ids.get(w) for w in want}))
+    # The chain gone: named, not a parse failure.
+    r2 = os.path.join(work, "hostile-names-gone")
+    shutil.copytree(base_root, r2, symlinks=True)
+    healthy_plain(r2)
+    put(r2, "run/fake-nft/chains.json", get(r, "run/fake-nft/chains.json"))
+    p, _ = kswap_utf8(r2, "--json", "apply", "--deb", deb, "--yes")
+    put(r2, "run/fake-nft/chains.json", CHAINS)
+    boot_into(r2, NEW)
+    p, d = kswap_utf8(r2, "--json", "accept", "--no-reboot", "--timeout", "2")
+    c = by_id(d).get("nft-chain:inet:filter:allow:ssh", {})
+    check(p.returncode == 3 and c.get("status") == "fail" and
+          c.get("detail") == "nftables chain inet filter allow:ssh missing",
+          "hostile names: the chain missing after the trial is named as missing", (p.returncode, c))
 
 if scenario("way-back"):
     # health-failed on the trial kernel while the old kernel's vmlinuz is damaged: the reboot

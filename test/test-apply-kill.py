@@ -7,6 +7,7 @@ environment block, the journal parses), the forecast starts the old kernel on ev
 at most one armed one-shot of the new kernel, and the next `kswap apply` (or `kswap rollback`)
 completes. Usage: test-apply-kill.py KSWAP"""
 import collections
+import concurrent.futures
 import json
 import os
 import shutil
@@ -63,6 +64,8 @@ print("kill points from a clean run:", dict(counts), "total", len(points))
 
 failed = 0
 problems = []
+# two points at a time: each waits on its programs more than it computes
+JOBS = int(os.environ.get("KS_KILL_JOBS", "2"))
 
 
 def forecast(root):
@@ -93,8 +96,8 @@ def history_ids(root):
         return None
 
 
-for i, (sc, n) in enumerate(points):
-    r = fresh("k")
+def kill_apply(sc, n):
+    r = fresh(f"k-{sc}-{n}")
     p = subprocess.run(["strace", "-qq", "-o", "/dev/null", "-e", "trace=" + sc,
                         "-e", f"inject={sc}:signal=KILL:when={n}"] + apply_argv(r),
                        env=env, capture_output=True, text=True)
@@ -136,15 +139,29 @@ for i, (sc, n) in enumerate(points):
     leftovers = [f for d, _, fs in os.walk(r) for f in fs if ".kswap" in f and f.startswith(".#")]
     if leftovers:
         bad.append(f"temporary files left behind after the next runs: {leftovers[:3]}")
-    if bad:
-        failed += 1
-        problems.append(f"{what}: " + "; ".join(bad))
+    shutil.rmtree(r, ignore_errors=True)
+    return f"{what}: " + "; ".join(bad) if bad else None
+
+
+def run_all(job, items):
+    """Runs job(*item) for every item, two at a time (each point has its own root copy); a
+    failure is printed as it is found, so a run cut short still shows what it saw."""
+    global failed
+    with concurrent.futures.ThreadPoolExecutor(max_workers=JOBS) as pool:
+        for problem in pool.map(lambda item: job(*item), items):
+            if problem:
+                failed += 1
+                problems.append(problem)
+                print("FAIL", problem, flush=True)
+
+
+run_all(kill_apply, points)
 
 # 2. ENOSPC (a full /boot or /var) at every write and sync point: kswap fails cleanly (exit 1),
 # no file is torn, the old kernel keeps booting, and once there is room again apply completes.
 enospc = [(sc, n) for sc, n in points if sc in ("write", "pwrite64", "fsync", "fdatasync")]
-for sc, n in enospc:
-    r = fresh("e")
+def enospc_apply(sc, n):
+    r = fresh(f"e-{sc}-{n}")
     p = subprocess.run(["strace", "-qq", "-o", "/dev/null", "-e", "trace=" + sc,
                         "-e", f"inject={sc}:error=ENOSPC:when={n}"] + apply_argv(r),
                        env=env, capture_output=True, text=True)
@@ -169,9 +186,11 @@ for sc, n in enospc:
     fc2, _ = forecast(r)
     if p2.returncode != 0 or fc2 != [(NEW, True), (OLD, False), (OLD, False)]:
         bad.append(f"apply with room again: exit {p2.returncode}, forecast {fc2}: {p2.stderr[-300:]}")
-    if bad:
-        failed += 1
-        problems.append(f"{what}: " + "; ".join(bad))
+    shutil.rmtree(r, ignore_errors=True)
+    return f"{what}: " + "; ".join(bad) if bad else None
+
+
+run_all(enospc_apply, enospc)
 
 # 3. pin and rollback on a trial kernel, killed at each of their points: every boot starts
 # one kernel (old or new, never a one-shot loop or an entry 0 fall-back), and running the same
@@ -186,37 +205,40 @@ def armed_and_booted(name):
     return r
 
 
-later = 0
+def kill_later(cmd, done_fc, sc, n):
+    r = armed_and_booted(f"k-{cmd}-{sc}-{n}")
+    subprocess.run(["strace", "-qq", "-o", "/dev/null", "-e", "trace=" + sc,
+                    "-e", f"inject={sc}:signal=KILL:when={n}"] + later_argv(cmd, r),
+                   env=env, capture_output=True)
+    bad = []
+    fc, detail = forecast(r)
+    ok_states = ([(NEW, True), (OLD, False), (OLD, False)], [(OLD, False)] * 3,
+                 [(NEW, False)] * 3)
+    if fc not in ok_states:
+        bad.append(f"forecast {fc}")
+    p2 = subprocess.run(later_argv(cmd, r), capture_output=True, text=True, env=env)
+    fc2, _ = forecast(r)
+    if p2.returncode != 0 or fc2 != done_fc:
+        bad.append(f"{cmd} again: exit {p2.returncode}, forecast {fc2}: {p2.stderr[-200:]}")
+    shutil.rmtree(r, ignore_errors=True)
+    return f"{cmd} killed at {sc}#{n}: " + "; ".join(bad) if bad else None
+
+
+def later_argv(cmd, r):
+    return [exe, "--root", r, cmd] + (["--force"] if cmd == "pin" else [])
+
+
+later_points = []
 for cmd, done_fc in (("pin", [(NEW, False)] * 3), ("rollback", [(OLD, False)] * 3)):
-    argv = lambda r: [exe, "--root", r, cmd] + (["--force"] if cmd == "pin" else [])
     r = armed_and_booted("c-" + cmd)
-    subprocess.run(["strace", "-qq", "-o", log, "-e", "trace=" + ",".join(SYSCALLS)] + argv(r),
+    subprocess.run(["strace", "-qq", "-o", log, "-e", "trace=" + ",".join(SYSCALLS)] + later_argv(cmd, r),
                    env=env, capture_output=True, check=True)
     c2 = collections.Counter(l.split("(", 1)[0].strip() for l in open(log)
                              if l.split("(", 1)[0].strip() in SYSCALLS)
-    for sc in sorted(c2):
-        for n in range(1, c2[sc] + 1):
-            later += 1
-            r = armed_and_booted("k-" + cmd)
-            subprocess.run(["strace", "-qq", "-o", "/dev/null", "-e", "trace=" + sc,
-                            "-e", f"inject={sc}:signal=KILL:when={n}"] + argv(r),
-                           env=env, capture_output=True)
-            bad = []
-            fc, detail = forecast(r)
-            ok_states = ([(NEW, True), (OLD, False), (OLD, False)], [(OLD, False)] * 3,
-                         [(NEW, False)] * 3)
-            if fc not in ok_states:
-                bad.append(f"forecast {fc}")
-            p2 = subprocess.run(argv(r), capture_output=True, text=True, env=env)
-            fc2, _ = forecast(r)
-            if p2.returncode != 0 or fc2 != done_fc:
-                bad.append(f"{cmd} again: exit {p2.returncode}, forecast {fc2}: {p2.stderr[-200:]}")
-            if bad:
-                failed += 1
-                problems.append(f"{cmd} killed at {sc}#{n}: " + "; ".join(bad))
+    later_points += [(cmd, done_fc, sc, n) for sc in sorted(c2) for n in range(1, c2[sc] + 1)]
+later = len(later_points)
+run_all(kill_later, later_points)
 
-for pr in problems:
-    print("FAIL", pr)
 print(f"pin and rollback killed at {later} points")
 print(f"ENOSPC injected at {len(enospc)} write/sync points")
 print(f"killed at {len(points)} points ({', '.join(f'{k} {v}' for k, v in sorted(counts.items()))});"

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""docs/kswap.conf.5.scd documents every key the code reads: the key table of
-lib/basic/config.c (with its numeric defaults), the [section] key pairs of ks_config_get_*() calls
-(each must be in the table), the [apply] timeouts (timeout_ms), the [accept] settings (cfg_int)
-and checklist items (checks/checklist.c), and every key of checks/kswap.conf.example; numeric
-defaults in the code match the page's "Default *N*". Usage: test-conf-doc.py"""
+"""docs/kswap.conf.5.scd documents every key the code reads: the key tables of
+lib/basic/config.c, of the check plug-ins (checks/check-*.c, their [accept] keys) and of
+checks/registry.c (the [accept] settings), with their numeric defaults; the [section] key pairs
+of ks_config_get_*() calls (each must be in a table), the [apply] timeouts (timeout_ms), the
+[accept] settings (cfg_int), and every key of checks/kswap.conf.example; numeric defaults in the
+code match the page's "Default *N*". Usage: test-conf-doc.py"""
 import glob
 import os
 import re
@@ -40,8 +41,10 @@ for f in sorted(glob.glob(os.path.join(src, "lib", "*", "*.c")) + glob.glob(os.p
     code += open(f).read()
 
 keys = {}  # (section, key) -> default from the code, or None
-# The table of lib/basic/config.c: the only keys a configuration may hold.
-table_src = open(os.path.join(src, "lib", "basic", "config.c")).read()
+# The tables of lib/basic/config.c and of the check plug-ins, registered with it: the only keys
+# a configuration may hold.
+table_src = "".join(open(f).read() for f in [os.path.join(src, "lib", "basic", "config.c")] +
+                    sorted(glob.glob(os.path.join(src, "checks", "*.c"))))
 table = {}
 for s_, k, d in re.findall(r'UINT\("(\w+)", "(\w+)", \d+, \d+, (\d+)\)', table_src):
     table[(s_, k)] = None if d == "0" else d
@@ -49,7 +52,9 @@ for s_, k in re.findall(r'LIST\("(\w+)", "(\w+)"', table_src):
     table[(s_, k)] = None
 for s_, k in re.findall(r'\.section = "(\w+)",\s*\.key = "(\w+)"', table_src):
     table[(s_, k)] = None
-check(len(table) >= 24, f"found {len(table)} keys in the table of lib/basic/config.c")
+check(len(table) >= 24, f"found {len(table)} keys in the tables of lib/basic/config.c and checks/")
+check(not [k for k in table if k[0] == "accept" and re.search(r'"accept", "%s"' % k[1], open(os.path.join(
+    src, "lib", "basic", "config.c")).read())], "lib/basic/config.c knows no [accept] key itself")
 keys.update(table)
 for s, k in re.findall(r'ks_config_get_\w+\(\s*[^,]+,\s*"(\w+)",\s*"(\w+)"', code):
     keys.setdefault((s, k), None)
@@ -57,8 +62,6 @@ for k, d in re.findall(r'timeout_ms\(\s*&?\w+,\s*"(\w+)",\s*(\d+)', code):
     keys[("apply", k)] = d
 for k, d in re.findall(r'cfg_int\(\s*\w+,\s*"(\w+)",\s*(\w+)\)', code):
     keys[("accept", k)] = d if d.isdigit() else None
-for k in re.findall(r'\{"(\w+)", "[\w-]+", ks_check_\w+', code):
-    keys.setdefault(("accept", k), None)
 defines = dict(re.findall(r"#define (KS_\w+) (\d+)", "".join(open(f).read() for f in glob.glob(os.path.join(src, "*", "*.h")) + glob.glob(os.path.join(src, "lib", "*", "*.h")))))
 for k, d in re.findall(r'ks_config_get_int\(\s*[^,]+,\s*"accept",\s*"(\w+)",\s*(\w+)', code):
     keys[("accept", k)] = d if d.isdigit() else defines.get(d)

@@ -15,6 +15,9 @@ builder; SYSTEMD_LOG_LEVEL=debug prints every job it installs and dumps the unit
   - the deadline unit keeps IgnoreOnIsolate=yes (isolating emergency.target does not stop it),
     DefaultDependencies=no, FailureAction=reboot-force, StandardInput null;
   - the generator's output does not depend on systemd.unit= (the same files with and without);
+  - issue 30, item 5: kswap-trial-return.service is in the emergency and rescue transactions
+    only, after the stage marks, with nothing before it that reads a terminal, and reboots by
+    force (SuccessAction= and FailureAction=reboot-force) after its mark and a journal flush;
   - with ACCEPT_UNIT (the built kswap-accept.service) enabled beside a oneshot that never ends
     and is ordered before multi-user.target (issue 12 (b), a start job that never ends): the
     multi-user transaction starts both, and accept's ordering closure holds the stuck job, so
@@ -61,14 +64,22 @@ if not analyze or not units_dir:
     sys.exit(77)
 
 CMDLINE = ("BOOT_IMAGE=/boot/vmlinuz-6.12.30-x64v3-xanmod1 root=/dev/vda1 ro panic=10 "
-           "systemd.unit=emergency.target kswap.trial=0123abcd kswap.deadline=900 oops=panic "
+           "systemd.unit=emergency.target kswap.trial=0123abcdef01 kswap.deadline=900 oops=panic "
            "softlockup_panic=1 nmi_watchdog=panic modprobe.blacklist=pvpanic,pvpanic_mmio,pvpanic_pci "
            "systemd.watchdog_device=/dev/watchdog0 systemd.watchdog_sec=60")
 
 
 def generate(out, cmdline):
+    """The generator as on the trial boot: the journal says this trial is armed."""
     os.makedirs(out)
-    env = dict(os.environ, SYSTEMD_PROC_CMDLINE=cmdline, KSWAP_GENERATOR_RUN=out + "-run")
+    groot = out + "-root"
+    os.makedirs(os.path.join(groot, "var/lib/kswap"))
+    with open(os.path.join(groot, "var/lib/kswap/state.json"), "w") as f:
+        f.write('{\n  "version": 1,\n  "state": "armed",\n'
+                '  "armed_boot_id": "0123abcd-ef01-4a00-8b00-00000000c0de",\n'
+                '  "armed_btime": 1700000000\n}\n')
+    env = dict(os.environ, SYSTEMD_PROC_CMDLINE=cmdline, KSWAP_GENERATOR_RUN=out + "-run",
+               KSWAP_GENERATOR_ROOT=groot)
     p = subprocess.run(["sh", GEN, out, out + "-early", out + "-late"], env=env,
                        capture_output=True, text=True)
     check(p.returncode == 0, "generator exits 0", p.stderr)
@@ -151,6 +162,40 @@ try:
         check(want in dl, f"deadline unit as systemd loaded it: {want}", "\n".join(dl)[:2000])
     check(any(re.match(r"^RuntimeMaxSec: \d", l) for l in dl), "deadline unit: RuntimeMaxSec set",
           [l for l in dl if l.startswith("RuntimeMaxSec")])
+
+    # Issue 30, item 5: a trial in emergency or rescue mode returns at once. The return unit
+    # is in the emergency and rescue transactions only (not in a boot that reaches sysinit and
+    # multi-user), runs after the stage's mark, waits for nothing that reads a terminal, and
+    # reboots by force whether it succeeds or fails.
+    for target in ("emergency.target", "rescue.target", "sysinit.target", "multi-user.target"):
+        rc, jobs, blocks, text = verify(target)
+        want = target in ("emergency.target", "rescue.target")
+        check(("kswap-trial-return.service" in jobs) == want,
+              f"{target}: its start transaction {'starts' if want else 'does not start'} "
+              "kswap-trial-return.service", sorted(j for j in jobs if "kswap" in j))
+    rc, jobs, blocks, text = verify("kswap-trial-return.service")
+    ret = blocks.get("kswap-trial-return.service", [])
+    for want in ("IgnoreOnIsolate: yes", "DefaultDependencies: no", "Success Action: reboot-force",
+                 "Failure Action: reboot-force", "StandardInput: null"):
+        check(want in ret, f"return unit as systemd loaded it: {want}", "\n".join(ret)[:2000])
+    after = deps(ret, "After")
+    check({"kswap-trial-stage@emergency.service", "kswap-trial-stage@rescue.service"} <= after,
+          "return unit: after the stage marks (emergency, rescue)", sorted(after))
+    rwaits = closure(blocks, "kswap-trial-return.service", "After", "Requires", "BindsTo",
+                     "Requisite")
+    bad = {u for u, b in rwaits.items() if u in sulogin_units or any(
+        "sulogin" in l or re.match(r"^StandardInput: tty", l) for l in b)}
+    check(not bad and not ({"emergency.service", "rescue.service", "emergency.target",
+                            "rescue.target"} & set(rwaits)),
+          f"nothing in the return unit's ordering closure waits for input or for the mode's "
+          f"target ({sorted(rwaits)})", sorted(bad))
+    rtext = open(os.path.join(root, "run/systemd/system/kswap-trial-return.service")).read()
+    execs = [l.split("=", 1)[1] for l in rtext.splitlines() if l.startswith("ExecStart=")]
+    check(execs and execs[0].endswith("kswap-trial-mark returned") and
+          any("journalctl --flush" in e for e in execs[1:]) and
+          re.search(r"^ConditionPathExists=!/run/kswap/trial-judged$", rtext, re.M),
+          "return unit: marks 'returned' first, then flushes the journal; not once the trial is "
+          "judged", execs)
 
     # The closure of what the deadline's start job waits for or needs, unit by unit.
     waits = closure(blocks, "kswap-trial-deadline.service", "After", "Requires", "BindsTo",

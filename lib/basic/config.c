@@ -85,58 +85,20 @@ static int add_value(ks_config *c, const char *section, const char *key, const c
 }
 
 /*
- * The one table of every key kswap reads: docs/kswap.conf.5.scd documents it and
- * test/test-conf-doc.py compares the two. A value that does not fit its type is an error at
- * load time naming the file and line, so no command acts on a misread configuration.
+ * The keys of the layers below the acceptance checks: [verify], [repository], [apply],
+ * [metrics]. The [accept] keys belong to the check plug-ins, each with its own (checks/check.h,
+ * checks/registry.c), and come in through ks_config_register(). docs/kswap.conf.5.scd
+ * documents every key and test/test-conf-doc.py compares the two. A value that does not fit
+ * its type is an error at load time naming the file and line, so no command acts on a
+ * misread configuration.
  */
-static bool item_listen(const char *v)
+bool ks_config_item_name(const char *v)
 {
-    unsigned long long n;
-    const char *colon = strchr(v, ':');
-
-    return colon && ks_safe_atou64(colon + 1, &n) >= 0 && n > 0 && n < 65536 &&
-           (ks_startswith(v, "tcp:") || ks_startswith(v, "tcp6:") || ks_startswith(v, "udp:") ||
-            ks_startswith(v, "udp6:"));
-}
-
-static bool item_sysctl(const char *v)
-{
-    const char *eq = strchr(v, '=');
-    return eq && eq != v && eq[1] && v[0] != '-';
-}
-
-static bool item_qdisc(const char *v)
-{
-    const char *colon = strrchr(v, ':');
-    return colon && colon != v && colon[1] && !strchr(v, '/');
-}
-
-static bool item_nft(const char *v)
-{
-    size_t n = strlen(v);
-    return n && v[0] != ':' && v[n - 1] != ':';
-}
-
-static bool item_name(const char *v)
-{
-    /* An interface, a module, a unit: a plain name, never a path. */
+    /* An interface, a module, a unit: a plain name, never a path nor an option. */
     return v[0] != '-' && !strchr(v, '/') && !streq(v, ".") && !streq(v, "..");
 }
 
-static bool item_hostport(const char *v)
-{
-    const char *colon = strrchr(v, ':');
-    unsigned long long n;
-
-    if (!colon || colon == v || ks_safe_atou64(colon + 1, &n) < 0 || n == 0 || n > 65535)
-        return false;
-    /* [v6]:port or host:port; a bare IPv6 address needs brackets. */
-    if (v[0] == '[')
-        return colon[-1] == ']' && colon - v > 2;
-    return !memchr(v, ':', (size_t)(colon - v));
-}
-
-static bool item_any(const char *v)
+bool ks_config_item_any(const char *v)
 {
     return v[0] != '\0';
 }
@@ -181,28 +143,11 @@ static bool item_abs_path(const char *v)
     return v[0] == '/';
 }
 
-/* A congestion control's name as the kernel has them (checks/check-cc.c), auto or no. */
-static bool item_cc(const char *v)
-{
-    size_t n = strlen(v);
+#define LIST KS_CONFIG_LIST
+#define UINT KS_CONFIG_UINT
 
-    return n > 0 && n < 16 &&
-           strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") == n;
-}
-
-static const char *const on_failure_values[] = {"reboot", "stay", NULL};
-
-#define LIST(s, k, fn, d)                                                                          \
-    {                                                                                              \
-        .section = s, .key = k, .type = KS_CT_LIST, .item_ok = fn, .def = d                        \
-    }
-#define UINT(s, k, lo, hi, d)                                                                      \
-    {                                                                                              \
-        .section = s, .key = k, .type = KS_CT_UINT, .min = lo, .max = hi, .def = #d                \
-    }
-
-static const ks_config_key keys[] = {
-    LIST("verify", "modules", item_name, KS_VERIFY_DEFAULT_MODULES),
+static const ks_config_key base_keys[] = {
+    LIST("verify", "modules", ks_config_item_name, KS_VERIFY_DEFAULT_MODULES, KS_CONFIG_HINT_NAME),
     UINT("verify", "bbr_version", 1, 255, 3),
     {.section = "repository", .key = "key", .type = KS_CT_STRING},
     {.section = "repository", .key = "fingerprint", .type = KS_CT_STRING},
@@ -210,78 +155,85 @@ static const ks_config_key keys[] = {
      .key = "uri",
      .type = KS_CT_STRING,
      .def = KS_REPOSITORY_DEFAULT_URI,
-     .item_ok = item_apt_uri},
-    {.section = "repository", .key = "suite", .type = KS_CT_STRING, .item_ok = item_apt_word},
-    LIST("repository", "components", item_apt_word, "main"),
+     .item_ok = item_apt_uri,
+     .hint = "one word: http://, https://, file:/ or copy:/, optionally behind mirror+ or tor+"},
+    {.section = "repository",
+     .key = "suite",
+     .type = KS_CT_STRING,
+     .item_ok = item_apt_word,
+     .hint = "one word, no spaces or brackets"},
+    LIST("repository", "components", item_apt_word, "main", "one word, no brackets"),
     {.section = "apply", .key = "add_panic", .type = KS_CT_BOOL, .def = "yes"},
     UINT("apply", "apt_timeout", 1, 86400, 1800),
     UINT("apply", "update_grub_timeout", 1, 86400, 300),
     UINT("apply", "systemctl_timeout", 1, 86400, 60),
     UINT("apply", "lock_timeout", 1, 86400, 10),
-    LIST("accept", "services", item_name, NULL),
-    LIST("accept", "interfaces", item_name, NULL),
-    LIST("accept", "listen", item_listen, NULL),
-    LIST("accept", "sysctl", item_sysctl, NULL),
-    LIST("accept", "modules", item_name, NULL),
-    UINT("accept", "bbr_version", 1, 255, 0),
-    LIST("accept", "qdisc", item_qdisc, NULL),
-    LIST("accept", "nft_tables", item_nft, NULL),
-    UINT("accept", "established_min", 0, 1000000000, 0),
-    /* Users coming back per port: reported by default; 0 never requires it (kswap.conf(5)). */
-    UINT("accept", "connections_required", 0, 1000000000, 0),
-    LIST("accept", "ignore", item_any, NULL),
-    UINT("accept", "management", 1, 65535, 22),
-    /* Off by default: a node need not reach anything beyond its own listeners. */
-    LIST("accept", "reach", item_hostport, NULL),
-    /* What the established connections run (checks/check-cc.c); auto: bbr where configured. */
-    {.section = "accept",
-     .key = "congestion_control",
-     .type = KS_CT_STRING,
-     .item_ok = item_cc,
-     .def = "auto"},
-    /* The trial's retransmission ratio against the baseline (checks/check-retrans.c); 0: off,
-     * since a trial's minutes after a reboot are not the node's usual traffic. */
-    UINT("accept", "retrans_max_increase", 0, 100000, 0),
-    UINT("accept", "retrans_min_segments", 1000, 1000000000000, 100000),
-    {.section = "accept", .key = "retrans_required", .type = KS_CT_BOOL, .def = "no"},
-    UINT("accept", "timeout", 1, 86400, 300),
-    /* The trial boot's deadline (lib/engine/trialboot.h): a forced reboot when no verdict. */
-    UINT("accept", "deadline", 60, 86400, 900),
-    UINT("accept", "interval", 1, 3600, 5),
-    UINT("accept", "script_timeout", 1, 86400, 60),
-    UINT("accept", "program_timeout", 1, 86400, 30),
-    UINT("accept", "hook_timeout", 1, 86400, 30),
-    {.section = "accept", .key = "auto_pin", .type = KS_CT_BOOL, .def = "yes"},
-    {.section = "accept",
-     .key = "on_failure",
-     .type = KS_CT_ENUM,
-     .enum_values = on_failure_values,
-     .def = "reboot"},
     /* node_exporter's textfile collector (lib/engine/metrics-file.h); empty: off. */
     {.section = "metrics",
      .key = "textfile_dir",
      .type = KS_CT_STRING,
      .item_ok = item_abs_path,
-     .def = KS_METRICS_DEFAULT_TEXTFILE_DIR},
+     .def = KS_METRICS_DEFAULT_TEXTFILE_DIR,
+     .hint = "an absolute path"},
 };
 
-const ks_config_key *ks_config_keys(size_t *ret_n)
+/*
+ * Every known key: the table above, then the tables registered from above, in order. Static:
+ * a handful of tables of a few dozen keys, set up once before any configuration is read.
+ */
+#define KEYS_MAX 128
+#define TABLES_MAX 8
+static ks_config_key keys[KEYS_MAX];
+static size_t n_keys;
+static const ks_config_key *tables[TABLES_MAX];
+static size_t n_tables;
+
+static void keys_init(void)
 {
-    *ret_n = ARRAY_SIZE(keys);
-    return keys;
+    if (n_keys)
+        return;
+    memcpy(keys, base_keys, sizeof(base_keys));
+    n_keys = ARRAY_SIZE(base_keys);
 }
 
 const ks_config_key *ks_config_key_find(const char *section, const char *key)
 {
-    for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
+    keys_init();
+    for (size_t i = 0; i < n_keys; i++)
         if (strcasecmp(keys[i].section, section) == 0 && strcasecmp(keys[i].key, key) == 0)
             return &keys[i];
     return NULL;
 }
 
+int ks_config_register(const ks_config_key *table, size_t n)
+{
+    keys_init();
+    for (size_t i = 0; i < n_tables; i++)
+        if (tables[i] == table)
+            return 0;
+    if (n_tables == TABLES_MAX || n_keys + n > KEYS_MAX)
+        return -E2BIG;
+    for (size_t i = 0; i < n; i++)
+        if (!table[i].section || !table[i].key ||
+            ks_config_key_find(table[i].section, table[i].key))
+            return -EEXIST;
+    memcpy(keys + n_keys, table, n * sizeof(*table));
+    n_keys += n;
+    tables[n_tables++] = table;
+    return 0;
+}
+
+const ks_config_key *ks_config_keys(size_t *ret_n)
+{
+    keys_init();
+    *ret_n = n_keys;
+    return keys;
+}
+
 static bool section_known(const char *section)
 {
-    for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
+    keys_init();
+    for (size_t i = 0; i < n_keys; i++)
         if (strcasecmp(keys[i].section, section) == 0)
             return true;
     return false;
@@ -320,7 +272,7 @@ static const char *nearest(const char *section, const char *key)
     const char *best = NULL;
     size_t best_d = SIZE_MAX;
 
-    for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+    for (size_t i = 0; i < n_keys; i++) {
         const char *cand = key ? keys[i].key : keys[i].section;
         size_t d;
 
@@ -384,29 +336,16 @@ static char *value_problem(const ks_config_key *k, const char *value)
     switch (k->type) {
     case KS_CT_STRING:
         if (k->item_ok && !k->item_ok(value))
-            return ks_asprintf("%s = %s is not valid%s", k->key, value,
-                               k->item_ok == item_apt_uri ? " (one word: http://, https://, file:/ "
-                                                            "or copy:/, optionally behind "
-                                                            "mirror+ or tor+)"
-                               : k->item_ok == item_apt_word ? " (one word, no spaces or brackets)"
-                               : k->item_ok == item_abs_path ? " (an absolute path)"
-                                                             : "");
+            return ks_asprintf("%s = %s is not valid%s%s%s", k->key, value, k->hint ? " (" : "",
+                               strempty(k->hint), k->hint ? ")" : "");
         return NULL;
     case KS_CT_LIST:
         if (ks_strv_split(value, " \t,", &words) < 0)
             return NULL;
         for (char **w = words; w && *w; w++)
             if (k->item_ok && !k->item_ok(*w))
-                return ks_asprintf("'%s' is not a valid item of %s%s", *w, k->key,
-                                   k->item_ok == item_listen     ? " (PROTO:PORT, PROTO tcp, tcp6, "
-                                                                   "udp or udp6, PORT 1-65535)"
-                                   : k->item_ok == item_sysctl   ? " (KEY=VALUE)"
-                                   : k->item_ok == item_qdisc    ? " (IF:KIND)"
-                                   : k->item_ok == item_name     ? " (a name, not a path)"
-                                   : k->item_ok == item_apt_word ? " (one word, no brackets)"
-                                   : k->item_ok == item_hostport ? " (HOST:PORT, PORT 1-65535, "
-                                                                   "[ADDR]:PORT for IPv6)"
-                                                                 : "");
+                return ks_asprintf("'%s' is not a valid item of %s%s%s%s", *w, k->key,
+                                   k->hint ? " (" : "", strempty(k->hint), k->hint ? ")" : "");
         return NULL;
     case KS_CT_UINT:
         r = ks_config_parse_u64(value, k->min, k->max, &u);
@@ -522,7 +461,7 @@ static int handler(void *user, const char *section, const char *name, const char
     k = ks_config_key_find(section, name);
     if (!k) {
         const char *near = nearest(section, name), *other = NULL;
-        for (size_t i = 0; !near && i < ARRAY_SIZE(keys); i++)
+        for (size_t i = 0; !near && i < n_keys; i++)
             if (strcasecmp(keys[i].key, name) == 0)
                 other = keys[i].section;
         if (other)

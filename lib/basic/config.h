@@ -15,7 +15,10 @@
  *
  * Strict: an unknown section, an unknown key or a value that does not fit the key's type is an
  * error (-EBADMSG, "FILE:LINE: why; did you mean 'KEY'?"), so that nothing acts on a misread
- * configuration. Every key is in one table (ks_config_keys(), documented in kswap.conf(5)).
+ * configuration. Every key is in one table (ks_config_keys(), documented in kswap.conf(5)):
+ * this layer's own ([verify], [repository], [apply], [metrics]) and those a layer above
+ * registers before reading any configuration (ks_config_register(): the [accept] keys of the
+ * acceptance check plug-ins, checks/registry.c), so that this layer need not know them.
  */
 typedef struct ks_config ks_config;
 
@@ -42,11 +45,33 @@ typedef struct ks_config_key {
     uint64_t min, max;                 /* KS_CT_UINT */
     const char *def;                   /* the default as text; NULL: none */
     bool (*item_ok)(const char *word); /* KS_CT_LIST: each word; KS_CT_STRING: the value */
+    const char *hint;                  /* what item_ok wants, for the error: "PROTO:PORT, ..." */
     const char *const *enum_values;    /* KS_CT_ENUM, NULL-terminated */
 } ks_config_key;
 
+/* Table entries: a list of words each item_ok accepts (hint says what it wants), a number. */
+#define KS_CONFIG_LIST(s, k, fn, d, h)                                                             \
+    {                                                                                              \
+        .section = s, .key = k, .type = KS_CT_LIST, .item_ok = fn, .def = d, .hint = h             \
+    }
+#define KS_CONFIG_UINT(s, k, lo, hi, d)                                                            \
+    {                                                                                              \
+        .section = s, .key = k, .type = KS_CT_UINT, .min = lo, .max = hi, .def = #d                \
+    }
+/* Words every name key accepts: a unit, an interface, a module; never a path nor an option. */
+bool ks_config_item_name(const char *word);
+#define KS_CONFIG_HINT_NAME "a name, not a path"
+bool ks_config_item_any(const char *word);
+
+/* Every known key (this layer's, then the registered ones); valid until the next register. */
 const ks_config_key *ks_config_keys(size_t *ret_n);
 const ks_config_key *ks_config_key_find(const char *section, const char *key);
+/*
+ * Adds a table of keys (n entries) of a layer above, once (registering the same table again
+ * does nothing): -EEXIST when a key is known already, -E2BIG past the fixed capacity. Call it
+ * before reading any configuration.
+ */
+int ks_config_register(const ks_config_key *table, size_t n);
 /* Decimal digits only, min <= v <= max: -EINVAL malformed, -ERANGE out of range (64 bits). */
 int ks_config_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *ret);
 int ks_config_parse_bool(const char *s, bool *ret);
@@ -80,8 +105,6 @@ int ks_config_get_strv(const ks_config *c, const char *section, const char *key,
                        char ***ret);
 /* The last value as an integer 0..INT_MAX; def when unset; -EINVAL when it is not one. */
 int ks_config_get_int(const ks_config *c, const char *section, const char *key, int def, int *ret);
-/* A KS_CT_UINT key: the last value, or the table's default; -ENOKEY for another key. */
-int ks_config_get_u64(const ks_config *c, const char *section, const char *key, uint64_t *ret);
 /* A KS_CT_UINT key: the last value, or the table's default; -ENOKEY for another key. */
 int ks_config_get_u64(const ks_config *c, const char *section, const char *key, uint64_t *ret);
 /* yes/no, true/false, on/off, 1/0; def when unset; -EINVAL otherwise. */

@@ -27,21 +27,33 @@ static int split_path(const char *path, char **ret_dir, char **ret_base)
     return 0;
 }
 
+int ks_file_type_check(mode_t st_mode, unsigned types)
+{
+    if (S_ISREG(st_mode))
+        return types & KS_FILE_REGULAR ? 0 : -EINVAL;
+    if (S_ISDIR(st_mode))
+        return types & KS_FILE_DIRECTORY ? 0 : -EISDIR;
+    if (S_ISBLK(st_mode) && (types & KS_FILE_BLOCK))
+        return 0;
+    if (S_ISFIFO(st_mode))
+        return -ESPIPE;
+    if (S_ISSOCK(st_mode))
+        return -ENOTSOCK;
+    if (S_ISLNK(st_mode))
+        return -ELOOP; /* looked up with O_NOFOLLOW, as open() says it */
+    return -ENODEV;
+}
+
 int ks_fd_ensure_regular(int fd)
 {
     struct stat st;
-    int flags;
+    int flags, r;
 
     if (fstat(fd, &st) < 0)
         return -errno;
-    if (S_ISDIR(st.st_mode))
-        return -EISDIR;
-    if (S_ISFIFO(st.st_mode))
-        return -ESPIPE;
-    if (S_ISSOCK(st.st_mode))
-        return -ENOTSOCK;
-    if (!S_ISREG(st.st_mode))
-        return -ENODEV;
+    r = ks_file_type_check(st.st_mode, KS_FILE_REGULAR);
+    if (r < 0)
+        return r;
     flags = fcntl(fd, F_GETFL);
     if (flags < 0)
         return -errno;
@@ -50,27 +62,61 @@ int ks_fd_ensure_regular(int fd)
     return 0;
 }
 
-int ks_open_error_kind(int dirfd, const char *path, int err)
+bool ks_fd_same_inode(int fd, const struct stat *st)
 {
-    struct stat st;
-    /* open() of a socket fails with ENXIO: say what it is. */
-    if (err == -ENXIO && fstatat(dirfd, path, &st, *path ? 0 : AT_EMPTY_PATH) == 0 &&
-        S_ISSOCK(st.st_mode))
-        return -ENOTSOCK;
-    return err;
+    struct stat now;
+    return fstat(fd, &now) == 0 && now.st_dev == st->st_dev && now.st_ino == st->st_ino &&
+           ((now.st_mode ^ st->st_mode) & S_IFMT) == 0;
 }
 
-int ks_open_regular(const char *path)
+int ks_fd_reopen(int path_fd, int flags, unsigned types)
 {
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    int r;
+    char proc[64];
+    struct stat st;
+    int fd, r;
 
-    if (fd < 0)
-        return ks_open_error_kind(AT_FDCWD, path, -errno);
-    r = ks_fd_ensure_regular(fd);
-    if (r < 0) {
-        close(fd);
+    assert(path_fd >= 0);
+    if (fstat(path_fd, &st) < 0)
+        return -errno;
+    r = ks_file_type_check(st.st_mode, types);
+    if (r < 0)
         return r;
+    flags &= ~(O_CREAT | O_EXCL | O_NOFOLLOW | O_PATH);
+    if (S_ISDIR(st.st_mode))
+        flags = (flags & ~O_ACCMODE) | O_RDONLY | O_DIRECTORY;
+    /* The magic link opens the inode the descriptor holds; it walks no path. */
+    snprintf(proc, sizeof(proc), "/proc/self/fd/%d", path_fd);
+    fd = open(proc, flags | O_CLOEXEC | O_NOCTTY);
+    if (fd >= 0)
+        return fd;
+    r = -errno;
+    if (r == -ENOENT && access("/proc/self/fd", F_OK) < 0)
+        return -EXDEV; /* no /proc: the caller looks the path up once more */
+    return r;
+}
+
+int ks_openat_regular(int dirfd, const char *path, int extra_flags)
+{
+    _cleanup_close_ int pfd = -EBADF;
+    struct stat st;
+    int fd;
+
+    assert(path);
+    pfd = openat(dirfd, path, O_PATH | O_CLOEXEC | (extra_flags & O_NOFOLLOW));
+    if (pfd < 0)
+        return -errno;
+    fd = ks_fd_reopen(pfd, O_RDONLY | extra_flags, KS_FILE_REGULAR);
+    if (fd != -EXDEV)
+        return fd;
+    /* Without /proc: the path once more, non-blocking, and it must be the file judged. */
+    if (fstat(pfd, &st) < 0)
+        return -errno;
+    fd = openat(dirfd, path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | extra_flags);
+    if (fd < 0)
+        return -errno;
+    if (!ks_fd_same_inode(fd, &st) || ks_fd_ensure_regular(fd) < 0) {
+        close(fd);
+        return -ESTALE;
     }
     return fd;
 }
@@ -286,8 +332,8 @@ int ks_fs_checkpoint(int fd)
 
 int ks_fs_checkpoint_path(const ks_root *root, const char *path)
 {
-    _cleanup_close_ int fd = ks_root_open_at(root, path, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
-
+    _cleanup_close_ int fd =
+        ks_root_open_file(root, path, O_RDONLY, 0, KS_FILE_REGULAR | KS_FILE_DIRECTORY);
     int r;
 
     if (fd < 0)

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "lib/basic/root.h"
@@ -22,18 +25,48 @@ int ks_write_atomic(const ks_root *r, const char *path, const void *data, size_t
 int ks_write_atomic_at(int dfd, const char *name, const void *data, size_t len, mode_t mode);
 
 /*
- * Every file kswap reads is opened O_RDONLY|O_NONBLOCK|O_NOCTTY|O_CLOEXEC (a FIFO in its place
- * must not block the open), proven a regular file with fstat(), and only then made blocking
- * again. What else is there is an error of its own:
- *   -EISDIR a directory, -ESPIPE a FIFO, -ENOTSOCK a socket, -ENODEV a device node;
+ * Every file kswap opens is looked up first as an O_PATH descriptor, which opens nothing (no
+ * driver's open() runs, a FIFO cannot block), its type proven with fstat(), and only then
+ * opened for real through /proc/self/fd/N: the very inode that was judged, not the path again
+ * (which another process could have swapped for a device in between). What is not of an
+ * allowed type is an error of its own, and is never opened:
+ *   -EISDIR a directory, -ESPIPE a FIFO, -ENOTSOCK a socket, -ENODEV a device node,
+ *   -ELOOP a symbolic link looked up with O_NOFOLLOW;
  * ks_strerror() words them ("is a FIFO, not a regular file"). proc and sysfs files are
- * regular files.
+ * regular files. Root paths go through ks_root_open_file() (lib/basic/root.h); these are the
+ * pieces it is built of, and the way to open files of the running machine.
  */
+typedef enum ks_file_types {
+    KS_FILE_REGULAR = 1u << 0,
+    KS_FILE_DIRECTORY = 1u << 1,
+    KS_FILE_BLOCK = 1u << 2, /* a block device (the boot file system's, for blkid) */
+} ks_file_types;
+
+/* The error above for a file of mode st_mode; 0 when its type is one of types. */
+int ks_file_type_check(mode_t st_mode, unsigned types);
+/*
+ * Opens what the O_PATH descriptor path_fd refers to with flags (O_RDONLY, O_RDWR, O_TRUNC,
+ * ...; O_CREAT, O_EXCL and O_NOFOLLOW are dropped, the lookup is done), after its type was
+ * proven one of types. An fd (O_CLOEXEC, O_NOCTTY) or -errno; -EXDEV when /proc is not mounted
+ * (nothing was opened: the caller may look the path up again and compare, see
+ * ks_fd_same_inode()).
+ */
+int ks_fd_reopen(int path_fd, int flags, unsigned types);
+/* Whether fd is the file st describes (device and inode). */
+bool ks_fd_same_inode(int fd, const struct stat *st);
+/* Kept for callers that opened with O_NONBLOCK already: the type check of an open fd, and
+ * O_NONBLOCK cleared for a regular file. */
 int ks_fd_ensure_regular(int fd);
-/* -ENOTSOCK for an open() that failed with -ENXIO on a socket; err otherwise. */
-int ks_open_error_kind(int dirfd, const char *path, int err);
-/* Opens a file on the running machine (--config FILE, --deb FILE) that way; an fd or -errno. */
-int ks_open_regular(const char *path);
+/*
+ * A regular file relative to dirfd (AT_FDCWD: a path of the running machine, e.g. --config
+ * FILE, --deb FILE, /proc/PID/...), opened read-only that way; extra_flags e.g. O_NOFOLLOW.
+ * An fd or -errno.
+ */
+int ks_openat_regular(int dirfd, const char *path, int extra_flags);
+static inline int ks_open_regular(const char *path)
+{
+    return ks_openat_regular(AT_FDCWD, path, 0);
+}
 /* strerror() for the codes above and -EFBIG ("larger than kswap reads"); strerror() otherwise. */
 const char *ks_strerror(int err);
 

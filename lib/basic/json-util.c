@@ -4,6 +4,7 @@
 #include <ctype.h>
 
 #include "lib/basic/base64.h"
+#include "lib/basic/escape.h"
 #include "lib/basic/json-util.h"
 #include "lib/basic/util.h"
 
@@ -110,6 +111,17 @@ json_object *ks_jb_finish(ks_json_builder *b, json_object *o)
     return o;
 }
 
+char *ks_json_to_utf8(json_object *o, int flags)
+{
+    const char *s;
+
+    assert(o);
+    s = json_object_to_json_string_ext(o, flags);
+    if (!s)
+        return NULL;
+    return ks_utf8_sanitize(s, strlen(s), NULL);
+}
+
 static bool all_space(const char *s, size_t len)
 {
     for (size_t i = 0; i < len; i++)
@@ -118,22 +130,70 @@ static bool all_space(const char *s, size_t len)
     return true;
 }
 
-int ks_json_parse_document(const char *text, size_t len, size_t max, json_object **ret,
-                           char **ret_error)
+int ks_json_check_limits(const char *text, size_t len, const ks_json_limits *limits,
+                         char **ret_error)
+{
+    size_t containers = 0, values = 0;
+    bool in_string = false, value_may_start = true;
+
+    assert(text || len == 0);
+    assert(limits);
+    assert(ret_error);
+    for (size_t i = 0; i < len; i++) {
+        char c = text[i];
+
+        if (in_string) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_string = false;
+            continue;
+        }
+        if (c == '"') {
+            in_string = true;
+            values++;
+        } else if (c == '{' || c == '[') {
+            containers++;
+            values++;
+        } else if (value_may_start &&
+                   (c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f' || c == 'n')) {
+            values++;
+        }
+        if (!isspace((unsigned char)c))
+            value_may_start = c == '[' || c == ',' || c == ':';
+        if (containers > limits->containers) {
+            *ret_error = ks_asprintf("holds more than %zu objects and arrays", limits->containers);
+            return *ret_error ? -E2BIG : -ENOMEM;
+        }
+        if (values > limits->values) {
+            *ret_error = ks_asprintf("holds more than %zu values", limits->values);
+            return *ret_error ? -E2BIG : -ENOMEM;
+        }
+    }
+    return 0;
+}
+
+int ks_json_parse_document(const char *text, size_t len, const ks_json_limits *limits,
+                           json_object **ret, char **ret_error)
 {
     json_tokener *tok;
     json_object *o;
     size_t end;
-    char *why;
+    char *why = NULL;
+    int r;
 
     assert(text || len == 0);
+    assert(limits);
     assert(ret);
     assert(ret_error);
-    if (len > max)
-        why = ks_asprintf("larger than %zu bytes", max);
+    if (len > limits->bytes)
+        why = ks_asprintf("larger than %zu bytes", limits->bytes);
     else if (len > 0 && memchr(text, '\0', len))
         why = strdup("contains a NUL byte");
-    else {
+    else if ((r = ks_json_check_limits(text, len, limits, &why)) < 0) {
+        if (r == -ENOMEM)
+            return r;
+    } else {
         tok = json_tokener_new();
         if (!tok)
             return -ENOMEM;

@@ -35,14 +35,37 @@ void ks_jb_push(ks_json_builder *b, json_object *a, json_object *v);
 json_object *ks_jb_finish(ks_json_builder *b, json_object *o);
 
 /*
- * A whole document of untrusted text as one JSON value (the journal, the swap history): at most
- * max bytes, no NUL byte (json-c would stop there and report success), nothing but white space
+ * o as JSON text that is valid UTF-8 whatever its strings hold: json-c writes a string's bytes
+ * as they are (an interface named "wg\xff", a journal cut inside a character), and a consumer
+ * (Ansible, jq, Python) refuses the whole document then. Every byte that does not begin a valid
+ * UTF-8 character becomes U+FFFD (lib/basic/escape.h). flags: JSON_C_TO_STRING_*. The one way
+ * kswap writes a JSON document out; malloc'd, NULL on ENOMEM.
+ */
+char *ks_json_to_utf8(json_object *o, int flags);
+
+/*
+ * What a document of untrusted text may hold before json-c builds its tree: json-c spends about
+ * 1 KiB on every object (its hash table) and some 60 bytes on every other value, so a 16 MiB
+ * file of "{}," would take 5 GiB and minutes. Counted in one pass over the text first.
+ */
+typedef struct ks_json_limits {
+    size_t bytes;
+    size_t containers; /* objects and arrays */
+    size_t values;     /* every value and key: containers, strings, numbers, true/false/null */
+} ks_json_limits;
+
+/*
+ * A whole document of untrusted text as one JSON value (the journal, the swap history): within
+ * limits, no NUL byte (json-c would stop there and report success), nothing but white space
  * after the value. 0 with *ret (the caller's reference); -EBADMSG with *ret_error saying what
  * is wrong ("contains a NUL byte", "not valid JSON at byte N: ...", "not a JSON object" for the
- * document null); -ENOMEM.
+ * document null, "holds more than N objects and arrays"); -ENOMEM.
  */
-int ks_json_parse_document(const char *text, size_t len, size_t max, json_object **ret,
-                           char **ret_error);
+int ks_json_parse_document(const char *text, size_t len, const ks_json_limits *limits,
+                           json_object **ret, char **ret_error);
+/* Counts what limits bounds, stopping once one is over: 0, or -E2BIG with *ret_error. */
+int ks_json_check_limits(const char *text, size_t len, const ks_json_limits *limits,
+                         char **ret_error);
 
 /*
  * A whole number in [0, max] under key in the object o (what the journal, the history and the

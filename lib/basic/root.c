@@ -106,7 +106,7 @@ static const char *relative(const char *path)
     return *path ? path : ".";
 }
 
-int ks_root_open_at(const ks_root *r, const char *path, int flags, mode_t mode)
+static int open_in_root(const ks_root *r, const char *path, int flags, mode_t mode)
 {
     struct open_how how = {
         .flags = (unsigned long long)(flags | O_CLOEXEC),
@@ -124,24 +124,62 @@ int ks_root_open_at(const ks_root *r, const char *path, int flags, mode_t mode)
     return fd < 0 ? -errno : fd;
 }
 
+int ks_root_open_at(const ks_root *r, const char *path, int flags, mode_t mode)
+{
+    /* Lookups that open nothing but a directory or a file of its own making; every other open
+     * goes through ks_root_open_file(), which judges the type first. */
+    bool lookup =
+        (flags & O_PATH) || (flags & O_DIRECTORY) || ((flags & O_CREAT) && (flags & O_EXCL));
+    if (!lookup)
+        return -EINVAL;
+    return open_in_root(r, path, flags, mode);
+}
+
+int ks_root_open_file(const ks_root *r, const char *path, int flags, mode_t mode, unsigned types)
+{
+    int nofollow = flags & O_NOFOLLOW;
+
+    for (unsigned attempt = 0; attempt < 8; attempt++) {
+        _cleanup_close_ int pfd = open_in_root(r, path, O_PATH | nofollow, 0);
+        struct stat st;
+        int fd;
+
+        if (pfd == -ENOENT && (flags & O_CREAT)) {
+            /* A new file, made here: nothing else can be opened by an exclusive create. */
+            fd = open_in_root(r, path, (flags & ~O_TRUNC) | O_CREAT | O_EXCL | O_NOFOLLOW, mode);
+            if (fd == -EEXIST)
+                continue; /* made by another process meanwhile: judge it as found */
+            return fd;
+        }
+        if (pfd < 0)
+            return pfd;
+        if ((flags & O_CREAT) && (flags & O_EXCL))
+            return -EEXIST;
+        fd = ks_fd_reopen(pfd, flags, types);
+        if (fd != -EXDEV)
+            return fd;
+        /* Without /proc: the path once more, non-blocking, and it must be the file judged. */
+        if (fstat(pfd, &st) < 0)
+            return -errno;
+        fd = open_in_root(r, path, (flags & ~(O_CREAT | O_EXCL)) | O_NONBLOCK | O_NOCTTY, 0);
+        if (fd < 0)
+            return fd;
+        if (!ks_fd_same_inode(fd, &st)) {
+            close(fd);
+            continue;
+        }
+        if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0) {
+            close(fd);
+            return -errno;
+        }
+        return fd;
+    }
+    return -EAGAIN;
+}
+
 int ks_root_open_regular(const ks_root *root, const char *path, int extra_flags)
 {
-    int fd = ks_root_open_at(root, path, O_RDONLY | O_NONBLOCK | O_NOCTTY | extra_flags, 0);
-    int r;
-
-    if (fd == -ENXIO) {
-        /* A socket (open() cannot open one): look at it without following it out. */
-        _cleanup_close_ int p = ks_root_open_at(root, path, O_PATH | extra_flags, 0);
-        return p >= 0 ? ks_open_error_kind(p, "", -ENXIO) : fd;
-    }
-    if (fd < 0)
-        return fd;
-    r = ks_fd_ensure_regular(fd);
-    if (r < 0) {
-        close(fd);
-        return r;
-    }
-    return fd;
+    return ks_root_open_file(root, path, O_RDONLY | extra_flags, 0, KS_FILE_REGULAR);
 }
 
 int ks_root_read_file(const ks_root *r, const char *path, size_t max, char **ret_buf,

@@ -27,10 +27,21 @@ const char *ks_root_path(const ks_root *r); /* as given, e.g. "/" or "test/roots
 bool ks_root_is_host(const ks_root *r);     /* the real "/": live sources (CPUID) allowed */
 int ks_root_fd(const ks_root *r);
 
-/* Returns an fd (O_CLOEXEC added) or negative errno. */
+/*
+ * A lookup inside the root that opens no file: flags must hold O_PATH, O_DIRECTORY, or O_CREAT
+ * with O_EXCL (a file of kswap's own making); anything else is -EINVAL, so that no open of a
+ * root's file can pass by ks_root_open_file(). Returns an fd (O_CLOEXEC added) or -errno.
+ */
 int ks_root_open_at(const ks_root *r, const char *path, int flags, mode_t mode);
-/* Opens a file to read, non-blocking until it is proven a regular file (lib/basic/fileio.h:
- * -EISDIR, -ESPIPE, -ENOTSOCK, -ENODEV otherwise); extra_flags e.g. O_NOFOLLOW. */
+/*
+ * The one way kswap opens a file of the root (lib/basic/fileio.h): an O_PATH lookup, its type
+ * proven one of types (KS_FILE_REGULAR, ...) with fstat(), then the same inode opened with
+ * flags through /proc/self/fd. A FIFO, socket or device node (unless types allows block
+ * devices) is never opened: -ESPIPE, -ENOTSOCK, -ENODEV, -EISDIR. With O_CREAT a missing file is
+ * created with O_EXCL|O_NOFOLLOW (mode), an existing one judged like any other.
+ */
+int ks_root_open_file(const ks_root *r, const char *path, int flags, mode_t mode, unsigned types);
+/* ks_root_open_file() of a regular file to read; extra_flags e.g. O_NOFOLLOW. */
 int ks_root_open_regular(const ks_root *r, const char *path, int extra_flags);
 /* Reads a whole regular file (opened so), NUL-terminated; -EFBIG when larger than max bytes. */
 int ks_root_read_file(const ks_root *r, const char *path, size_t max, char **ret_buf,

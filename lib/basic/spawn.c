@@ -95,6 +95,12 @@ static int keep_output(ks_spawn_result *r, size_t *cap, size_t max, const char *
         return -ENOMEM;
     memcpy(r->output + r->output_len, buf, n);
     r->output_len += n;
+    if (r->output_truncated) {
+        /* What is kept starts with a whole character, not the tail of one cut in two. */
+        size_t skip = ks_utf8_skip_partial(r->output, r->output_len);
+        memmove(r->output, r->output + skip, r->output_len - skip);
+        r->output_len -= skip;
+    }
     r->output[r->output_len] = '\0';
     return 0;
 }
@@ -182,13 +188,12 @@ int ks_spawn_check_interpreter(const char *head, size_t len, char **ret_interpre
             dir = interpreter_dirs[r];
     }
     if (!dir) {
-        _cleanup_free_ char *shown = ks_escape_text(interp);
         ks_set_first_errorf(ret_error,
                             "its #! interpreter '%s' is not a program of /bin, /sbin, /usr/bin, "
                             "/usr/sbin, /usr/local/bin or /usr/local/sbin (the running "
                             "machine's; kswap runs no other): install the interpreter there "
                             "and name it so",
-                            shown ? shown : "?");
+                            interp);
         return -EPERM;
     }
     /* The kernel looks the interpreter up on the running machine, following links. */

@@ -73,7 +73,7 @@ int ks_file_read_old(const ks_root *root, const char *path, size_t max, bool nof
     assert(ret_data);
     assert(ret_len);
     assert(ret_mode);
-    fd = ks_root_open_at(root, path, O_RDONLY | O_NONBLOCK | (nofollow ? O_NOFOLLOW : 0), 0);
+    fd = ks_root_open_file(root, path, O_RDONLY | (nofollow ? O_NOFOLLOW : 0), 0, KS_FILE_REGULAR);
     if (fd == -ENOENT) {
         *ret_exists = false;
         *ret_data = NULL;

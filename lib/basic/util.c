@@ -72,6 +72,58 @@ void ks_strv_sort(char **l)
         qsort(l, n, sizeof(char *), cmp_str);
 }
 
+typedef struct dup_sort {
+    const char *base;
+    size_t size;
+    int (*cmp)(const void *a, const void *b);
+} dup_sort;
+
+static int cmp_index(const void *a, const void *b, void *userdata)
+{
+    const dup_sort *d = userdata;
+    size_t i = *(const size_t *)a, k = *(const size_t *)b;
+    int c = d->cmp(d->base + i * d->size, d->base + k * d->size);
+
+    if (c != 0)
+        return c;
+    return i < k ? -1 : i > k; /* equal elements in their order in the list */
+}
+
+int ks_find_duplicate(const void *base, size_t n, size_t size,
+                      int (*cmp)(const void *a, const void *b), size_t *ret_index,
+                      size_t *ret_earlier)
+{
+    dup_sort d = {.base = base, .size = size, .cmp = cmp};
+    _cleanup_free_ size_t *idx = NULL;
+    size_t best = SIZE_MAX, earlier = 0;
+
+    assert(base || n == 0);
+    assert(cmp);
+    assert(ret_index);
+    if (n < 2)
+        return 0;
+    idx = malloc(n * sizeof(*idx));
+    if (!idx)
+        return -ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        idx[i] = i;
+    qsort_r(idx, n, sizeof(*idx), cmp_index, &d);
+    /* In each run of equal elements the second in list order is that run's first repeat. */
+    for (size_t i = 1; i < n; i++)
+        if (cmp(d.base + idx[i - 1] * size, d.base + idx[i] * size) == 0 &&
+            (i < 2 || cmp(d.base + idx[i - 2] * size, d.base + idx[i - 1] * size) != 0) &&
+            idx[i] < best) {
+            best = idx[i];
+            earlier = idx[i - 1];
+        }
+    if (best == SIZE_MAX)
+        return 0;
+    *ret_index = best;
+    if (ret_earlier)
+        *ret_earlier = earlier;
+    return 1;
+}
+
 int ks_strv_split(const char *s, const char *separators, char ***ret)
 {
     _cleanup_strv_free_ char **l = NULL;

@@ -120,6 +120,16 @@ int ks_strv_split(const char *s, const char *separators, char ***ret);
 /* The words joined by separator ("" for none); NULL only when out of memory. */
 char *ks_strv_join(char *const *l, const char *separator);
 
+/*
+ * The first element of base[0..n) (each size bytes) that cmp finds equal to an earlier one, in
+ * O(n log n) (a sorted list of indexes), where a loop over the earlier ones is quadratic: a
+ * list of half a million names read from a file must not take minutes. 1 with *ret_index its
+ * index (and *ret_earlier, optional, the first one it equals), 0 when all differ, -ENOMEM.
+ */
+int ks_find_duplicate(const void *base, size_t n, size_t size,
+                      int (*cmp)(const void *a, const void *b), size_t *ret_index,
+                      size_t *ret_earlier);
+
 /* Text helpers. */
 const char *ks_startswith(const char *s, const char *prefix);
 bool ks_endswith(const char *s, const char *suffix);

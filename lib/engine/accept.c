@@ -16,6 +16,7 @@
 #include "lib/engine/metrics-file.h"
 #include "lib/engine/rebootcheck.h"
 #include "lib/engine/run-snapshot.h"
+#include "lib/basic/escape.h"
 #include "lib/basic/fileio.h"
 #include "lib/basic/json-util.h"
 #include "lib/basic/spawn.h"
@@ -96,8 +97,8 @@ char *ks_accept_motd_line(const ks_journal *j, const char *running)
                            "kswap status",
                            new, strempty(running));
     case KS_OUTCOME_TRIAL_HUNG:
-        return ks_asprintf("kswap: trial of %s hung and was rebooted at its deadline; running "
-                           "%s, see kswap status",
+        return ks_asprintf("kswap: trial of %s hung and was rebooted into the old kernel (its "
+                           "deadline, or emergency or rescue mode); running %s, see kswap status",
                            new, strempty(running));
     case KS_OUTCOME_TRIAL_OK:
         if (ks_journal_state(j) == KS_STATE_PINNED)
@@ -219,7 +220,8 @@ static char *first_failure(const ks_checklist *l)
     return ks_asprintf("%s: %s", first->id, first->detail ? first->detail : "did not pass");
 }
 
-/* journalctl with argv on success and some output, else NULL. At most max bytes. */
+/* journalctl with argv on success and some output, else NULL. At most max bytes, cut between
+ * characters (the JSON of accept carries it). */
 static char *journal_query(acc *a, char **argv, size_t max)
 {
     ks_check_ctx ctx = {.root = a->root, .root_abs = a->root_abs};
@@ -228,7 +230,7 @@ static char *journal_query(acc *a, char **argv, size_t max)
 
     if (ks_check_spawn(&ctx, argv, 10000, &res) >= 0 && ks_spawn_succeeded(&res) &&
         res.output_len > 0)
-        out = strndup(res.output, res.output_len > max ? max : res.output_len);
+        out = strndup(res.output, ks_utf8_cut(res.output, res.output_len, max));
     ks_spawn_result_done(&res);
     return out;
 }
@@ -325,19 +327,27 @@ static int judge_fell_back(acc *a)
         progress(a, "the previous boot's journal (warnings and errors):\n%s", a->r->previous_boot);
 
     {
-        /* The trial boot's own marks (checks/kswap-trial-mark): did its deadline fire? */
-        _cleanup_free_ char *last = NULL, *stages = NULL;
-        bool deadline = false;
-        if (ks_trial_stages_read(a->root, &deadline, &last, &stages) > 0) {
+        /* The trial boot's own marks (checks/kswap-trial-mark): did its deadline fire, or did
+         * it send itself back from emergency or rescue mode? */
+        _cleanup_free_ char *last = NULL, *stages = NULL, *how = NULL;
+        ks_trial_end end = KS_TRIAL_END_UNKNOWN;
+        unsigned at = 0;
+        if (ks_trial_stages_read(a->root, &end, &at, &last, &stages) > 0) {
             progress(a, "the trial boot's stages (/%s):\n%s", KS_TRIAL_STAGES_PATH, stages);
-            if (deadline)
-                hung = true;
-            reason = ks_asprintf("the trial kernel %s %s; furthest stage: %s; %s runs (see "
-                                 "'journalctl -b -1')",
-                                 new,
-                                 deadline ? "missed its boot deadline and was rebooted by force"
-                                          : "did not come up",
-                                 last ? last : "GRUB, kernel or initramfs", a->r->kernel);
+            hung = end != KS_TRIAL_END_UNKNOWN;
+            how = end == KS_TRIAL_END_DEADLINE
+                      ? strdup("missed its boot deadline and was rebooted by force")
+                  : end == KS_TRIAL_END_RETURNED
+                      ? ks_asprintf("was stuck in %s mode and rebooted itself into the old "
+                                    "kernel %u s after it started, without waiting for its "
+                                    "deadline",
+                                    last && streq(last, "rescue") ? "rescue" : "emergency", at)
+                      : strdup("did not come up");
+            if (how)
+                reason =
+                    ks_asprintf("the trial kernel %s %s; furthest stage: %s; %s runs (see "
+                                "'journalctl -b -1')",
+                                new, how, last ? last : "GRUB, kernel or initramfs", a->r->kernel);
         }
     }
     if (!reason && a->r->trial_boot_logged != 1) {
@@ -362,8 +372,8 @@ static int judge_fell_back(acc *a)
     if (!reason)
         return -ENOMEM;
     progress(a, "%s: %s", hung ? "TRIAL HUNG" : "FELL BACK", reason);
-    /* The deadline unit kswap set up rebooted the trial boot by force: a reboot kswap asked
-     * for, counted now that it is known. */
+    /* The deadline unit kswap set up, or its emergency return, rebooted the trial boot by
+     * force: a reboot kswap asked for, counted now that it is known. */
     if (hung)
         ks_journal_count_reboot(a->j);
     (void)ks_journal_step_begin(a->j, "accept");
@@ -415,9 +425,12 @@ static int diff_new(acc *a, const ks_check_ctx *ctx)
     a->r->n_conns_now = now.n_conns;
     now.n_conns = 0;
     r = ks_config_get_strv(a->o->config, "accept", "ignore", NULL, &ignore);
-    for (char **p = now.items; r >= 0 && p && *p; p++)
-        if (!ks_strv_contains(before->items, *p) && !ks_snapshot_ignored(*p, ignore))
-            r = ks_strv_extend(&a->r->new_items, *p);
+    for (char **const *list = (char **const[]){now.items, now.wanted, NULL}; r >= 0 && *list;
+         list++)
+        for (char **p = *list; r >= 0 && p && *p; p++)
+            if (!ks_strv_contains(before->items, *p) && !ks_strv_contains(before->wanted, *p) &&
+                !ks_snapshot_ignored(*p, ignore))
+                r = ks_strv_extend(&a->r->new_items, *p);
     ks_run_snapshot_done(&now);
     return r < 0 ? r : 0;
 }
@@ -673,9 +686,10 @@ int ks_accept(const ks_root *root, const ks_accept_opts *o, ks_accept_result *re
     a.root_abs = root_abs;
     r = ks_lock_acquire(root, KS_LOCK_TIMEOUT_MS_DEFAULT, &lock, &holder);
     if (r < 0) {
-        res.error = r == -EBUSY && holder > 0
-                        ? ks_asprintf("another kswap (pid %d) is changing this system", (int)holder)
-                        : ks_asprintf("cannot take the lock '/%s': %s", KS_LOCK_PATH, strerror(-r));
+        res.error =
+            r == -EBUSY && holder > 0
+                ? ks_asprintf("another kswap (pid %d) is changing this system", (int)holder)
+                : ks_asprintf("cannot take the lock '/%s': %s", KS_LOCK_PATH, ks_strerror(r));
         goto fail;
     }
     r = ks_journal_load(root, &a.j, &jerr);

@@ -6,6 +6,7 @@
  */
 #include <assert.h>
 
+#include "lib/basic/fileio.h"
 #include "lib/engine/accept.h"
 #include "lib/engine/apply-steps.h"
 #include "lib/engine/history.h"
@@ -89,8 +90,7 @@ static int step_checklist(ks_run *x, const ks_apply_opts *o)
     } else if (r >= 0)
         ks_run_progress(x, "check", "%zu checks pass on %s", cr.checks.n, strempty(cr.kernel));
     for (char **i = cr.items; r >= 0 && i && *i; i++)
-        if (ks_startswith(*i, "module:"))
-            r = ks_strv_extend(&x->modules_before, *i);
+        r = ks_strv_extend(&x->items_before, *i);
     ks_check_now_result_done(&cr);
     return r;
 }
@@ -409,7 +409,7 @@ int ks_apply_dry_run(const ks_root *root, const ks_apply_opts *o, ks_swap_result
     }
     if (r < 0) {
         ret->status = KS_SWAP_FAILED;
-        ret->error = ks_asprintf("cannot take the lock '/%s': %s", KS_LOCK_PATH, strerror(-r));
+        ret->error = ks_asprintf("cannot take the lock '/%s': %s", KS_LOCK_PATH, ks_strerror(r));
         goto out;
     }
     ret->dry->locked = lock != NULL;

@@ -310,7 +310,11 @@ int ks_history_parse(const char *text, size_t len, ks_history *ret, char **ret_e
 
     assert(text || len == 0);
     assert(ret);
-    r = ks_json_parse_document(text, len, KS_HISTORY_MAX_SIZE, &o, &why);
+    r = ks_json_parse_document(text, len,
+                               &(ks_json_limits){.bytes = KS_HISTORY_MAX_SIZE,
+                                                 .containers = KS_HISTORY_MAX_CONTAINERS,
+                                                 .values = KS_HISTORY_MAX_VALUES},
+                               &o, &why);
     if (r == -ENOMEM)
         return r;
     if (r < 0) {
@@ -355,8 +359,12 @@ int ks_history_load(const ks_root *root, ks_history *ret, char **ret_error)
             *ret_error = ks_asprintf("larger than %u bytes", KS_HISTORY_MAX_SIZE);
         return -EBADMSG;
     }
-    if (r < 0)
+    if (r < 0) {
+        /* "is a FIFO, not a regular file" rather than what errno that stands for reads as */
+        if (ret_error)
+            *ret_error = strdup(ks_strerror(r));
         return r;
+    }
     return ks_history_parse(text, len, ret, ret_error);
 }
 

@@ -32,6 +32,9 @@
 #define KS_HISTORY_MAX_RECORDS 500u
 /* Larger files are not histories (500 records are about 300 KiB). */
 #define KS_HISTORY_MAX_SIZE (4u << 20)
+/* ... and hold at most so many JSON values (a record has about 20, 3 of them containers). */
+#define KS_HISTORY_MAX_CONTAINERS 16384u
+#define KS_HISTORY_MAX_VALUES 262144u
 
 typedef struct ks_history_kernel {
     char *release; /* NULL: not known (a swap that failed before its kernel was installed) */

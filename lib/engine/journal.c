@@ -546,8 +546,14 @@ static int parse_snapshot(parser *p, json_object *o, ks_snapshot *s)
     return 0;
 }
 
+static int cmp_step_name(const void *a, const void *b)
+{
+    return strcmp(((const ks_journal_step *)a)->name, ((const ks_journal_step *)b)->name);
+}
+
 static int parse_steps(parser *p, ks_journal *j, json_object *a)
 {
+    size_t dup = 0;
     int r;
 
     if (!a)
@@ -581,15 +587,29 @@ static int parse_steps(parser *p, ks_journal *j, json_object *a)
         if (attempts > UINT32_MAX)
             return perr(p, -EBADMSG, "%s'attempts' is out of range", ctx);
         s->attempts = (unsigned)attempts;
-        for (size_t m = 0; m + 1 < j->n_steps; m++)
-            if (streq(j->steps[m].name, s->name))
-                return perr(p, -EBADMSG, "%sstep '%s' appears twice", ctx, s->name);
     }
+    r = ks_find_duplicate(j->steps, j->n_steps, sizeof(*j->steps), cmp_step_name, &dup, NULL);
+    if (r < 0) {
+        p->oom = true;
+        return r;
+    }
+    if (r > 0)
+        return perr(p, -EBADMSG, "steps[%zu]: step '%s' appears twice", dup, j->steps[dup].name);
     return 0;
+}
+
+static int cmp_change(const void *a, const void *b)
+{
+    const ks_journal_change *x = a, *y = b;
+
+    if (x->kind != y->kind)
+        return x->kind < y->kind ? -1 : 1;
+    return strcmp(x->name, y->name);
 }
 
 static int parse_changes(parser *p, ks_journal *j, json_object *a)
 {
+    size_t dup = 0;
     int r;
 
     if (!a)
@@ -640,9 +660,30 @@ static int parse_changes(parser *p, ks_journal *j, json_object *a)
         } else {
             return perr(p, -EBADMSG, "%s'kind': unknown value '%s'", ctx, kind);
         }
-        for (size_t m = 0; m + 1 < j->n_changes; m++)
-            if (j->changes[m].kind == c->kind && streq(j->changes[m].name, c->name))
-                return perr(p, -EBADMSG, "%s'%s' appears twice", ctx, c->name);
+    }
+    r = ks_find_duplicate(j->changes, j->n_changes, sizeof(*j->changes), cmp_change, &dup, NULL);
+    if (r < 0) {
+        p->oom = true;
+        return r;
+    }
+    if (r > 0)
+        return perr(p, -EBADMSG, "changes[%zu]: '%s' appears twice", dup, j->changes[dup].name);
+    return 0;
+}
+
+/* The lists of "running" within what kswap keeps (their parser grows them one by one). */
+static int check_running_size(parser *p, json_object *running)
+{
+    static const char *const lists[] = {"items", "skipped"};
+
+    for (size_t i = 0; i < ARRAY_SIZE(lists); i++) {
+        json_object *a = NULL;
+        if (json_object_object_get_ex(running, lists[i], &a) &&
+            json_object_is_type(a, json_type_array) &&
+            json_object_array_length(a) > KS_JOURNAL_MAX_RUNNING_ITEMS)
+            return perr(p, -EBADMSG,
+                        "'running': '%s' holds %zu entries, more than the %u kswap keeps", lists[i],
+                        json_object_array_length(a), KS_JOURNAL_MAX_RUNNING_ITEMS);
     }
     return 0;
 }
@@ -709,6 +750,8 @@ static int parse_object(parser *p, ks_journal *j, json_object *o)
     }
     if ((r = get_container(p, o, "", "running", json_type_object, &v)) < 0)
         return r;
+    if (v && (r = check_running_size(p, v)) < 0)
+        return r;
     if (v) {
         j->running = calloc(1, sizeof(*j->running));
         if (!j->running)
@@ -756,7 +799,11 @@ int ks_journal_parse(const char *text, size_t len, ks_journal **ret, char **ret_
     parser p = {0};
     int r;
 
-    r = ks_json_parse_document(text, len, KS_JOURNAL_MAX_SIZE, &o, &why);
+    r = ks_json_parse_document(text, len,
+                               &(ks_json_limits){.bytes = KS_JOURNAL_MAX_SIZE,
+                                                 .containers = KS_JOURNAL_MAX_CONTAINERS,
+                                                 .values = KS_JOURNAL_MAX_VALUES},
+                               &o, &why);
     if (r == -ENOMEM)
         return r;
     if (r < 0) {
@@ -803,8 +850,12 @@ int ks_journal_load(const ks_root *root, ks_journal **ret, char **ret_error)
             *ret_error = ks_asprintf("larger than %u bytes", KS_JOURNAL_MAX_SIZE);
         return -EBADMSG;
     }
-    if (r < 0)
+    if (r < 0) {
+        /* "is a FIFO, not a regular file" rather than what errno that stands for reads as */
+        if (ret_error)
+            *ret_error = strdup(ks_strerror(r));
         return r;
+    }
     r = ks_journal_parse(text, len, &j, ret_error);
     if (r < 0)
         return r;
@@ -1216,8 +1267,31 @@ const ks_run_snapshot *ks_journal_running(const ks_journal *j)
     return j->running;
 }
 
+/* Cuts a list to the first KS_JOURNAL_MAX_RUNNING_ITEMS entries; 1 when it was cut. */
+static bool cut_list(char **l)
+{
+    size_t n = ks_strv_length(l);
+
+    if (n <= KS_JOURNAL_MAX_RUNNING_ITEMS)
+        return false;
+    for (size_t i = KS_JOURNAL_MAX_RUNNING_ITEMS; i < n; i++)
+        l[i] = (free(l[i]), NULL);
+    return true;
+}
+
 void ks_journal_set_running(ks_journal *j, ks_run_snapshot *s)
 {
+    size_t n = s ? ks_strv_length(s->items) : 0;
+
+    /* What the parser would refuse is never written: the first items, and a note of the rest. */
+    if (s && cut_list(s->items)) {
+        _cleanup_free_ char *note =
+            ks_asprintf("%zu items beyond the %u kswap keeps: not checked",
+                        n - KS_JOURNAL_MAX_RUNNING_ITEMS, KS_JOURNAL_MAX_RUNNING_ITEMS);
+        (void)cut_list(s->skipped);
+        if (note && ks_strv_length(s->skipped) < KS_JOURNAL_MAX_RUNNING_ITEMS)
+            (void)ks_strv_extend(&s->skipped, note);
+    }
     if (j->running)
         ks_run_snapshot_done(j->running);
     free(j->running);

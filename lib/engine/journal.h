@@ -29,6 +29,19 @@
 #define KS_JOURNAL_VERSION 1
 /* Larger files are not journals: refuse them instead of reading without bound. */
 #define KS_JOURNAL_MAX_SIZE (16u << 20)
+/*
+ * ... or hold more JSON values than these (json-c builds a tree of about 1 KiB per object: a
+ * 16 MiB journal of 525000 steps took 590 MB; kswap writes about 20 steps and as many changes).
+ * Counted on the text before it is parsed (lib/basic/json-util.h).
+ */
+#define KS_JOURNAL_MAX_CONTAINERS 65536u
+#define KS_JOURNAL_MAX_VALUES 262144u
+/*
+ * What ran on the old kernel keeps at most so many items (and notes of what was skipped): every
+ * one is a check of the trial. A snapshot with more keeps the first ones and says so in its
+ * "skipped" list; a journal that holds more is not one kswap wrote.
+ */
+#define KS_JOURNAL_MAX_RUNNING_ITEMS 16384u
 /* A file change keeps at most this much of the previous content (keyrings, sources). */
 #define KS_JOURNAL_MAX_PREVIOUS (1u << 20)
 

@@ -149,7 +149,8 @@ int ks_lock_acquire(const ks_root *root, unsigned timeout_ms, ks_lock **ret, pid
     r = ks_mkdir_p(root, "var/lib/kswap", 0755);
     if (r < 0)
         return r;
-    fd = ks_root_open_at(root, KS_LOCK_PATH, O_RDWR | O_CREAT | O_NOFOLLOW, 0644);
+    fd =
+        ks_root_open_file(root, KS_LOCK_PATH, O_RDWR | O_CREAT | O_NOFOLLOW, 0644, KS_FILE_REGULAR);
     if (fd < 0)
         return fd;
     r = take(root, fd, LOCK_EX, timeout_ms, holder_pid);
@@ -174,7 +175,7 @@ int ks_lock_acquire_shared(const ks_root *root, unsigned timeout_ms, ks_lock **r
     int r;
 
     *ret = NULL;
-    fd = ks_root_open_at(root, KS_LOCK_PATH, O_RDONLY | O_NOFOLLOW, 0);
+    fd = ks_root_open_file(root, KS_LOCK_PATH, O_RDONLY | O_NOFOLLOW, 0, KS_FILE_REGULAR);
     if (fd == -ENOENT)
         return 0;
     if (fd < 0)

@@ -14,6 +14,7 @@
 #include "lib/engine/bootpeek.h"
 #include "lib/engine/plan.h"
 #include "lib/engine/plan-newer.h"
+#include "lib/engine/plan-words.h"
 #include "lib/engine/trialboot.h"
 #include "lib/basic/string-table.h"
 #include "lib/host/sysctl.h"
@@ -745,6 +746,9 @@ int ks_plan_run(const ks_root *root, const ks_plan_opts *opts, ks_plan *ret)
         r = check_boot(root, &p);
     if (r >= 0)
         r = check_grub_settings(root, &p);
+    /* kswap's trial words on the node's own command line (lib/engine/plan-words.h). */
+    if (r >= 0)
+        r = ks_plan_kswap_words(root, &p);
     if (r >= 0)
         r = check_bbr(root, &p);
     *ret = p;

@@ -29,31 +29,49 @@ int ks_check_ctx_for_root(const ks_root *root, const ks_config *cfg, const char 
     return 0;
 }
 
-/* Moves the module items not in before (loaded by the apply itself) to the skipped list. */
-static int drop_new_modules(ks_run_snapshot *s, char *const *before)
+/*
+ * The items not in before, the sample taken when this apply began (its check step), did not
+ * run all along on the old kernel. A module is one the apply itself loaded (update-grub's
+ * grub-probe loads dm_mod on Debian 13): skipped. Anything else came and went while the old
+ * kernel ran (a unit restarting, a link flapping, a peer in touch now and then): the old
+ * kernel's own boot showed it as not stable, so it is reported after the trial (wanted), never
+ * required. *ret_unstable: those items, for the progress line.
+ */
+static int drop_unstable(ks_run_snapshot *s, char *const *before, char ***ret_unstable)
 {
-    size_t w = 0;
+    size_t w = 0, i;
+    int r = 0;
 
-    for (size_t i = 0; s->items && s->items[i]; i++) {
+    for (i = 0; s->items && s->items[i] && r >= 0; i++) {
         char *item = s->items[i];
-        if (ks_startswith(item, "module:") && !ks_strv_contains(before, item)) {
-            char *why = ks_asprintf("%s: loaded by this apply (not before it)", item);
-            if (!why || ks_strv_push(&s->skipped, why) < 0)
-                return -ENOMEM;
+        if (ks_strv_contains(before, item))
+            s->items[w++] = item;
+        else if (ks_startswith(item, "module:")) {
+            r = ks_strv_push(&s->skipped,
+                             ks_asprintf("%s: loaded by this apply (not before it)", item));
             free(item);
-            continue;
+        } else {
+            r = ks_strv_extend(ret_unstable, item);
+            if (r >= 0)
+                r = ks_strv_push(&s->wanted, item); /* frees item when it fails */
+            else
+                free(item);
         }
-        s->items[w++] = item;
     }
+    /* Out of memory: what was not looked at yet goes too, nothing is freed twice. */
+    for (; s->items && s->items[i]; i++)
+        free(s->items[i]);
     if (s->items)
         s->items[w] = NULL;
-    return 0;
+    ks_strv_sort(s->wanted);
+    return r;
 }
 
 int ks_record_running(const ks_root *root, const ks_config *cfg, const char *kernel, ks_journal *j,
-                      char *const *modules_before, char **ret_summary)
+                      char *const *items_before, char **ret_summary)
 {
     _cleanup_free_ char *abs = NULL;
+    _cleanup_strv_free_ char **unstable = NULL;
     ks_run_snapshot *s = calloc(1, sizeof(*s));
     ks_check_ctx ctx;
     int r, n;
@@ -63,8 +81,8 @@ int ks_record_running(const ks_root *root, const ks_config *cfg, const char *ker
     r = ks_check_ctx_for_root(root, cfg, kernel, &ctx, &abs);
     if (r >= 0)
         r = ks_run_snapshot_take(&ctx, s);
-    if (r >= 0 && modules_before)
-        r = drop_new_modules(s, modules_before);
+    if (r >= 0 && items_before)
+        r = drop_unstable(s, items_before, &unstable);
     if (r < 0) {
         ks_run_snapshot_done(s);
         free(s);
@@ -80,10 +98,15 @@ int ks_record_running(const ks_root *root, const ks_config *cfg, const char *ker
             free(skipped);
             skipped = nx;
         }
-        *ret_summary =
-            ks_asprintf("what runs now, to come back after the trial boot: %d items, "
-                        "%u established connections%s%s",
-                        n, s->established, skipped ? "; not snapshotted" : "", strempty(skipped));
+        _cleanup_free_ char *moved = unstable ? ks_strv_join(unstable, " ") : NULL;
+        *ret_summary = ks_asprintf(
+            "what runs now, to come back after the trial boot: %d items, %u established "
+            "connections%s%s%s%s",
+            n, s->established,
+            moved ? "; not running all along since this apply began, reported but not "
+                    "required: "
+                  : "",
+            strempty(moved), skipped ? "; not snapshotted" : "", strempty(skipped));
     }
     ks_journal_set_running(j, s);
     return n;

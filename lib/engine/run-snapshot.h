@@ -19,9 +19,11 @@ int ks_check_ctx_for_root(const ks_root *root, const ks_config *cfg, const char 
  * not snapshotted, for the progress line.
  */
 /*
- * modules_before (may be NULL): the "module:NAME" items of a snapshot taken when apply began;
- * a module loaded since then was loaded by the apply itself (update-grub's grub-probe loads
- * dm_mod on Debian 13) and is not asked of the trial: it goes to the skipped list.
+ * items_before (may be NULL: a resumed apply): the items of a snapshot taken when apply began
+ * (its check step), a second sample of what runs. An item taken now that was not there then
+ * did not run all along on the old kernel: a module the apply itself loaded (update-grub's
+ * grub-probe loads dm_mod on Debian 13) goes to the skipped list, anything else to wanted
+ * (reported after the trial, never required: the old kernel's own boot showed it come and go).
  */
 int ks_record_running(const ks_root *root, const ks_config *cfg, const char *kernel, ks_journal *j,
-                      char *const *modules_before, char **ret_summary);
+                      char *const *items_before, char **ret_summary);

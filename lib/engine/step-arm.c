@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* apply's step "arm": the trial's GRUB entries, its boot files read back, the one-shot. */
-#include <ctype.h>
 
 #include "lib/basic/config.h"
 #include "lib/engine/apply-steps.h"
@@ -42,14 +41,10 @@ static int write_trial_entries(ks_run *x, ks_boot *b, const char *old, const cha
                                 "[accept] deadline must be a number of seconds from %d to %d",
                                 KS_TRIAL_DEADLINE_MIN_S, KS_TRIAL_DEADLINE_MAX_S);
     /* The arming boot's id, without dashes: one trial per arming boot. */
-    id = calloc(1, 13);
+    id = calloc(1, KS_TRIAL_ID_MAX);
     if (!id)
         return -ENOMEM;
-    for (size_t i = 0, n = 0; boot_id && boot_id[i] && n < 12; i++)
-        if (isxdigit((unsigned char)boot_id[i]))
-            id[n++] = boot_id[i];
-    if (!id[0])
-        strcpy(id, "0");
+    ks_trial_id(boot_id, id);
     r = ks_trial_watchdog_pick(x->root, new, &wd);
     if (r < 0)
         return r;
@@ -196,7 +191,7 @@ static int run_arm(ks_run *x, ks_apply_ctx *a)
     {
         /* What runs now, on the old kernel: the checklist of accept after the trial boot. */
         _cleanup_free_ char *summary = NULL;
-        if (ks_record_running(x->root, x->c->config, old, x->j, x->modules_before, &summary) < 0)
+        if (ks_record_running(x->root, x->c->config, old, x->j, x->items_before, &summary) < 0)
             ks_run_progress(
                 x, "arm",
                 "cannot take the snapshot of what runs: accept checks only the configured list");
@@ -230,7 +225,7 @@ static char *dry_trial_args(ks_run *x, const char *new)
 {
     _cleanup_free_ char *boot_id = NULL;
     ks_trial_watchdog wd = {0};
-    char id[13] = "";
+    char id[KS_TRIAL_ID_MAX];
     int deadline = 0;
 
     if (ks_run_trial_deadline(x, &deadline) < 0)
@@ -238,10 +233,8 @@ static char *dry_trial_args(ks_run *x, const char *new)
     if (ks_trial_watchdog_pick(x->root, new ? new : "", &wd) < 0)
         return NULL;
     (void)ks_read_boot_id(x->root, &boot_id);
-    for (size_t i = 0, n = 0; boot_id && boot_id[i] && n < 12; i++)
-        if (isxdigit((unsigned char)boot_id[i]))
-            id[n++] = boot_id[i];
-    return ks_trial_args(id[0] ? id : "0", deadline, &wd);
+    ks_trial_id(boot_id, id);
+    return ks_trial_args(id, deadline, &wd);
 }
 
 static int describe_arm(ks_run *x, ks_apply_ctx *a, ks_dryrun *d)

@@ -365,7 +365,7 @@ int ks_run_lock(ks_run *x, ks_lock **ret)
     }
     if (r < 0) {
         x->r->status = KS_SWAP_FAILED;
-        x->r->error = ks_asprintf("cannot take the lock '/var/lib/kswap/lock': %s", strerror(-r));
+        x->r->error = ks_asprintf("cannot take the lock '/%s': %s", KS_LOCK_PATH, ks_strerror(r));
     }
     x->locked = r >= 0;
     return r;
@@ -433,7 +433,7 @@ int ks_run_end(ks_run *x, int r)
     x->r->journal = TAKE_PTR(x->j);
     free(x->root_abs);
     x->root_abs = NULL;
-    x->modules_before = ks_strv_free(x->modules_before);
+    x->items_before = ks_strv_free(x->items_before);
     free(x->dropin_purged);
     x->dropin_purged = NULL;
     if (r < 0 && (x->r->status == KS_SWAP_DONE || x->r->status == KS_SWAP_ALREADY))

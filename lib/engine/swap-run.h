@@ -43,11 +43,11 @@ typedef struct ks_run {
     const ks_swap_common *c;
     ks_journal *j;
     ks_swap_result *r;
-    char *root_abs;        /* KSWAP_ROOT for the programs; NULL on the running system */
-    char **modules_before; /* "module:NAME" loaded when this apply began (its check step) */
-    bool locked;           /* kswap's lock is held: the swap history may be written */
-    bool state_stays;      /* a failure now (the reboot) records its step, never the state */
-    char *dropin_purged;   /* rollback --purge: the drop-in's text it replaced or removed */
+    char *root_abs;      /* KSWAP_ROOT for the programs; NULL on the running system */
+    char **items_before; /* the snapshot's items when this apply began (its check step) */
+    bool locked;         /* kswap's lock is held: the swap history may be written */
+    bool state_stays;    /* a failure now (the reboot) records its step, never the state */
+    char *dropin_purged; /* rollback --purge: the drop-in's text it replaced or removed */
 } ks_run;
 
 /* Sets up x for root; the result starts empty. Fails (with the result saying why) only when

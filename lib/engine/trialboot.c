@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <ctype.h>
+
 #include "lib/engine/trialboot.h"
 #include "grub/paths.h"
 #include "lib/basic/fileio.h"
@@ -98,6 +100,18 @@ int ks_trial_watchdog_pick(const ks_root *root, const char *new_release, ks_tria
     }
     *ret = wd;
     return 0;
+}
+
+void ks_trial_id(const char *boot_id, char ret[static KS_TRIAL_ID_MAX])
+{
+    size_t n = 0;
+
+    for (size_t i = 0; boot_id && boot_id[i] && n < KS_TRIAL_ID_MAX - 1; i++)
+        if (isxdigit((unsigned char)boot_id[i]))
+            ret[n++] = (char)tolower((unsigned char)boot_id[i]);
+    if (n == 0)
+        ret[n++] = '0';
+    ret[n] = '\0';
 }
 
 char *ks_trial_args(const char *trial_id, int deadline_s, const ks_trial_watchdog *wd)
@@ -275,10 +289,29 @@ bool ks_trial_grubd_exists(const ks_root *root)
     return ks_root_exists(root, KS_TRIAL_GRUBD_PATH);
 }
 
-int ks_trial_stages_read(const ks_root *root, bool *ret_deadline, char **ret_last, char **ret_text)
+/* The seconds field of a mark line (after its name), 0 when it has none that parses. */
+static unsigned mark_seconds(const char *p, size_t n)
+{
+    char buf[16];
+    size_t k;
+    int v = 0;
+
+    p += n;
+    p += strspn(p, " \t");
+    k = strspn(p, "0123456789");
+    if (k == 0 || k >= sizeof(buf))
+        return 0;
+    memcpy(buf, p, k);
+    buf[k] = '\0';
+    return ks_safe_atoi(buf, &v) >= 0 && v >= 0 ? (unsigned)v : 0;
+}
+
+int ks_trial_stages_read(const ks_root *root, ks_trial_end *ret_end, unsigned *ret_seconds,
+                         char **ret_last, char **ret_text)
 {
     _cleanup_free_ char *text = NULL, *last = NULL, *mode = NULL;
-    bool deadline = false;
+    ks_trial_end end = KS_TRIAL_END_UNKNOWN;
+    unsigned seconds = 0;
     size_t len = 0;
     int r;
 
@@ -291,10 +324,14 @@ int ks_trial_stages_read(const ks_root *root, bool *ret_deadline, char **ret_las
         const char *nl = strchr(p, '\n');
         size_t n = strcspn(p, " \t\n");
         if (n > 0 && n < 32) {
-            if (n == 8 && memcmp(p, "deadline", 8) == 0)
-                deadline = true;
-            else if ((n == 9 && memcmp(p, "emergency", 9) == 0) ||
-                     (n == 6 && memcmp(p, "rescue", 6) == 0)) {
+            if (n == 8 && memcmp(p, "deadline", 8) == 0) {
+                end = KS_TRIAL_END_DEADLINE;
+                seconds = mark_seconds(p, n);
+            } else if (n == 8 && memcmp(p, "returned", 8) == 0) {
+                end = KS_TRIAL_END_RETURNED;
+                seconds = mark_seconds(p, n);
+            } else if ((n == 9 && memcmp(p, "emergency", 9) == 0) ||
+                       (n == 6 && memcmp(p, "rescue", 6) == 0)) {
                 /* The mode the boot sat in, whatever came after: the marks of units ordered
                  * after local-fs.target (userspace) may land after the emergency mark. */
                 free(mode);
@@ -310,8 +347,10 @@ int ks_trial_stages_read(const ks_root *root, bool *ret_deadline, char **ret_las
         }
         p = nl ? nl + 1 : NULL;
     }
-    if (ret_deadline)
-        *ret_deadline = deadline;
+    if (ret_end)
+        *ret_end = end;
+    if (ret_seconds)
+        *ret_seconds = seconds;
     if (ret_last)
         *ret_last = mode ? TAKE_PTR(mode) : TAKE_PTR(last);
     if (ret_text)

@@ -89,6 +89,14 @@ bool ks_trial_watchdog_is_softdog(const ks_root *root, const char *name);
 bool ks_trial_module_list_names_softdog(const char *text);
 
 /*
+ * The trial's id, its marker's value (kswap.trial=ID): the first 12 hexadecimal digits of the
+ * arming boot's id (boot_id may be NULL), "0" when it has none. The boot's generator compares
+ * it with the journal's armed_boot_id (checks/kswap-trial-generator.in).
+ */
+#define KS_TRIAL_ID_MAX 13
+void ks_trial_id(const char *boot_id, char ret[static KS_TRIAL_ID_MAX]);
+
+/*
  * The arguments only the trial boot carries: the marker kswap.trial=ID, kswap.deadline=S,
  * oops=panic, softlockup_panic=1, nmi_watchdog=panic, the pvpanic modules blacklisted (a host
  * that pauses the guest on a pvpanic event would keep a panicking trial from rebooting), and
@@ -108,14 +116,26 @@ int ks_trial_grubd_write(const ks_root *root, const char *text);
 int ks_trial_grubd_remove(const ks_root *root);
 bool ks_trial_grubd_exists(const ks_root *root);
 
+/* How a trial boot that did not reach its verdict ended, as its marks tell. */
+typedef enum ks_trial_end {
+    KS_TRIAL_END_UNKNOWN,  /* no mark of an end: a panic, a reset, a power cut, ... */
+    KS_TRIAL_END_DEADLINE, /* "deadline": its deadline ran out and forced the reboot */
+    KS_TRIAL_END_RETURNED, /* "returned": in emergency or rescue mode it rebooted at once
+                              (kswap-trial-return.service) */
+    _KS_TRIAL_END_MAX,
+    _KS_TRIAL_END_INVALID = -EINVAL,
+} ks_trial_end;
+
 /*
  * What the trial boot's units left in var/lib/kswap/trial-stages (one line each: a stage name,
  * the seconds since the kernel's start, then free text), for people: the last stage reached,
- * and whether the deadline fired ("deadline" line). 0: no file; 1: read. *ret_last: the last
- * stage, or emergency/rescue when the boot reached one of those modes (the whole-VM scenario
+ * and how the boot ended. 0: no file; 1: read. *ret_end: see above; *ret_seconds: when it
+ * ended so (the mark's seconds since the kernel's start), else 0; *ret_last: the last stage,
+ * or emergency/rescue when the boot reached one of those modes (the whole-VM scenario
  * trial-emergency marked userspace after emergency: both are ordered after local-fs.target,
- * whose failure started emergency mode), *ret_text: the whole file (at most 4 KiB), either
+ * whose failure started emergency mode), *ret_text: the whole file (at most 4 KiB); any of them
  * may be NULL.
  */
-int ks_trial_stages_read(const ks_root *root, bool *ret_deadline, char **ret_last, char **ret_text);
+int ks_trial_stages_read(const ks_root *root, ks_trial_end *ret_end, unsigned *ret_seconds,
+                         char **ret_last, char **ret_text);
 int ks_trial_stages_clear(const ks_root *root);

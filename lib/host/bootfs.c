@@ -2,6 +2,7 @@
 #include <blkid.h>
 #include <fcntl.h>
 
+#include "lib/basic/fileio.h"
 #include "lib/host/bootfs.h"
 #include "lib/basic/util.h"
 
@@ -20,7 +21,8 @@ void ks_bootfs_done(ks_bootfs *b)
     *b = (ks_bootfs){};
 }
 
-/* The device is opened inside the root: under --root a regular file with an image stands in. */
+/* The device is opened inside the root: under --root a regular file with an image stands in.
+ * A block device or such an image only: a character device is never opened. */
 static int probe_device(const ks_root *root, const char *path, char **ret_type, char **ret_uuid)
 {
     _cleanup_close_ int fd = -EBADF;
@@ -29,7 +31,7 @@ static int probe_device(const ks_root *root, const char *path, char **ret_type, 
     blkid_probe pr;
     int r;
 
-    fd = ks_root_open_at(root, path, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
+    fd = ks_root_open_file(root, path, O_RDONLY, 0, KS_FILE_REGULAR | KS_FILE_BLOCK);
     if (fd < 0)
         return fd;
     pr = blkid_new_probe();

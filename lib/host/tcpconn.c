@@ -281,7 +281,11 @@ int ks_tcp_conns_parse_json(const char *text, size_t len, ks_tcp_conns *ret, cha
 
     assert(text || len == 0);
     assert(ret);
-    r = ks_json_parse_document(text, len, KS_TCPDIAG_FIXTURE_MAX, &doc, &p.error);
+    r = ks_json_parse_document(text, len,
+                               &(ks_json_limits){.bytes = KS_TCPDIAG_FIXTURE_MAX,
+                                                 .containers = KS_TCPDIAG_FIXTURE_MAX_CONTAINERS,
+                                                 .values = KS_TCPDIAG_FIXTURE_MAX_VALUES},
+                               &doc, &p.error);
     if (r >= 0) {
         r = parse_conns(&p, doc, &c);
         json_object_put(doc);

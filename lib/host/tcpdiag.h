@@ -23,8 +23,11 @@
 #define KS_TCPDIAG_FIXTURE "proc/net/kswap-sock-diag.json"
 /* TCP_CA_NAME_MAX of the kernel, with its NUL. */
 #define KS_TCP_CA_NAME_MAX 16
-/* Larger fixture files are not fixtures. */
+/* Larger fixture files are not fixtures. A connection is one object of 21 members (42 values,
+ * keys counted), so 65536 connections fit and json-c's tree stays under some 250 MiB. */
 #define KS_TCPDIAG_FIXTURE_MAX (16u << 20)
+#define KS_TCPDIAG_FIXTURE_MAX_CONTAINERS (65536u + 2)
+#define KS_TCPDIAG_FIXTURE_MAX_VALUES (65536u * 48)
 
 typedef struct ks_tcp_conn {
     int family;        /* AF_INET or AF_INET6 */

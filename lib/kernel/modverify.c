@@ -724,18 +724,18 @@ static int builtin_info_cb(void *userdata, const char *module, const char *key, 
 
 static int read_at(ks_modset *s, const char *path, size_t max, char **ret, size_t *ret_len)
 {
-    _cleanup_close_ int fd = -1;
+    _cleanup_close_ int pfd = -EBADF, fd = -EBADF;
     int r;
 
-    r = tree_check(s, path);
+    /* The file the check judged is the one read (its O_PATH fd; none on the host's "/"). */
+    r = tree_check_full(s, path, NULL, &pfd);
     if (r < 0)
         return r;
-    fd = openat(s->dirfd, path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    fd = pfd >= 0 ? ks_fd_reopen(pfd, O_RDONLY, KS_FILE_REGULAR) : -EXDEV;
+    if (fd == -EXDEV)
+        fd = ks_openat_regular(s->dirfd, path, 0);
     if (fd < 0)
-        return -errno;
-    r = ks_fd_ensure_regular(fd);
-    if (r < 0)
-        return r;
+        return fd;
     r = ks_read_fd(fd, max, ret, ret_len);
     if (r < 0) {
         free(s->error);

@@ -206,31 +206,27 @@ int ks_packages_depends_image(const char *depends, char **ret_release)
     return 0;
 }
 
-/* apt's QuoteString with URItoFileName's set of bad characters, '/' turned into '_'. */
-static int quote_into(FILE *f, const char *s)
+/* apt's QuoteString with URItoFileName's set of bad characters, '/' turned into '_'; o has
+ * room for three bytes per byte of s. Returns the end of what it wrote. */
+static char *quote_into(char *o, const char *s)
 {
-    static const char bad[] = "\\|{}[]<>\"^~_=!@#$%^&*";
+    static const char bad[] = "\\|{}[]<>\"^~_=!@#$%^&*", hex[] = "0123456789abcdef";
 
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        int r;
-        if (*p <= 0x20 || *p >= 0x7f || strchr(bad, *p))
-            r = fprintf(f, "%%%02x", *p);
-        else
-            r = fputc(*p == '/' ? '_' : *p, f);
-        if (r < 0)
-            return -ENOMEM;
-    }
-    return 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (*p <= 0x20 || *p >= 0x7f || strchr(bad, *p)) {
+            *o++ = '%';
+            *o++ = hex[*p >> 4];
+            *o++ = hex[*p & 0xf];
+        } else
+            *o++ = *p == '/' ? '_' : (char)*p;
+    return o;
 }
 
 char *ks_apt_lists_prefix(const char *uri, const char *suite)
 {
-    _cleanup_free_ char *buf = NULL;
     const char *rest = uri, *colon, *at, *slash;
-    size_t size = 0;
     bool flat = ks_endswith(suite, "/");
-    FILE *f;
-    int r;
+    char *buf, *o;
 
     assert(uri);
     assert(suite);
@@ -245,19 +241,18 @@ char *ks_apt_lists_prefix(const char *uri, const char *suite)
         if (at)
             rest = at + 1;
     }
-    f = open_memstream(&buf, &size);
-    if (!f)
+    /* built in memory, not through stdio: nothing here is printed */
+    buf = malloc(3 * (strlen(rest) + strlen(suite)) + sizeof("_dists__"));
+    if (!buf)
         return NULL;
-    r = quote_into(f, rest);
-    if (r >= 0 && !ks_endswith(rest, "/") && fputc('_', f) == EOF)
-        r = -ENOMEM;
-    if (r >= 0 && !flat && fputs("dists_", f) == EOF)
-        r = -ENOMEM;
-    if (r >= 0)
-        r = quote_into(f, suite);
-    if (r >= 0 && !flat && fputc('_', f) == EOF)
-        r = -ENOMEM;
-    if (fclose(f) != 0 || r < 0)
-        return NULL;
-    return TAKE_PTR(buf);
+    o = quote_into(buf, rest);
+    if (!ks_endswith(rest, "/"))
+        *o++ = '_';
+    if (!flat)
+        o = stpcpy(o, "dists_");
+    o = quote_into(o, suite);
+    if (!flat)
+        *o++ = '_';
+    *o = '\0';
+    return buf;
 }

@@ -258,6 +258,36 @@ for i in 1 2 3; do
 done
 run sc-late-4 0 systemctl is-active late.service
 run sc-late-5 0 systemctl is-active late.service
+# show: what a socket-activated sshd looks like (Ubuntu 24.04), as systemctl prints it.
+echo inactive > "$root/run/fake-units/ssh.service"
+echo ssh.socket > "$root/run/fake-units/ssh.service.triggered-by"
+echo active > "$root/run/fake-units/ssh.socket"
+printf '0.0.0.0:22 (Stream)\n[::]:22 (Stream)\n' > "$root/run/fake-units/ssh.socket.listen"
+run sc-show-svc 0 systemctl show -p Triggers,TriggeredBy,ActiveState,SubState ssh.service &&
+    expect sc-show-svc-out diff -u - "$work/sc-show-svc.out" <<'EOF'
+ActiveState=inactive
+SubState=dead
+Triggers=
+TriggeredBy=ssh.socket
+EOF
+run sc-show-sock 0 systemctl show --property=ActiveState,SubState,Triggers,Accept,Listen ssh.socket &&
+    expect sc-show-sock-out diff -u - "$work/sc-show-sock.out" <<'EOF'
+ActiveState=active
+SubState=listening
+Triggers=ssh.service
+Accept=no
+Listen=0.0.0.0:22 (Stream)
+Listen=[::]:22 (Stream)
+EOF
+echo active > "$root/run/fake-units/ssh.service"
+run sc-show-sock-running 0 systemctl show -p SubState ssh.socket &&
+    expect sc-show-sock-running-out hasx "$work/sc-show-sock-running.out" SubState=running
+run sc-show-two 0 systemctl show -p Id ssh.service ssh.socket &&
+    expect sc-show-two-out diff -u - "$work/sc-show-two.out" <<'EOF'
+Id=ssh.service
+
+Id=ssh.socket
+EOF
 run sc-other 0 systemctl daemon-reload
 run sc-fail 1 env KSWAP_FAKE_SYSTEMCTL_FAIL=reboot systemctl reboot
 expect sc-fail-no-marker test "$(grep -c '' "$root/run/fake-reboot-requested")" = 2

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <stdint.h>
 
+#include "checks/check.h"
 #include "lib/basic/config.h"
 #include "lib/basic/util.h"
 
@@ -11,12 +12,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     _cleanup_free_ char *text = strndup((const char *)data, size), *err = NULL;
     _cleanup_strv_free_ char **mods = NULL;
     ks_config *c = ks_config_new();
+    const ks_config_key *keys;
     size_t n;
-    const ks_config_key *keys = ks_config_keys(&n);
     int r;
 
-    if (!text || !c)
+    /* The [accept] keys of the check plug-ins too (checks/registry.c). */
+    if (!text || !c || ks_checks_register_config() < 0)
         abort();
+    keys = ks_config_keys(&n);
     r = ks_config_parse(c, text, "fuzz.conf", &err);
     /* An error always says where: "fuzz.conf:LINE: ..." or "fuzz.conf: ...". */
     if (r == -EBADMSG && (!err || !ks_startswith(err, "fuzz.conf")))

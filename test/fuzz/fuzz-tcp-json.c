@@ -50,7 +50,9 @@ static void effect(const char *text, size_t size)
     char *err = NULL;
     int r;
 
-    if (ks_json_parse_document(text, size, 1u << 20, &o, &err) < 0) {
+    if (ks_json_parse_document(
+            text, size, &(ks_json_limits){.bytes = 1u << 20, .containers = 4096, .values = 65536},
+            &o, &err) < 0) {
         free(err);
         return;
     }

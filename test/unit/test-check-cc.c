@@ -161,7 +161,7 @@ static void test_add(void)
                   add_cases[i].name, strempty(err));
         put("proc/sys/net/ipv4/tcp_congestion_control", live);
         put("etc/sysctl.d/60-net.conf", d);
-        r = ks_checklist_add_cc(root, cfg, &l, &err);
+        r = ks_checklist_from_config(root, cfg, &l, &err);
         CHECK_MSG(r == add_cases[i].ret, "%s: %d", add_cases[i].name, r);
         CHECK_MSG(add_cases[i].id ? l.n == 1 && streq(l.v[0].id, add_cases[i].id) : l.n == 0,
                   "%s: %s", add_cases[i].name, l.n ? l.v[0].id : "(none)");
@@ -239,12 +239,14 @@ static void test_add_retrans(void)
     };
 
     for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
+        _cleanup_root_ ks_root *root = fresh_root();
         _cleanup_config_ ks_config *cfg = ks_config_new();
-        _cleanup_free_ char *text = ks_asprintf("[accept]\n%s", t[i].conf);
+        /* congestion_control = no: the retransmissions check alone. */
+        _cleanup_free_ char *text = ks_asprintf("[accept]\ncongestion_control = no\n%s", t[i].conf);
         ks_checklist l = {0};
 
         CHECK(ks_config_parse(cfg, text, "test", NULL) == 0);
-        CHECK_INTEQ(ks_checklist_add_retrans(cfg, &l), 0);
+        CHECK_INTEQ(ks_checklist_from_config(root, cfg, &l, NULL), 0);
         CHECK_MSG(t[i].arg
                       ? l.n == 1 && streq(l.v[0].arg, t[i].arg) &&
                             l.v[0].required == t[i].required && streq(l.v[0].id, "retransmissions")
@@ -254,14 +256,48 @@ static void test_add_retrans(void)
     }
 }
 
+/* Both kinds are in the registry, and their keys are read with the configuration. */
+static void test_registry(void)
+{
+    static const struct {
+        const char *conf;
+        bool ok;
+        const char *error; /* words of the configuration's error */
+    } t[] = {
+        {"congestion_control = bbr\n", true, NULL},
+        {"congestion_control = auto\n", true, NULL},
+        {"congestion_control = ../bbr\n", false, "a congestion control name, auto or no"},
+        {"congestion_control = averyveryverylongname\n", false, "congestion_control"},
+        {"retrans_max_increase = 50\nretrans_min_segments = 5000\n", true, NULL},
+        {"retrans_min_segments = 10\n", false, "retrans_min_segments"},
+        {"retrans_required = maybe\n", false, "retrans_required"},
+    };
+    const char *arg = NULL;
+    const ks_check_kind *kind = ks_check_kind_of("congestion-control:bbr", &arg);
+
+    CHECK(kind && kind->run == ks_check_cc && kind->max_fields == 1 && streq_ptr(arg, "bbr"));
+    kind = ks_check_kind_of("retransmissions", &arg);
+    CHECK(kind && kind->run == ks_check_retrans && !arg);
+    for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
+        _cleanup_config_ ks_config *cfg = ks_config_new();
+        _cleanup_free_ char *text = ks_asprintf("[accept]\n%s", t[i].conf);
+        _cleanup_free_ char *err = NULL;
+        int r = ks_config_parse(cfg, text, "test", &err);
+
+        CHECK_MSG(t[i].ok ? r == 0 : r < 0 && err && strstr(err, t[i].error), "%s: %d '%s'",
+                  t[i].conf, r, strempty(err));
+    }
+}
+
 int main(void)
 {
-    if (!mkdtemp(base))
+    if (!mkdtemp(base) || ks_checks_register_config() < 0)
         return 1;
     test_cc();
     test_add();
     test_retrans();
     test_add_retrans();
+    test_registry();
     {
         _cleanup_free_ char *cmd = ks_asprintf("rm -rf '%s'", base);
         (void)!system(cmd);

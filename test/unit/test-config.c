@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "checks/check.h"
 #include "lib/basic/config.h"
 #include "lib/basic/root.h"
 #include "lib/basic/util.h"
@@ -115,6 +116,32 @@ int main(void)
     char long_line[400];
     int v;
     bool b;
+
+    /*
+     * The configuration layer does not know the [accept] keys itself: until the check plug-ins
+     * register theirs (checks/registry.c), [accept] is an unknown section.
+     */
+    c = ks_config_new();
+    CHECK(ks_config_parse(c, "[accept]\nservices = ssh.service\n", "k.conf", &err) == -EBADMSG);
+    CHECK_MSG(err && streq(err, "k.conf:1: unknown section [accept]"), "%s", strempty(err));
+    free(TAKE_PTR(err));
+    c = ks_config_free(c);
+    CHECK(ks_config_key_find("accept", "services") == NULL);
+    CHECK(ks_checks_register_config() == 0);
+    CHECK(ks_checks_register_config() == 0); /* once is enough; again changes nothing */
+    CHECK(ks_config_key_find("accept", "services") != NULL);
+    CHECK(ks_config_key_find("accept", "timeout") != NULL);
+    {
+        /* A key given twice is a programming error, not a silent override. */
+        static const ks_config_key clash[] = {KS_CONFIG_UINT("accept", "timeout", 1, 9, 5)};
+        static const ks_config_key other[] = {KS_CONFIG_UINT("test", "x", 1, 9, 5)};
+        size_t n0, n1;
+        ks_config_keys(&n0);
+        CHECK(ks_config_register(clash, ARRAY_SIZE(clash)) == -EEXIST);
+        CHECK(ks_config_register(other, ARRAY_SIZE(other)) == 0);
+        ks_config_keys(&n1);
+        CHECK_INTEQ(n1, n0 + 1);
+    }
 
     /* Defaults without any file. */
     CHECK(ks_config_verify_modules(NULL, &mods) == 0);

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "checks/snapshot.h"
 #include "lib/basic/fileio.h"
 #include "lib/engine/journal.h"
 #include "lib/basic/util.h"
@@ -273,6 +274,129 @@ static void test_parse_table(void)
         ks_journal *j = NULL;
         CHECK(ks_journal_parse(t, sizeof(t) - 1, &j, NULL) == -EBADMSG);
         CHECK(j == NULL);
+    }
+}
+
+/*
+ * Lists read from the journal at the sizes a hostile or damaged file can have (issue 34, item
+ * 9): each parses, or is refused with a message, without a quadratic walk (525000 steps took
+ * minutes) and without json-c building a tree of gigabytes ("{}," 5.6 million times).
+ */
+typedef enum list_kind {
+    L_STEPS,   /* {"name": "N", "status": "done"} */
+    L_CHANGES, /* {"kind": "file", "path": "N", "existed": false} */
+    L_ITEMS,   /* "running": {"items": ["N", ...]} */
+    L_EMPTY,   /* "x": [{}, {}, ...]: a key kswap does not read */
+} list_kind;
+
+static char *big_journal(list_kind kind, size_t n, long dup_of)
+{
+    static const char *const open[] = {
+        [L_STEPS] = "\"steps\": [",
+        [L_CHANGES] = "\"changes\": [",
+        [L_ITEMS] = "\"running\": {\"kernel\": \"6.8.0-48-generic\", \"items\": [",
+        [L_EMPTY] = "\"x\": [",
+    };
+    size_t cap = 128 + n * 64, len = 0;
+    char *t = malloc(cap);
+
+    if (!t)
+        return NULL;
+    len += (size_t)snprintf(t, cap, "{\"version\": 1, \"state\": \"failed\", %s", open[kind]);
+    for (size_t i = 0; i < n; i++) {
+        /* The last entry repeats entry dup_of's name when asked. */
+        size_t name = dup_of >= 0 && i + 1 == n ? (size_t)dup_of : i;
+        const char *sep = i ? ", " : "";
+        if (kind == L_STEPS)
+            len += (size_t)snprintf(t + len, cap - len,
+                                    "%s{\"name\": \"s%zx\", \"status\": \"done\"}", sep, name);
+        else if (kind == L_CHANGES)
+            len += (size_t)snprintf(
+                t + len, cap - len,
+                "%s{\"kind\": \"file\", \"path\": \"f%zx\", \"existed\": false}", sep, name);
+        else if (kind == L_ITEMS)
+            len += (size_t)snprintf(t + len, cap - len, "%s\"i%zx\"", sep, name);
+        else
+            len += (size_t)snprintf(t + len, cap - len, "%s{}", sep);
+    }
+    snprintf(t + len, cap - len, "]%s}", kind == L_ITEMS ? "}" : "");
+    return t;
+}
+
+static void test_list_sizes(void)
+{
+    static const struct {
+        list_kind kind;
+        size_t n;
+        long dup_of; /* -1: all distinct, else the last repeats this one */
+        int ret;
+        const char *message; /* a fragment of the error message */
+        size_t n_parsed;     /* steps, changes or items once parsed */
+    } cases[] = {
+        {L_STEPS, 20000, -1, 0, NULL, 20000},
+        {L_STEPS, 20000, 3, -EBADMSG, "steps[19999]: step 's3' appears twice", 0},
+        {L_STEPS, 20000, 19997, -EBADMSG, "steps[19999]: step 's4e1d' appears twice", 0},
+        {L_STEPS, 70000, -1, -EBADMSG, "holds more than 262144 values", 0},
+        {L_STEPS, 380000, -1, -EBADMSG, "holds more than 262144 values", 0},
+        {L_CHANGES, 15000, -1, 0, NULL, 15000},
+        {L_CHANGES, 15000, 0, -EBADMSG, "changes[14999]: 'f0' appears twice", 0},
+        {L_CHANGES, 40000, -1, -EBADMSG, "holds more than 262144 values", 0},
+        {L_ITEMS, 16384, -1, 0, NULL, 16384},
+        {L_ITEMS, 16385, -1, -EBADMSG, "'items' holds 16385 entries, more than the 16384", 0},
+        {L_ITEMS, 525000, -1, -EBADMSG, "holds more than 262144 values", 0},
+        {L_EMPTY, 60000, -1, 0, NULL, 0},
+        {L_EMPTY, 70000, -1, -EBADMSG, "holds more than 65536 objects and arrays", 0},
+        {L_EMPTY, 4000000, -1, -EBADMSG, "holds more than 65536 objects and arrays", 0},
+    };
+
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        _cleanup_free_ char *text = big_journal(cases[i].kind, cases[i].n, cases[i].dup_of);
+        _cleanup_free_ char *err = NULL;
+        ks_journal *j = NULL;
+        size_t got = 0;
+        int r;
+
+        CHECK(text);
+        if (!text)
+            continue;
+        r = ks_journal_parse(text, strlen(text), &j, &err);
+        CHECK_MSG(r == cases[i].ret, "size case %zu: got %d (%s), expected %d", i, r, strempty(err),
+                  cases[i].ret);
+        if (r < 0) {
+            CHECK_MSG(err && strstr(err, cases[i].message),
+                      "size case %zu: message '%s' lacks '%s'", i, strempty(err), cases[i].message);
+            continue;
+        }
+        got = cases[i].kind == L_STEPS     ? ks_journal_n_steps(j)
+              : cases[i].kind == L_CHANGES ? ks_journal_n_changes(j)
+              : cases[i].kind == L_ITEMS   ? ks_strv_length(ks_journal_running(j)->items)
+                                           : 0;
+        CHECK_MSG(got == cases[i].n_parsed, "size case %zu: %zu entries, expected %zu", i, got,
+                  cases[i].n_parsed);
+        ks_journal_free(j);
+    }
+
+    /* A snapshot of more items than the journal keeps is cut when it is set, and says so: what
+     * the journal writes, it reads back. */
+    {
+        ks_run_snapshot *s = calloc(1, sizeof(*s));
+        _cleanup_free_ char *text = NULL;
+        ks_journal *j = NULL, *again = NULL;
+
+        CHECK(s && ks_journal_new(NULL, &j) == 0);
+        for (size_t i = 0; s && i < KS_JOURNAL_MAX_RUNNING_ITEMS + 10; i++) {
+            char item[32];
+            snprintf(item, sizeof(item), "module:m%zu", i);
+            CHECK(ks_strv_extend(&s->items, item) == 0);
+        }
+        ks_journal_set_running(j, s);
+        CHECK(ks_strv_length(ks_journal_running(j)->items) == KS_JOURNAL_MAX_RUNNING_ITEMS);
+        CHECK(ks_strv_length(ks_journal_running(j)->skipped) == 1 &&
+              strstr(ks_journal_running(j)->skipped[0], "10 items beyond the 16384"));
+        CHECK(ks_journal_format(j, &text) == 0);
+        CHECK(text && ks_journal_parse(text, strlen(text), &again, NULL) == 0);
+        ks_journal_free(again);
+        ks_journal_free(j);
     }
 }
 
@@ -694,6 +818,7 @@ int main(void)
 {
     test_names();
     test_parse_table();
+    test_list_sizes();
     test_parse_full();
     test_mutations();
     test_file_lifecycle();

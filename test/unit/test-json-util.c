@@ -15,16 +15,27 @@ static const struct {
     const char *text;
     size_t len; /* 0: strlen(text) */
     size_t max;
+    size_t containers, values; /* 0: no bound */
     int ret;
     const char *error; /* NULL: parses */
 } documents[] = {
-    {"{\"a\": 1}\n  ", 0, 100, 0, NULL},
-    {"{\"a\": 1} x", 0, 100, -EBADMSG, "not valid JSON: trailing data at byte 9"},
-    {"{\"a\"", 0, 100, -EBADMSG, "not valid JSON: unexpected end of input"},
-    {"null\n", 0, 100, -EBADMSG, "not a JSON object"},
-    {"{}\0{}", 5, 100, -EBADMSG, "contains a NUL byte"},
-    {"{\"a\": 1}", 0, 4, -EBADMSG, "larger than 4 bytes"},
-    {"", 0, 100, -EBADMSG, "not valid JSON: unexpected end of input"},
+    {"{\"a\": 1}\n  ", 0, 100, 0, 0, 0, NULL},
+    {"{\"a\": 1} x", 0, 100, 0, 0, -EBADMSG, "not valid JSON: trailing data at byte 9"},
+    {"{\"a\"", 0, 100, 0, 0, -EBADMSG, "not valid JSON: unexpected end of input"},
+    {"null\n", 0, 100, 0, 0, -EBADMSG, "not a JSON object"},
+    {"{}\0{}", 5, 100, 0, 0, -EBADMSG, "contains a NUL byte"},
+    {"{\"a\": 1}", 0, 4, 0, 0, -EBADMSG, "larger than 4 bytes"},
+    {"", 0, 100, 0, 0, -EBADMSG, "not valid JSON: unexpected end of input"},
+    /* The limits, counted on the text: each key and value, each object and array. */
+    {"{\"a\": [{}, {}], \"b\": {}}", 0, 100, 5, 0, 0, NULL},
+    {"{\"a\": [{}, {}], \"b\": {}}", 0, 100, 3, 0, -EBADMSG,
+     "holds more than 3 objects and arrays"},
+    {"{\"a\": [1, -2, true, false, null, \"x\"]}", 0, 100, 0, 9, 0, NULL},
+    {"{\"a\": [1, -2, true, false, null, \"x\"]}", 0, 100, 0, 7, -EBADMSG,
+     "holds more than 7 values"},
+    /* Brackets, quotes and digits inside strings are text, not values. */
+    {"{\"a\": \"[{\\\"1, 2, [[\"}", 0, 100, 1, 3, 0, NULL},
+    {"[[[[[]]]]]", 0, 100, 4, 0, -EBADMSG, "holds more than 4 objects and arrays"},
 };
 
 static void test_documents(void)
@@ -33,7 +44,11 @@ static void test_documents(void)
         json_object *o = NULL;
         char *why = NULL;
         size_t len = documents[i].len ? documents[i].len : strlen(documents[i].text);
-        int r = ks_json_parse_document(documents[i].text, len, documents[i].max, &o, &why);
+        ks_json_limits limits = {.bytes = documents[i].max,
+                                 .containers =
+                                     documents[i].containers ? documents[i].containers : SIZE_MAX,
+                                 .values = documents[i].values ? documents[i].values : SIZE_MAX};
+        int r = ks_json_parse_document(documents[i].text, len, &limits, &o, &why);
 
         CHECK_MSG(r == documents[i].ret, "document %zu: %d", i, r);
         CHECK_MSG((o != NULL) == (documents[i].ret == 0), "document %zu: value", i);

@@ -181,8 +181,51 @@ static void test_id128(void)
         CHECK_MSG(!ks_id128_is_valid(bad[i]), "'%s' is not an id", bad[i]);
 }
 
+static int cmp_strp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* ks_find_duplicate: the first repeat in list order, whatever the sort does with the rest. */
+static void test_find_duplicate(void)
+{
+    static const struct {
+        const char *list[8]; /* NULL-terminated */
+        int ret;
+        size_t index, earlier;
+    } cases[] = {
+        {{NULL}, 0, 0, 0},
+        {{"a", NULL}, 0, 0, 0},
+        {{"a", "b", "c", NULL}, 0, 0, 0},
+        {{"a", "a", NULL}, 1, 1, 0},
+        {{"b", "a", "c", "a", NULL}, 1, 3, 1},
+        /* two repeats: the one that comes first in the list */
+        {{"z", "y", "x", "y", "z", NULL}, 1, 3, 1},
+        {{"a", "b", "b", "a", NULL}, 1, 2, 1},
+        {{"c", "c", "c", NULL}, 1, 1, 0},
+        {{"q", "p", "o", "n", "m", "q", "n", NULL}, 1, 5, 0},
+    };
+
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        size_t n = 0, index = 99, earlier = 99;
+        int r;
+
+        while (cases[i].list[n])
+            n++;
+        r = ks_find_duplicate(cases[i].list, n, sizeof(char *), cmp_strp, &index, &earlier);
+        CHECK_MSG(r == cases[i].ret, "duplicate case %zu: %d", i, r);
+        if (r > 0)
+            CHECK_MSG(index == cases[i].index && earlier == cases[i].earlier,
+                      "duplicate case %zu: %zu (of %zu), expected %zu (of %zu)", i, index, earlier,
+                      cases[i].index, cases[i].earlier);
+        else
+            CHECK_MSG(index == 99, "duplicate case %zu: index set without a duplicate", i);
+    }
+}
+
 int main(void)
 {
+    test_find_duplicate();
     test_id128();
     test_greedy_realloc();
     test_string_table();

@@ -9,6 +9,8 @@ from .common import Scenario, expect
 
 # The watchdog scenario's trial saying it hangs now (the driver's "hang").
 HANG_LINE = "KSWAP-VM HANG at uptime"
+# Issue 30, item 5: sulogin's words as emergency mode starts (printed plain, no colour).
+EMERGENCY_LINE = "You are in emergency mode"
 
 
 def measure_stuck(ctx):
@@ -28,6 +30,11 @@ def measure_stuck(ctx):
         m = re.search(r"KSWAP-VM HANG at uptime (\d+)", text)
         out.append(f"the trial hung at uptime {m.group(1) if m else '?'} s; GRUB loaded the old "
                    f"kernel {marks[i + 2] - seen[HANG_LINE][0]:.0f} s later")
+    if EMERGENCY_LINE in seen and i >= 0 and i + 2 < len(marks) - 1:
+        m = re.search(r"kswap trial stage: returned (\d+)", text)
+        out.append(f"emergency mode on the trial boot; it rebooted itself at uptime "
+                   f"{m.group(1) if m else '?'} s; GRUB loaded the old kernel "
+                   f"{marks[i + 2] - seen[EMERGENCY_LINE][0]:.0f} s after emergency mode showed")
     return out
 
 def serial_stuck(ctx):
@@ -54,7 +61,8 @@ def serial_stuck(ctx):
         for want in (rf"KSWAP-VM EARLY \d KERNEL {re.escape(pf.new)}",
                      r"Dependency failed for mnt-(kswapdata\.mount|…)",
                      r"Dependency failed for .*Local File Systems",
-                     r"Reached target emergency\.target", r"You are in emergency mode"):
+                     r"Reached target emergency\.target", r"You are in emergency mode",
+                     r"kswap trial stage: returned \d+ emergency mode"):
             expect(re.search(want, plain), f"the trial boot's console lacks {want!r}")
     if name == "trial-watchdog":
         m = re.search(r"KSWAP-VM HANG at uptime (\d+) watchdog=(\S*) state=(\S*) "
@@ -103,6 +111,11 @@ def check_stuck(ctx):
         # accept cannot tell a reset from a panic or a power cut: fell-back, with the stage.
         expect(outcome == "fell-back", f"journal {state} {outcome}")
         expect("deadline" not in reason, f"journal reason: {reason}")
+    elif name == "trial-emergency":
+        # issue 30 (5): it sent itself back at once, its 300 s deadline did not
+        expect(outcome == "trial-hung", f"journal {state} {outcome}")
+        expect("stuck in emergency mode and rebooted itself" in reason and "deadline" in reason
+               and "missed its boot deadline" not in reason, f"journal reason: {reason}")
     else:
         expect(outcome == "trial-hung", f"journal {state} {outcome}")
         expect("deadline" in reason, f"journal reason: {reason}")
@@ -117,19 +130,20 @@ def emergency_user(ctx, want_user):
 
 def Stuck(plan, grub, user, **kw):  # noqa: N802 (a Scenario of this family)
     return Scenario("ext4", plan, grub, user, check=check_stuck, serial=serial_stuck,
-                    measure=measure_stuck, watch=(HANG_LINE,), **kw)
+                    measure=measure_stuck, watch=(HANG_LINE, EMERGENCY_LINE), **kw)
 
 
 SCENARIOS = {
     # (a) The trial mounts a disk that is not there (a generator on the trial boot only): its
-    # device times out, local-fs.target fails, emergency mode, sulogin waits; the 60 s deadline
-    # reboots it by force into OLD: trial-hung, furthest stage emergency. Whether the trial's
-    # root file system is writable in emergency mode depends on the race between
-    # systemd-remount-fs and the device's 5 s (its job goes with the emergency transaction when
-    # it has not run yet): read-only, the trial's count of boots is lost and the OLD boot after
-    # it is boot 2 again (userspace [OLD, OLD], emergency_user); both happened here.
-    # serial_stuck asserts the trial's EARLY line either way.
-    "trial-emergency": Stuck("1=deadline,emergency,apply-reboot,wait\n2=poweroff\n3=poweroff",
+    # device times out, local-fs.target fails, emergency mode, sulogin waits; issue 30 (5):
+    # kswap-trial-return.service marks "returned" and reboots it at once into OLD, long before
+    # its 300 s deadline: trial-hung, furthest stage emergency, no deadline in the reason.
+    # Whether the trial's root file system is writable in emergency mode depends on the race
+    # between systemd-remount-fs and the device's 5 s (its job goes with the emergency
+    # transaction when it has not run yet); the return unit makes it writable for its marks,
+    # but the VM's own count of boots may be lost before: the OLD boot after it is boot 2 again
+    # (userspace [OLD, OLD], emergency_user). serial_stuck asserts the trial's EARLY line.
+    "trial-emergency": Stuck("1=deadline300,emergency,apply-reboot,wait\n2=poweroff\n3=poweroff",
                              ["OLD", "NEW", "OLD"], ["OLD", "OLD"], user_fn=emergency_user),
     # (b) A start job that never ends holds multi-user.target (and accept, ordered after it):
     # the deadline reboots into OLD: trial-hung, furthest stage userspace.
