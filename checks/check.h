@@ -37,6 +37,11 @@ typedef struct ks_check_ctx {
     /* The round's answers of programs asked by many checks (wg show all dump for each peer, nft
      * -j list chains for each chain); NULL: none kept. Set by the runner. */
     ks_check_cache *cache;
+    /* The swap's TCP baseline, taken at arming (lib/host/tcpsample.h); NULL: none. */
+    const struct ks_tcp_sample *tcp_baseline;
+    /* Judging a trial boot (accept; kswap check with kswap.trial= on the command line): every
+     * connection there was opened on the trial kernel (checks/check-cc.c). */
+    bool trial;
 } ks_check_ctx;
 
 typedef struct ks_check ks_check;
@@ -201,6 +206,13 @@ int ks_check_nft_table(const ks_check_ctx *c, ks_check *chk);
 int ks_check_established(const ks_check_ctx *c, ks_check *chk);
 int ks_check_reach(const ks_check_ctx *c, ks_check *chk);
 int ks_check_script(const ks_check_ctx *c, ks_check *chk);
+/* congestion-control:NAME (checks/check-cc.c): the established connections run NAME; on a
+ * trial boot (c->trial) required once there are some (it sets chk->required), else reported. */
+int ks_check_cc(const ks_check_ctx *c, ks_check *chk);
+/* retransmissions (checks/check-retrans.c): the trial's retransmission ratio since its boot
+ * against ctx->tcp_baseline; judged once both sent [accept] retrans_min_segments, required
+ * then only with retrans_required (it sets chk->required). */
+int ks_check_retrans(const ks_check_ctx *c, ks_check *chk);
 
 /*
  * Ids that round-trip whatever names hold (checks/ids.c): "KIND:F1:...:Fn" with each field

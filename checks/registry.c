@@ -21,6 +21,8 @@
     X(nft_table)                                                                                   \
     X(established)                                                                                 \
     X(reach)                                                                                       \
+    X(congestion_control)                                                                          \
+    X(retransmissions)                                                                             \
     X(script)                                                                                      \
     X(address)                                                                                     \
     X(network)                                                                                     \

@@ -107,6 +107,7 @@ extern const ks_cmd ks_cmd_list;
 extern const ks_cmd ks_cmd_history;
 extern const ks_cmd ks_cmd_metrics;
 extern const ks_cmd ks_cmd_tidy;
+extern const ks_cmd ks_cmd_report;
 
 /*
  * The one way kswap prints (cmd/output.c; test/check-output.py keeps every other printf out of

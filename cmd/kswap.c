@@ -8,8 +8,9 @@
 #include "build-config.h"
 
 static const ks_cmd *const commands[] = {
-    &ks_cmd_plan,  &ks_cmd_verify, &ks_cmd_apply,   &ks_cmd_pin,  &ks_cmd_rollback, &ks_cmd_accept,
-    &ks_cmd_check, &ks_cmd_status, &ks_cmd_history, &ks_cmd_list, &ks_cmd_metrics,  &ks_cmd_tidy,
+    &ks_cmd_plan,    &ks_cmd_verify, &ks_cmd_apply,  &ks_cmd_pin,     &ks_cmd_rollback,
+    &ks_cmd_accept,  &ks_cmd_check,  &ks_cmd_status, &ks_cmd_history, &ks_cmd_list,
+    &ks_cmd_metrics, &ks_cmd_tidy,   &ks_cmd_report,
 };
 
 enum {

@@ -67,6 +67,21 @@ for v in SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c SetupMode-8be4df61-93ca
 done
 mark_dir sys/firmware/efi
 
+# TCP: the counters since the boot, and the established connections with their congestion
+# control (kswap report). The kernel has no file of the connections: kswap's own JSON stands in
+# (proc/net/kswap-sock-diag.json, read under --root); from this machine it is asked of the
+# kswap on PATH (or $KSWAP), from another root (the tests) the root's file is copied.
+copy proc/net/snmp proc/net/netstat proc/net/kswap-sock-diag.json
+if [ "$src" = / ]; then
+  ks=${KSWAP:-$(command -v kswap || true)}
+  if [ -n "$ks" ] && "$ks" --json report --connections > "$out/.sock-diag.json" 2>/dev/null; then
+    mkdir -p "$out/proc/net"; mv "$out/.sock-diag.json" "$out/proc/net/kswap-sock-diag.json"
+  else
+    rm -f "$out/.sock-diag.json"
+    echo "no kswap to ask for the TCP connections: proc/net/kswap-sock-diag.json not captured" >&2
+  fi
+fi
+
 # GRUB and its settings; boot/ itself so that free space is measured where it would be
 mark_dir boot
 copy boot/grub/grub.cfg boot/grub/grubenv etc/default/grub

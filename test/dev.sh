@@ -16,7 +16,7 @@ mode=${1:-test}
 # Build: meson, a C compiler, the libraries. Tests: real tools instead of mocks (grub-editenv,
 # mkfs, depmod/modinfo, gpg, qemu with Debian's GRUB), clang for the fuzz and sanitizer build.
 build_pkgs="meson ninja-build pkg-config gcc libc6-dev libblkid-dev libjson-c-dev libkmod-dev
-  libarchive-dev liblzma-dev libzstd-dev libgpgme-dev libgpg-error-dev libinih-dev scdoc python3"
+  libarchive-dev liblzma-dev libzstd-dev libgpgme-dev libgpg-error-dev libinih-dev libmnl-dev scdoc python3"
 test_pkgs="clang systemd e2fsprogs btrfs-progs dosfstools fdisk kmod xz-utils zstd cpio gzip lz4
   dpkg-dev gpg gpgv grub-common grub-pc-bin qemu-system-x86 qemu-utils ovmf mtools time util-linux strace
   nftables iproute2 ansible-core openssh-client cloud-image-utils bash-completion debhelper mmdebstrap clang-format apt-utils prometheus python3-yaml"

@@ -89,6 +89,13 @@ def reboots(root):
     return len(t.splitlines()) if t else 0
 
 
+def sock_diag(*ccs):
+    """kswap's stand-in for sock_diag under --root: one connection per congestion control."""
+    return json.dumps({"connections": [
+        {"local": f"10.0.0.2:{443 if cc == 'bbr' else 8443}", "remote": f"203.0.113.{i + 1}:5000{i}",
+         "congestion_control": cc, "rtt_us": 20000, "segs_out": 100} for i, cc in enumerate(ccs)]})
+
+
 def healthy(root):
     """Everything the checklist asks for, as a healthy trial boot shows it."""
     put(root, "etc/kswap/kswap.conf", CONF)
@@ -97,6 +104,8 @@ def healthy(root):
     put(root, "sys/class/net/wg0/operstate", "unknown\n")
     put(root, "sys/class/net/wg0/flags", "0x91\n")
     put(root, "proc/net/tcp", TCP)
+    # the users' connections as sock_diag gives them (congestion-control:bbr)
+    put(root, "proc/net/kswap-sock-diag.json", sock_diag("bbr", "bbr"))
     put(root, "proc/net/tcp6", TCP6)
     put(root, "proc/net/udp", UDP)
     put(root, "proc/net/udp6", UDP6)
@@ -161,7 +170,7 @@ if scenario("happy"):
           p.stderr + p.stdout)
     ids = by_id(d)
     check(d and [c["id"] for c in d["checks"]][:2] == ["kernel", "boot"], "kernel and boot come first")
-    want = ["service:xray.service", "service:wg-quick@wg0.service", "interface:wg0", "listen:tcp:443",
+    want = ["congestion-control:bbr", "service:xray.service", "service:wg-quick@wg0.service", "interface:wg0", "listen:tcp:443",
             "listen:udp:51820", "listen:tcp6:443", "sysctl:net.ipv4.tcp_congestion_control=bbr",
             "sysctl:net.core.default_qdisc=fq", "module:wireguard", "module:sch_cake", "module:tcp_bbr",
             "bbr-version", "qdisc:eth0:cake", "nft-table:inet:filter", "established",
@@ -532,7 +541,13 @@ MUTATIONS = [
     ("established", {"proc/net/tcp": "".join(TCP.splitlines(True)[:3])}, "established", "0 established"),
     ("script", {"etc/kswap/checks.d/required/10-ok": "#!/bin/sh\necho broken >&2\nexit 2\n"},
      "script:required/10-ok", "exit 2: broken"),
+    # sysctl says bbr, a connection of the trial runs cubic (sock_diag's JSON stand-in)
+    ("cc", {"proc/net/kswap-sock-diag.json": sock_diag("bbr", "cubic")}, "congestion-control:bbr",
+     "1 of 2 connections run cubic, not bbr (net.ipv4.tcp_congestion_control = bbr, tcp_bbr "
+     "version 3); their local ports: 8443"),
 ]
+
+
 for name, files, cid, text in MUTATIONS:
     if not scenario("each") and not scenario(name):
         continue
@@ -1186,6 +1201,50 @@ if scenario("way-back"):
           f.get("boot.old-kernel-damaged", {}).get("severity") == "warn" and
           "before the next reboot" in f["boot.old-kernel-damaged"]["remedy"],
           "plain rollback: done, with the damage as a warning", p.stderr[-1500:])
+
+if scenario("cc"):
+    # The trial's connections run what the node configures: required, and passes.
+    r = fresh("cc-bbr")
+    put(r, "proc/net/kswap-sock-diag.json", sock_diag("bbr", "bbr"))
+    p, d = kswap(r, "--json", "accept", "--no-reboot")
+    c = by_id(d).get("congestion-control:bbr", {})
+    check(p.returncode == 0 and c.get("status") == "pass" and c.get("required") and
+          "2 of 2 connections run bbr" in c.get("detail", ""),
+          "congestion-control: the trial's connections run bbr: a required pass", c)
+    # A quiet trial (no connection yet): wanted, it does not stop the pin.
+    r = fresh("cc-quiet")
+    os.remove(os.path.join(r, "proc/net/kswap-sock-diag.json"))
+    p, d = kswap(r, "--json", "accept", "--no-reboot")
+    c = by_id(d).get("congestion-control:bbr", {})
+    check(p.returncode == 0 and d["outcome"] == "trial-ok" and c.get("status") == "fail" and
+          not c.get("required") and "no established TCP connection yet" in c.get("detail", ""),
+          "congestion-control on a quiet trial: wanted, trial-ok", c)
+    # [accept] congestion_control = no: no such check.
+    r = fresh("cc-off")
+    put(r, "etc/kswap/kswap.conf", CONF + "congestion_control = no\n")
+    put(r, "proc/net/kswap-sock-diag.json", sock_diag("cubic"))
+    p, d = kswap(r, "--json", "accept", "--no-reboot")
+    check(p.returncode == 0 and "congestion-control:bbr" not in by_id(d),
+          "congestion_control = no: no check, the cubic connection does not matter",
+          [i for i in by_id(d)])
+    # kswap check says the same on the trial boot (kswap.trial= on the command line)...
+    r = fresh("cc-check")
+    put(r, "proc/net/kswap-sock-diag.json", sock_diag("bbr", "cubic", "cubic"))
+    cmdline = get(r, "proc/cmdline").strip()
+    put(r, "proc/cmdline", cmdline + " kswap.trial=1 kswap.deadline=900\n")
+    p, d = kswap(r, "--json", "check")
+    c = by_id(d).get("congestion-control:bbr", {})
+    check(p.returncode == 3 and c.get("status") == "fail" and c.get("required") and
+          "2 of 3 connections run cubic, not bbr" in c.get("detail", ""),
+          "kswap check on the trial boot: connections on cubic where bbr is configured fail it "
+          "(exit 3)", c)
+    # ... and on another boot reports it: a connection may predate a runtime sysctl -w.
+    put(r, "proc/cmdline", cmdline + "\n")
+    p, d = kswap(r, "--json", "check")
+    c = by_id(d).get("congestion-control:bbr", {})
+    check(p.returncode == 0 and c.get("status") == "fail" and not c.get("required") and
+          "not the trial boot" in c.get("detail", ""),
+          "kswap check on another boot: the same numbers, reported (wanted), exit 0", c)
 
 if scenario("cli"):
     p, _ = kswap(armed, "accept", "--timeout", "x")

@@ -12,7 +12,7 @@ import tempfile
 exe = sys.argv[1]
 src = os.environ.get("KS_SOURCE_ROOT", os.path.join(os.path.dirname(__file__), ".."))
 ROOT = os.path.join(src, "test", "roots", "ubuntu-24.04-kvm", "root")
-COMMANDS = ["plan", "verify", "apply", "pin", "rollback", "accept", "status", "list"]
+COMMANDS = ["plan", "verify", "apply", "pin", "rollback", "accept", "status", "list", "report"]
 failed = 0
 
 

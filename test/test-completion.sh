@@ -38,9 +38,11 @@ expect() {
 }
 
 cd "$work" || exit 1
-expect "accept apply check help history list metrics pin plan rollback status tidy verify" kswap ""
+expect "accept apply check help history list metrics pin plan report rollback status tidy verify" kswap ""
 expect "help history" kswap h
 expect "--color --config --help --json --quiet --root --swaps --verbose --version" kswap history --
+expect "--color --config --connections" kswap report --c
+expect "--record" kswap report --rec
 expect "pin plan" kswap p
 expect "--root" kswap --ro
 expect "status" kswap --json st

@@ -13,17 +13,21 @@ import sys
 exe, shim = sys.argv[1], sys.argv[2]
 src = os.environ.get("KS_SOURCE_ROOT", os.path.join(os.path.dirname(__file__), ".."))
 ROOT = os.path.join(src, "test", "roots", "ubuntu-24.04-kvm", "root")
+# report needs the counters: the root of the node with traffic (a copy of this one).
+ROOTS = {"report --connections": os.path.join(src, "test", "roots", "tcp-effect", "root")}
 # Read-only commands that run on the fixture root; apply/pin/rollback/accept build through the
 # same ks_print_json_built and ks_json_flush.
 INVOCATIONS = ["plan", "plan --kernel 6.8.0-45-generic", "status", "status --history", "list",
-               "check", "verify --kernel 6.8.0-48-generic", "--version", "help plan"]
+               "check", "verify --kernel 6.8.0-48-generic", "--version", "help plan",
+               "report --connections"]
 ERROR_KEYS = {"command", "error", "exit_code"}
 failed = 0
 
 
 def run(args, n):
     env = dict(os.environ, NO_COLOR="1", KS_FAIL_NTH=str(n), LD_PRELOAD=shim)
-    return subprocess.run([exe, "--root", ROOT, "--json"] + args, capture_output=True, text=True,
+    root = ROOTS.get(" ".join(args), ROOT)
+    return subprocess.run([exe, "--root", root, "--json"] + args, capture_output=True, text=True,
                           env=env, timeout=60)
 
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <assert.h>
+#include <math.h>
 #include <ctype.h>
 
 #include "lib/basic/base64.h"
@@ -38,6 +39,15 @@ json_object *ks_jb_int(ks_json_builder *b, int64_t v)
 {
     assert(b);
     return check(b, json_object_new_int64(v));
+}
+
+json_object *ks_jb_double(ks_json_builder *b, double v)
+{
+    assert(b);
+    /* JSON has no NaN or infinity: a value that is not a number is null. */
+    if (!isfinite(v))
+        return NULL;
+    return check(b, json_object_new_double(v));
 }
 
 json_object *ks_jb_bool(ks_json_builder *b, bool v)
@@ -232,4 +242,23 @@ int ks_json_read_file(const ks_root *root, const char *path, size_t max, char **
     if (r < 0 && ret_error)
         *ret_error = strdup(ks_strerror(r));
     return r;
+}
+
+int ks_json_get_u64(json_object *o, const char *key, uint64_t max, uint64_t *ret)
+{
+    json_object *v = NULL;
+    int64_t n;
+
+    assert(key);
+    assert(ret);
+    if (!json_object_object_get_ex(o, key, &v) || !v)
+        return 0;
+    if (!json_object_is_type(v, json_type_int))
+        return -EBADMSG;
+    errno = 0;
+    n = json_object_get_int64(v);
+    if (errno != 0 || n < 0 || (uint64_t)n > max)
+        return -ERANGE;
+    *ret = (uint64_t)n;
+    return 1;
 }

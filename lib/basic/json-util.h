@@ -19,6 +19,7 @@ typedef struct ks_json_builder {
 json_object *ks_jb_string(ks_json_builder *b, const char *s); /* NULL s: null, not a failure */
 json_object *ks_jb_base64(ks_json_builder *b, const void *p, size_t len); /* lib/basic/base64.h */
 json_object *ks_jb_int(ks_json_builder *b, int64_t v);
+json_object *ks_jb_double(ks_json_builder *b, double v); /* not finite: null, not a failure */
 json_object *ks_jb_bool(ks_json_builder *b, bool v);
 json_object *ks_jb_object(ks_json_builder *b);
 json_object *ks_jb_array(ks_json_builder *b);
@@ -74,3 +75,10 @@ int ks_json_check_limits(const char *text, size_t len, const ks_json_limits *lim
 struct ks_root;
 int ks_json_read_file(const struct ks_root *root, const char *path, size_t max, char **ret_text,
                       size_t *ret_len, char **ret_error);
+
+/*
+ * A whole number in [0, max] under key in the object o (what the journal, the history and the
+ * connections' JSON keep): 1 with *ret; 0 when absent or null (*ret untouched); -EBADMSG when
+ * it is not a whole number, -ERANGE when it is out of range.
+ */
+int ks_json_get_u64(json_object *o, const char *key, uint64_t max, uint64_t *ret);

@@ -355,3 +355,9 @@ bool ks_id128_is_valid(const char *s)
             return false;
     return true;
 }
+
+int ks_strdup_null(const char *s, char **dst)
+{
+    *dst = s ? strdup(s) : NULL;
+    return s && !*dst ? -ENOMEM : 0;
+}

@@ -137,6 +137,8 @@ char *ks_strstrip(char *s); /* strips leading and trailing white space in place 
 int ks_safe_atou64(const char *s, unsigned long long *ret); /* whole string, base 10 */
 int ks_safe_atoi(const char *s, int *ret);                  /* whole string, base 10 */
 char *ks_asprintf(const char *fmt, ...) _printf_(1, 2);     /* NULL when out of memory */
+/* *dst = a copy of s, or NULL when s is NULL. 0 or -ENOMEM. */
+int ks_strdup_null(const char *s, char **dst);
 /* The same, returning 0 or -ENOMEM; *ret is untouched on failure. */
 int ks_asprintf_r(char **ret, const char *fmt, ...) _printf_(2, 3);
 int ks_vasprintf_r(char **ret, const char *fmt, va_list ap) _printf_(2, 0);

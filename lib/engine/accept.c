@@ -541,6 +541,8 @@ static int judge_checks(acc *a)
         .kernel = a->r->kernel,
         .program_timeout_ms = cfg_uint(a, "program_timeout") * 1000u,
         .script_timeout_ms = cfg_uint(a, "script_timeout") * 1000u,
+        .tcp_baseline = ks_journal_tcp(a->j)->baseline,
+        .trial = true,
     };
     int r, passed;
 
@@ -999,6 +1001,21 @@ void ks_check_now_result_done(ks_check_now_result *r)
     *r = (ks_check_now_result){0};
 }
 
+/* The trial boot carries kswap.trial= on its command line (lib/engine/trialboot.h). */
+static bool is_trial_boot(const ks_root *root)
+{
+    _cleanup_free_ char *cmdline = NULL;
+    _cleanup_strv_free_ char **words = NULL;
+
+    if (ks_root_read_line(root, "proc/cmdline", &cmdline) < 0 ||
+        ks_strv_split(cmdline, " \t", &words) < 0)
+        return false;
+    for (char **w = words; w && *w; w++)
+        if (ks_startswith(*w, "kswap.trial="))
+            return true;
+    return false;
+}
+
 static int check_now(const ks_root *root, const ks_config *cfg, bool with_items,
                      ks_check_now_result *ret)
 {
@@ -1018,6 +1035,7 @@ static int check_now(const ks_root *root, const ks_config *cfg, bool with_items,
         res.error = ks_asprintf("cannot resolve the root: %s", strerror(-r));
         goto fail;
     }
+    ctx.trial = is_trial_boot(root);
     r = ks_checklist_from_config(root, cfg, &res.checks, &cfg_err);
     if (r < 0) {
         res.error = ks_asprintf("cannot read the checklist: %s", cfg_err ? cfg_err : strerror(-r));

@@ -33,6 +33,7 @@ static void record_done(ks_history_record *r)
     free(r->reason);
     free(r->by);
     free(r->version);
+    ks_tcp_effect_done(&r->tcp);
     *r = (ks_history_record){0};
 }
 
@@ -92,6 +93,8 @@ static json_object *record_to_json(ks_json_builder *b, const ks_history_record *
     ks_jb_add(b, o, "reason", ks_jb_string(b, r->reason));
     ks_jb_add(b, o, "by", ks_jb_string(b, r->by));
     ks_jb_add(b, o, "version", ks_jb_string(b, r->version));
+    if (!ks_tcp_effect_is_empty(&r->tcp))
+        ks_jb_add(b, o, "tcp", ks_jb_part(b, ks_tcp_effect_to_json(&r->tcp)));
     return o;
 }
 
@@ -246,6 +249,14 @@ static int parse_record(parser *p, json_object *x, size_t i, ks_history_record *
         return r;
     if (!known_outcome(res->outcome))
         return perr(p, "%s'outcome': unknown value '%s'", ctx, res->outcome);
+    if (json_object_object_get_ex(x, "tcp", &v) && v) {
+        _cleanup_free_ char *why = NULL;
+        r = ks_tcp_effect_from_json(v, &res->tcp, &why);
+        if (r == -ENOMEM)
+            p->oom = true;
+        if (r < 0)
+            return r == -ENOMEM ? r : perr(p, "%s'tcp': %s", ctx, strempty(why));
+    }
     return 0;
 }
 
@@ -386,12 +397,27 @@ static int fill_record(const ks_root *root, const ks_journal *j, const char *out
         (r = dup_or_null(ks_journal_get(j, KS_JF_REASON), &res->reason)) < 0 ||
         (r = dup_or_null(KSWAP_VERSION, &res->version)) < 0)
         return r;
+    r = ks_tcp_effect_copy(ks_journal_tcp(j), &res->tcp);
+    if (r < 0)
+        return r;
     /* A pinned swap's reason is that of an earlier failed attempt: not this outcome's. */
     if (streq(outcome, "pinned")) {
         free(res->reason);
         res->reason = NULL;
     }
     return ks_requester(root, &res->by);
+}
+
+/* Whether a record holds j's TCP samples already (report --record adds one later). */
+static bool same_tcp(const ks_history_record *last, const ks_journal *j)
+{
+    json_object *a = ks_tcp_effect_to_json(&last->tcp),
+                *b = ks_tcp_effect_to_json(ks_journal_tcp(j));
+    bool same = a && b && json_object_equal(a, b);
+
+    json_object_put(a);
+    json_object_put(b);
+    return same;
 }
 
 /*
@@ -411,7 +437,7 @@ static bool same_swap(const ks_history_record *last, const ks_journal *j)
 int ks_history_note(const ks_root *root, const ks_journal *j, char **ret_warning)
 {
     _cleanup_history_ ks_history h = {0};
-    _cleanup_free_ char *err = NULL, *text = NULL, *warning = NULL;
+    _cleanup_free_ char *err = NULL, *text = NULL, *warning = NULL, *ended = NULL;
     ks_history_record res = {0}, *last, *grown;
     const char *outcome;
     size_t drop = 0;
@@ -447,15 +473,23 @@ int ks_history_note(const ks_root *root, const ks_journal *j, char **ret_warning
     last = h.n > 0 ? &h.v[h.n - 1] : NULL;
     /* The same swap as the newest record: replaced when it ended otherwise, else nothing. */
     if (last && same_swap(last, j)) {
-        if (streq(last->outcome, outcome) &&
-            streq_ptr(last->to.release, ks_journal_get(j, KS_JF_NEW_KERNEL)))
+        bool same_end = streq(last->outcome, outcome) &&
+                        streq_ptr(last->to.release, ks_journal_get(j, KS_JF_NEW_KERNEL));
+        if (same_end && same_tcp(last, j))
             goto out;
+        /* Only newer TCP samples: the swap still ended when it did. */
+        if (same_end)
+            ended = TAKE_PTR(last->ended);
         res.id = last->id;
         record_done(last);
         h.n--;
     } else
         res.id = last ? last->id + 1 : 1;
     r = fill_record(root, j, outcome, &res);
+    if (r >= 0 && ended) {
+        free(res.ended);
+        res.ended = TAKE_PTR(ended);
+    }
     if (r < 0) {
         record_done(&res);
         return r;

@@ -51,6 +51,8 @@ typedef struct ks_history_record {
     char *reason;  /* NULL when none */
     char *by;      /* who asked (lib/host/requester.h) */
     char *version; /* the kswap that wrote the record */
+    /* The journal's TCP samples ("tcp", only when there are any; lib/host/tcpsample.h). */
+    ks_tcp_effect tcp;
 } ks_history_record;
 
 typedef struct ks_history {

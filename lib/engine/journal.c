@@ -41,6 +41,7 @@ struct ks_journal {
     bool has_snapshot;
     ks_snapshot snapshot;
     ks_run_snapshot *running; /* what ran when the trial was armed (checks/snapshot.h) */
+    ks_tcp_effect tcp;        /* the node's TCP health at arming, pin, report --record */
 
     ks_journal_step *steps;
     size_t n_steps;
@@ -149,6 +150,7 @@ static void journal_clear(ks_journal *j)
     if (j->running)
         ks_run_snapshot_done(j->running);
     free(j->running);
+    ks_tcp_effect_done(&j->tcp);
     for (size_t i = 0; i < j->n_steps; i++)
         step_done(&j->steps[i]);
     free(j->steps);
@@ -309,6 +311,9 @@ json_object *ks_journal_to_json(const ks_journal *j)
         b.failed = b.failed || !r;
         ks_jb_add(&b, o, "running", r);
     }
+    /* Only once a swap has one: journals without it read the same as before. */
+    if (!ks_tcp_effect_is_empty(&j->tcp))
+        ks_jb_add(&b, o, "tcp", ks_jb_part(&b, ks_tcp_effect_to_json(&j->tcp)));
     for (size_t i = 0; i < j->n_steps; i++) {
         const ks_journal_step *s = &j->steps[i];
         json_object *x = ks_jb_object(&b);
@@ -759,6 +764,14 @@ static int parse_object(parser *p, ks_journal *j, json_object *o)
             j->running = NULL;
             return r == -ENOMEM ? r : perr(p, -EBADMSG, "'running' is not a snapshot of what runs");
         }
+    }
+    if ((r = get_container(p, o, "", "tcp", json_type_object, &v)) < 0)
+        return r;
+    if (v) {
+        _cleanup_free_ char *why = NULL;
+        r = ks_tcp_effect_from_json(v, &j->tcp, &why);
+        if (r < 0)
+            return r == -ENOMEM ? r : perr(p, -EBADMSG, "tcp: %s", strempty(why));
     }
     if ((r = get_container(p, o, "", "steps", json_type_array, &a)) < 0 ||
         (r = parse_steps(p, j, a)) < 0)
@@ -1294,4 +1307,14 @@ void ks_journal_set_running(ks_journal *j, ks_run_snapshot *s)
 const ks_snapshot *ks_journal_snapshot(const ks_journal *j)
 {
     return j->has_snapshot ? &j->snapshot : NULL;
+}
+
+const ks_tcp_effect *ks_journal_tcp(const ks_journal *j)
+{
+    return &j->tcp;
+}
+
+int ks_journal_set_tcp(ks_journal *j, ks_tcp_slot slot, const ks_tcp_sample *s)
+{
+    return ks_tcp_effect_set(&j->tcp, slot, s);
 }

@@ -13,6 +13,7 @@
 #include "lib/basic/util.h"
 #include "lib/engine/states.h"
 #include "lib/host/snapshot.h"
+#include "lib/host/tcpsample.h"
 
 /*
  * The state journal: var/lib/kswap/state.json inside the root. It says where a swap stands
@@ -257,3 +258,11 @@ const ks_snapshot *ks_journal_snapshot(const ks_journal *j); /* NULL: none taken
 struct ks_run_snapshot;
 const struct ks_run_snapshot *ks_journal_running(const ks_journal *j);
 void ks_journal_set_running(ks_journal *j, struct ks_run_snapshot *s);
+
+/*
+ * The node's TCP health for this swap ("tcp" in the JSON, only once there is a sample;
+ * lib/host/tcpsample.h): the baseline at arming, the sample at the pin, the last one of
+ * `kswap report --record`. set copies s (NULL drops it); not saved.
+ */
+const ks_tcp_effect *ks_journal_tcp(const ks_journal *j);
+int ks_journal_set_tcp(ks_journal *j, ks_tcp_slot slot, const ks_tcp_sample *s);

@@ -7,6 +7,7 @@
 #include "lib/basic/time-util.h"
 #include "lib/engine/bootctl.h"
 #include "lib/engine/metrics-file.h"
+#include "lib/engine/tcp-report.h"
 #include "lib/host/kernels.h"
 
 void ks_metrics_values_done(ks_metrics_values *v)
@@ -33,6 +34,18 @@ static char *pinned_kernel(const ks_root *root)
     ks_grub_forecast_done(&f);
     ks_boot_done(&b);
     return kernel;
+}
+
+/* The swap's TCP figures from the journal's recorded samples (no live sample here). */
+static void collect_tcp(const ks_journal *j, ks_metrics_values *v)
+{
+    ks_tcp_compare c;
+
+    ks_tcp_compare_of(ks_journal_tcp(j), ks_journal_get(j, KS_JF_NEW_KERNEL), NULL, &c);
+    v->tcp_before = c.before;
+    v->tcp_after = c.after;
+    v->m.tcp_before = c.has_before ? &v->tcp_before : NULL;
+    v->m.tcp_after = c.has_after ? &v->tcp_after : NULL;
 }
 
 int ks_metrics_collect(const ks_root *root, const ks_journal *j, const ks_config *cfg,
@@ -76,6 +89,7 @@ int ks_metrics_collect(const ks_root *root, const ks_journal *j, const ks_config
     v.m.update_package = v.update.package;
     v.m.update_installed = v.update.installed;
     *ret = v;
+    collect_tcp(j, ret);
     return 0;
 }
 

@@ -25,6 +25,7 @@ typedef struct ks_metrics_values {
     ks_metrics m;
     char *running; /* proc/sys/kernel/osrelease */
     char *pinned;  /* the kernel of the first forecast boot that is not a one-shot */
+    ks_tcp_figures tcp_before, tcp_after; /* pointing into the journal */
     ks_update update;
 } ks_metrics_values;
 
@@ -35,7 +36,8 @@ void ks_metrics_values_done(ks_metrics_values *v);
  * kernel; the pinned kernel as `kswap status` forecasts it (lib/engine/bootctl.h: what GRUB's
  * saved default starts); last change = the journal's "updated"; trial duration = outcome_at -
  * armed_at when the trial has a verdict (not no-reboot); a newer release of the node's branch
- * (lib/engine/update.h, the repository of cfg, NULL: defaults). What cannot be read is left
+ * (lib/engine/update.h, the repository of cfg, NULL: defaults); the swap's TCP figures before
+ * and after from the journal's samples (lib/engine/tcp-report.h). What cannot be read is left
  * empty.
  */
 int ks_metrics_collect(const ks_root *root, const ks_journal *j, const ks_config *cfg,

@@ -73,6 +73,153 @@ static int header(FILE *f, const char *name, const char *type, const char *help)
     return fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type) < 0 ? -EIO : 0;
 }
 
+/* The figures of one phase, as the label set {kernel, phase}. */
+typedef struct tcp_phase {
+    const char *phase;
+    const ks_tcp_figures *f;
+    char *kernel; /* escaped */
+} tcp_phase;
+
+static int tcp_family(FILE *f, const tcp_phase *p, size_t n, const char *name, const char *help,
+                      bool (*value)(const ks_tcp_figures *x, double *v))
+{
+    bool any = false;
+    double v;
+    int r;
+
+    for (size_t i = 0; i < n; i++)
+        any = any || (p[i].f && value(p[i].f, &v));
+    if (!any)
+        return 0; /* no value: the family is left out whole */
+    r = header(f, name, "gauge", help);
+    for (size_t i = 0; r >= 0 && i < n; i++)
+        if (p[i].f && value(p[i].f, &v) &&
+            fprintf(f, "%s{kernel=\"%s\",phase=\"%s\"} %.9g\n", name, p[i].kernel, p[i].phase, v) <
+                0)
+            r = -EIO;
+    return r;
+}
+
+static bool tcp_ratio(const ks_tcp_figures *x, double *v)
+{
+    *v = x->ratio;
+    return x->has_ratio;
+}
+
+static bool tcp_sent(const ks_tcp_figures *x, double *v)
+{
+    *v = (double)x->sent;
+    return true;
+}
+
+static bool tcp_retransmitted(const ks_tcp_figures *x, double *v)
+{
+    *v = (double)x->retransmitted;
+    return true;
+}
+
+static bool tcp_timeouts(const ks_tcp_figures *x, double *v)
+{
+    *v = (double)x->timeouts;
+    return x->has_ext;
+}
+
+static bool tcp_window(const ks_tcp_figures *x, double *v)
+{
+    *v = (double)x->window_s;
+    return x->window_s >= 0;
+}
+
+static bool tcp_rtt(const ks_tcp_figures *x, double *v)
+{
+    *v = x->end->rtt_median_us / 1e6;
+    return x->end->has_rtt;
+}
+
+static bool tcp_delivery(const ks_tcp_figures *x, double *v)
+{
+    *v = (double)x->end->delivery_rate_median;
+    return x->end->has_delivery;
+}
+
+/* The connections of each phase by congestion control: one more label. */
+static int tcp_connections(FILE *f, const tcp_phase *p, size_t n)
+{
+    static const char name[] = "kswap_tcp_connections";
+    bool any = false;
+    int r;
+
+    for (size_t i = 0; i < n; i++)
+        any = any || (p[i].f && p[i].f->end->has_connections);
+    if (!any)
+        return 0;
+    r = header(f, name, "gauge",
+               "Established TCP connections (the peer not on loopback) by congestion control, at "
+               "the end of the phase's window.");
+    for (size_t i = 0; r >= 0 && i < n; i++) {
+        const ks_tcp_sample *s = p[i].f ? p[i].f->end : NULL;
+        for (size_t k = 0; r >= 0 && s && s->has_connections && k < s->n_cc; k++) {
+            _cleanup_free_ char *cc =
+                ks_metrics_escape_label(s->cc[k].name[0] ? s->cc[k].name : "unknown");
+            if (!cc)
+                r = -ENOMEM;
+            else if (fprintf(f,
+                             "%s{kernel=\"%s\",phase=\"%s\",congestion_control=\"%s\"} %" PRIu32
+                             "\n",
+                             name, p[i].kernel, p[i].phase, cc, s->cc[k].n) < 0)
+                r = -EIO;
+        }
+    }
+    return r;
+}
+
+/* The kswap_tcp_* families with one value per phase, in the order kswap.prom lists them. */
+static const struct {
+    const char *name, *help;
+    bool (*value)(const ks_tcp_figures *x, double *v);
+} tcp_families[] = {
+    {"kswap_tcp_retransmit_ratio",
+     "Retransmitted over sent TCP segments (/proc/net/snmp RetransSegs / OutSegs) over the "
+     "phase's window: before, the old kernel from its boot to arming; after, the new kernel from "
+     "the pin (or its boot).",
+     tcp_ratio},
+    {"kswap_tcp_segments_sent", "TCP segments sent over the phase's window (OutSegs).", tcp_sent},
+    {"kswap_tcp_segments_retransmitted",
+     "TCP segments retransmitted over the phase's window (RetransSegs).", tcp_retransmitted},
+    {"kswap_tcp_timeouts",
+     "TCP retransmission timeouts over the phase's window (TcpExt TCPTimeouts).", tcp_timeouts},
+    {"kswap_tcp_window_seconds", "Length of the phase's window in seconds.", tcp_window},
+    {"kswap_tcp_rtt_median_seconds",
+     "Median smoothed RTT of the established connections at the end of the phase's window.",
+     tcp_rtt},
+    {"kswap_tcp_delivery_rate_median_bytes_per_second",
+     "Median delivery rate of the connections that carry traffic, at the end of the phase's "
+     "window.",
+     tcp_delivery},
+};
+
+/*
+ * The swap's effect on TCP (lib/engine/tcp-report.h), one series per kernel and phase, so that
+ * a fleet dashboard averages a kernel's figures over its nodes.
+ */
+static int render_tcp(FILE *f, const ks_metrics *m)
+{
+    tcp_phase p[] = {{"before", m->tcp_before, NULL}, {"after", m->tcp_after, NULL}};
+    int r = 0;
+
+    for (size_t i = 0; i < ARRAY_SIZE(p); i++)
+        if (p[i].f && !(p[i].kernel = ks_metrics_escape_label(p[i].f->end->kernel)))
+            r = -ENOMEM;
+    for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(tcp_families); i++)
+        r = tcp_family(f, p, ARRAY_SIZE(p), tcp_families[i].name, tcp_families[i].help,
+                       tcp_families[i].value);
+    if (r >= 0)
+        r = tcp_connections(f, p, ARRAY_SIZE(p));
+    for (size_t i = 0; i < ARRAY_SIZE(p); i++)
+        free(p[i].kernel);
+    return r;
+}
+
 int ks_metrics_render(const ks_metrics *m, char **ret)
 {
     static const char *const label_names[] = {"state",         "outcome",    "running_kernel",
@@ -140,6 +287,8 @@ int ks_metrics_render(const ks_metrics *m, char **ret)
                               m->update_newest ? 1 : 0) < 0)
             r = -EIO;
     }
+    if (r >= 0)
+        r = render_tcp(f, m);
     if (fclose(f) != 0 && r >= 0)
         r = -ENOMEM;
     if (r < 0)

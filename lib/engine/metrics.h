@@ -4,6 +4,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "lib/host/tcpsample.h"
+
 /*
  * kswap's metrics in the Prometheus text exposition format (version 0.0.4), for node_exporter's
  * textfile collector. Pure: a struct in, text out; lib/engine/metrics-file.h collects the values
@@ -23,6 +25,10 @@ typedef struct ks_metrics {
     bool has_trial_duration;
     int64_t trial_duration;     /* kswap_trial_duration_seconds: arming to verdict */
     uint64_t reboots_requested; /* kswap_reboots_requested_total */
+    /* The swap's TCP figures (lib/engine/tcp-report.h): the old kernel's before, the new
+     * kernel's after; NULL when there are none. The kswap_tcp_* families, labelled by kernel
+     * and phase. */
+    const ks_tcp_figures *tcp_before, *tcp_after;
     /* kswap_update_available (day two, lib/engine/update.h); left out without update_current */
     const char *update_current, *update_newest, *update_package;
     bool update_installed;

@@ -4,6 +4,7 @@
 
 #include "lib/engine/history.h"
 #include "lib/engine/swap-run.h"
+#include "lib/engine/tcp-report.h"
 #include "lib/engine/trial.h"
 #include "lib/engine/trialboot.h"
 #include "lib/host/bootfiles.h"
@@ -194,6 +195,9 @@ int ks_pin(const ks_root *root, const ks_swap_common *c, const char *release, bo
                          strempty(detail));
         goto out;
     }
+    /* The node's TCP health on the new kernel at its pin: where report's window after starts. */
+    if (streq(running, target) && streq_ptr(ks_journal_get(x.j, KS_JF_NEW_KERNEL), target))
+        (void)ks_tcp_record(root, x.j, KS_TCP_PINNED, NULL);
     r = ks_journal_set_state(x.j, KS_STATE_PINNED);
     if (r >= 0)
         r = ks_journal_step_end(x.j, KS_STEP_PIN, KS_STEP_DONE, target);

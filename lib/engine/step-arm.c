@@ -5,6 +5,7 @@
 #include "lib/basic/config.h"
 #include "lib/engine/apply-steps.h"
 #include "lib/engine/run-snapshot.h"
+#include "lib/engine/tcp-report.h"
 #include "lib/engine/trial.h"
 #include "lib/engine/trialboot.h"
 #include "lib/host/boot-identity.h"
@@ -196,6 +197,15 @@ static int run_arm(ks_run *x, ks_apply_ctx *a)
                 "cannot take the snapshot of what runs: accept checks only the configured list");
         else if (summary)
             ks_run_progress(x, KS_STEP_ARM, "%s", summary);
+    }
+    {
+        /* The node's TCP health on the old kernel since its boot: kswap report's baseline. */
+        _cleanup_free_ char *summary = NULL;
+        if (ks_tcp_record(x->root, x->j, KS_TCP_BASELINE, &summary) < 0)
+            ks_run_progress(x, "arm",
+                            "cannot read the node's TCP counters: kswap report has no baseline");
+        else if (summary)
+            ks_run_progress(x, "arm", "%s", summary);
     }
     r = ks_journal_set_armed(x->j, boot_id, btime);
     if (r >= 0)

@@ -58,8 +58,48 @@ static void test_documents(void)
     }
 }
 
+/* ks_json_get_u64: a table of values under "k", each with what comes back. */
+static void test_get_u64(void)
+{
+    static const struct {
+        const char *doc;
+        uint64_t max;
+        int ret;
+        uint64_t value; /* *ret after it (7: untouched) */
+    } t[] = {
+        {"{\"k\": 42}", 100, 1, 42},
+        {"{\"k\": 0}", 100, 1, 0},
+        {"{\"k\": 100}", 100, 1, 100},
+        {"{\"k\": 101}", 100, -ERANGE, 7},
+        {"{\"k\": -1}", 100, -ERANGE, 7},
+        {"{\"k\": 9223372036854775807}", INT64_MAX, 1, INT64_MAX},
+        {"{\"k\": 1.5}", 100, -EBADMSG, 7},
+        {"{\"k\": \"4\"}", 100, -EBADMSG, 7},
+        {"{\"k\": true}", 100, -EBADMSG, 7},
+        {"{\"k\": null}", 100, 0, 7},
+        {"{\"other\": 1}", 100, 0, 7},
+        {"[1]", 100, 0, 7},
+    };
+
+    for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
+        json_object *o = json_tokener_parse(t[i].doc);
+        uint64_t v = 7;
+        int r = ks_json_get_u64(o, "k", t[i].max, &v);
+        CHECK_MSG(r == t[i].ret && v == t[i].value, "%s: %d %llu", t[i].doc, r,
+                  (unsigned long long)v);
+        json_object_put(o);
+    }
+    {
+        char *d = (char *)"x";
+        CHECK(ks_strdup_null(NULL, &d) == 0 && d == NULL);
+        CHECK(ks_strdup_null("ab", &d) == 0 && d && strcmp(d, "ab") == 0);
+        free(d);
+    }
+}
+
 int main(void)
 {
+    test_get_u64();
     {
         /* Every kind of value; NULL strings are null, not failures. */
         ks_json_builder b = {0};

@@ -11,14 +11,15 @@ and smallboot carry layer 1 as it is; the others a tree made from it (a second l
   repo   vmrepo.py: the tree runs REPO_OLD (the kernel before OLD), OLD and NEW purged;
   fleet  vmfleet.py: openssh-server, python3, cloud-init and networkd with DHCP;
   vpn    vpn.py: a VPN node (WireGuard, nftables, CAKE, haproxy, Docker, sshd on a socket),
-         on Debian 12 and 13; its disk adds the test's own files (vpn.test_files)."""
+         on Debian 12 and 13; its disk adds the test's own files (vpn.test_files);
+  effect sc_effect.py: iproute2 and iperf3 for the traffic of scenario effect."""
 import os
 import subprocess
 import sys
 import tempfile
 import time
 
-from . import common, guestfiles, platforms, vpn
+from . import common, guestfiles, platforms, sc_effect, vpn
 from .common import CACHE, log, sha, skip
 
 import vmfleet
@@ -123,6 +124,11 @@ def _vpn_tree(pf, tar, key):
 DISK_NIC = ["-nic", "user,restrict=on,model=virtio-net-pci"]
 
 
+def _effect_tree(pf, tar, key):
+    tar, key = sc_effect.tree(CACHE, pf, tar, key)
+    return Tree(tar, key, pf.old)
+
+
 class Layout:
     """fs: the disk's cut (disk.make_disk); tree: layer 1 -> this layout's Tree (None: layer 1
     as it is); only: the platforms it exists on (None: every one); firmware: the firmwares;
@@ -150,6 +156,8 @@ LAYOUTS = {
     "vpn": Layout("ext4", _vpn_tree, only=("bookworm-bios", "trixie-bios"), firmware=("bios",),
                   files=vpn.test_files, enable=vpn.ENABLE, nic=True,
                   firstboot_timeout=vpn.FIRSTBOOT_TIMEOUT),
+    "effect": Layout("ext4", _effect_tree, only=("bookworm-bios",), firmware=("bios",),
+                     files=sc_effect.files),
 }
 
 

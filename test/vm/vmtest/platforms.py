@@ -22,7 +22,7 @@ SUITE = "bookworm"          # this machine's suite: its apt lists and mirror lin
 # libraries kswap links (trixie renamed two in the 64-bit time_t transition).
 PACKAGES = ["systemd-sysv", "udev", "kmod", "initramfs-tools", "zstd", "linux-base",
             "grub2-common", "grub-pc-bin", "grub-efi-amd64-bin", "libinih1", "libjson-c5",
-            "libkmod2", "libzstd1", "liblzma5"]
+            "libkmod2", "libzstd1", "liblzma5", "libmnl0"]
 SUITE_PACKAGES = {"bookworm": ["libarchive13", "libgpgme11"],
                   "trixie": ["libarchive13t64", "libgpgme11t64"]}
 GRUB_TARGET = {"bios": "i386-pc", "uefi": "x86_64-efi"}

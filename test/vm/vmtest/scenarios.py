@@ -2,11 +2,11 @@
 """The scenarios: the registry of the family modules (sc_*.py), the other platforms' variants,
 and the assertions every scenario shares (the kernels boot after boot, kswap status agreeing
 with what booted, the last boot reaching the end of its plan)."""
-from . import platforms, sc_install, sc_repo, sc_stuck, sc_swap, sc_vpn
+from . import platforms, sc_effect, sc_install, sc_repo, sc_stuck, sc_swap, sc_vpn
 from .boot import journal
 from .common import Ctx, expect
 
-FAMILIES = (sc_swap, sc_stuck, sc_repo, sc_install, sc_vpn)
+FAMILIES = (sc_swap, sc_stuck, sc_repo, sc_install, sc_vpn, sc_effect)
 SCENARIOS = {}
 for _fam in FAMILIES:
     SCENARIOS.update(_fam.SCENARIOS)
