@@ -124,6 +124,24 @@ char *ks_json_to_utf8(json_object *o, int flags)
     return ks_utf8_sanitize(s, strlen(s), NULL);
 }
 
+int ks_json_file_text(json_object *o, char **ret)
+{
+    _cleanup_free_ char *s = NULL;
+    char *text;
+
+    assert(ret);
+    if (!o)
+        return -ENOMEM;
+    s = ks_json_to_utf8(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                               JSON_C_TO_STRING_NOSLASHESCAPE);
+    json_object_put(o);
+    text = s ? ks_asprintf("%s\n", s) : NULL;
+    if (!text)
+        return -ENOMEM;
+    *ret = text;
+    return 0;
+}
+
 static bool all_space(const char *s, size_t len)
 {
     for (size_t i = 0; i < len; i++)

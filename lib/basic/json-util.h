@@ -44,6 +44,13 @@ json_object *ks_jb_finish(ks_json_builder *b, json_object *o);
 char *ks_json_to_utf8(json_object *o, int flags);
 
 /*
+ * A file of kswap's own (the command log, the swap history) as text: o pretty-printed, valid
+ * UTF-8 whatever its strings hold (as ks_json_to_utf8), with a final newline. Takes o (NULL:
+ * the builder ran out of memory). 0 with *ret malloc'd; -ENOMEM.
+ */
+int ks_json_file_text(json_object *o, char **ret);
+
+/*
  * What a document of untrusted text may hold before json-c builds its tree: json-c spends about
  * 1 KiB on every object (its hash table) and some 60 bytes on every other value, so a 16 MiB
  * file of "{}," would take 5 GiB and minutes. Counted in one pass over the text first.

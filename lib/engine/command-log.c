@@ -57,25 +57,13 @@ int ks_command_log_format(const ks_command_log *l, char **ret)
 {
     ks_json_builder b = {0};
     json_object *o = ks_jb_object(&b), *a = ks_jb_array(&b);
-    char *s, *text;
 
     ks_jb_add(&b, o, "version", ks_jb_int(&b, KS_COMMAND_LOG_VERSION));
     for (size_t i = 0; i < l->n; i++)
         ks_jb_push(&b, a, entry_to_json(&b, &l->v[i]));
     ks_jb_add(&b, o, "commands", a);
-    o = ks_jb_finish(&b, o);
-    if (!o)
-        return -ENOMEM;
     /* A command line may hold any byte: the log stays valid JSON (U+FFFD for invalid bytes). */
-    s = ks_json_to_utf8(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-                               JSON_C_TO_STRING_NOSLASHESCAPE);
-    text = s ? ks_asprintf("%s\n", s) : NULL;
-    free(s);
-    json_object_put(o);
-    if (!text)
-        return -ENOMEM;
-    *ret = text;
-    return 0;
+    return ks_json_file_text(ks_jb_finish(&b, o), ret);
 }
 
 /* ---- JSON in ---- */

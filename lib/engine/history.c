@@ -108,24 +108,12 @@ int ks_history_format(const ks_history *h, char **ret)
 {
     ks_json_builder b = {0};
     json_object *o = ks_jb_object(&b), *a = ks_jb_array(&b);
-    const char *s;
-    char *text;
 
     ks_jb_add(&b, o, "version", ks_jb_int(&b, KS_HISTORY_VERSION));
     for (size_t i = 0; i < h->n; i++)
         ks_jb_push(&b, a, record_to_json(&b, &h->v[i]));
     ks_jb_add(&b, o, "swaps", a);
-    o = ks_jb_finish(&b, o);
-    if (!o)
-        return -ENOMEM;
-    s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-                                              JSON_C_TO_STRING_NOSLASHESCAPE);
-    text = s ? ks_asprintf("%s\n", s) : NULL;
-    json_object_put(o);
-    if (!text)
-        return -ENOMEM;
-    *ret = text;
-    return 0;
+    return ks_json_file_text(ks_jb_finish(&b, o), ret);
 }
 
 /* ---- JSON in ---- */
