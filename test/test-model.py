@@ -180,7 +180,9 @@ class Node:
                 raise
             os.killpg(p.pid, signal.SIGKILL)
             out, err = p.communicate()
-            # children that outlived the group (none should) are the kill's too
+            # kswap's spawn puts each program in its own group, so an apt-get or dpkg it ran
+            # goes on after the kill (as on a node); the next command comes once it ended
+            self.wait_orphans()
             return None, None, err, time.monotonic() - t0
         took = time.monotonic() - t0
         key = args[0] if args else ""
@@ -197,6 +199,26 @@ class Node:
             raise Failure(f"kswap {' '.join(args)}: exit_code {doc.get('exit_code')} in the "
                           f"document, {p.returncode} from the process")
         return p.returncode, doc, err, took
+
+    def wait_orphans(self, limit=120):
+        """Waits until no process runs with this root (KSWAP_ROOT in its environment)."""
+        mark = f"KSWAP_ROOT={self.root}".encode() + b"\0"
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            alive = False
+            for pid in os.listdir("/proc"):
+                if not pid.isdigit():
+                    continue
+                try:
+                    with open(f"/proc/{pid}/environ", "rb") as f:
+                        alive = mark in f.read() + b"\0"
+                except OSError:
+                    continue
+                if alive:
+                    break
+            if not alive:
+                return
+            time.sleep(0.2)
 
     def status(self):
         code, doc, err, _ = self.kswap("status")

@@ -6,11 +6,13 @@
  */
 #include <assert.h>
 
+#include "lib/basic/debversion.h"
 #include "lib/basic/fileio.h"
 #include "lib/engine/accept.h"
 #include "lib/engine/apply-source.h"
 #include "lib/engine/apply-steps.h"
 #include "lib/engine/history.h"
+#include "lib/engine/plan-newer.h"
 #include "lib/host/boot-identity.h"
 #include "lib/host/kernels.h"
 #include "lib/repo/autoremove.h"
@@ -189,6 +191,18 @@ static int judge_armed(ks_run *x, ks_apply_ctx *a, bool dry)
  * (--deb), the release (--kernel) or apt's candidate in the repository's index. 1: apply
  * stops here, the result says why; 0: there is something to swap.
  */
+/* target is an older release of the running XanMod kernel's own flavour (x64v3-xanmod...). */
+static bool older_in_branch(const char *target, const char *running)
+{
+    _cleanup_free_ char *tf = NULL, *rf = NULL;
+
+    if (!target || !running || !strstr(target, "xanmod") || !strstr(running, "xanmod"))
+        return false;
+    tf = ks_kernel_flavour(target);
+    rf = ks_kernel_flavour(running);
+    return tf && rf && streq(tf, rf) && ks_deb_version_compare(target, running) < 0;
+}
+
 static int judge_nothing_to_swap(ks_run *x, const ks_apply_ctx *a)
 {
     const char *running = a->plan.running_kernel;
@@ -197,8 +211,11 @@ static int judge_nothing_to_swap(ks_run *x, const ks_apply_ctx *a)
                                       : a->candidate;
     const char *pinned =
         ks_journal_state(x->j) == KS_STATE_PINNED ? ks_journal_get(x->j, KS_JF_NEW_KERNEL) : NULL;
+    /* The repository's newest release is older than the XanMod kernel that runs (installed by
+     * hand or by an earlier --deb): apply from the repository never moves a node back. */
+    bool older = a->repository && older_in_branch(target, running);
 
-    if (!target || !streq_ptr(target, running))
+    if (!target || (!streq_ptr(target, running) && !older))
         return 0;
     if (streq_ptr(pinned, running)) {
         x->r->status = KS_SWAP_ALREADY;
@@ -208,10 +225,16 @@ static int judge_nothing_to_swap(ks_run *x, const ks_apply_ctx *a)
                                     : ks_asprintf("%s runs and is pinned already", running);
         return x->r->error ? 1 : -ENOMEM;
     }
-    (void)ks_run_refuse(x,
-                        "%s is the running kernel already: there is nothing to swap to; nothing "
-                        "was changed",
-                        running);
+    if (older)
+        (void)ks_run_refuse(x,
+                            "the repository's newest release %s is older than the running %s: "
+                            "there is nothing to swap to; nothing was changed",
+                            target, running);
+    else
+        (void)ks_run_refuse(x,
+                            "%s is the running kernel already: there is nothing to swap to; "
+                            "nothing was changed",
+                            running);
     return 1;
 }
 
