@@ -76,6 +76,20 @@ p, d = kswap(pinned, "--json", "pin", "--force")
 check(p.returncode == 0 and d and d.get("state") == "pinned", "day one: pinned", p.stderr[-2000:])
 
 
+def tree(root):
+    """Every file under root (but /proc, /run and the apt lists' private copies) by content."""
+    out = {}
+    for d, _, files in os.walk(root):
+        for n in files:
+            p = os.path.join(d, n)
+            rel = os.path.relpath(p, root)
+            if rel.startswith(("proc/", "run/")) or os.path.islink(p):
+                continue
+            with open(p, "rb") as f:
+                out[rel] = hash(f.read())
+    return out
+
+
 def fresh(name):
     r = os.path.join(work, name)
     shutil.copytree(pinned, r, symlinks=True)
@@ -166,6 +180,22 @@ p, d = kswap(r, "--json", "apply", "--key", kstest.XANMOD_KEY, "--yes", KSWAP_FA
 check(p.returncode == 0 and d and d.get("result") == "unchanged" and "newest release" in (d.get("error") or "")
       and open(os.path.join(r, "var/lib/kswap/state.json")).read() == before,
       "apply on the newest release: unchanged, the journal untouched", d)
+
+# 2d. The lists' newest is older than the pinned XanMod kernel that runs: apply never moves the
+# node back: unchanged (exit 0), nothing written. (The same from a repository whose index names
+# the older kernel on a node whose XanMod kswap did not pin is refused: test-model found it.)
+for name, journal, want_code, want_result in (("older-pinned", True, 0, "unchanged"),):
+    r = fresh(name)
+    if not journal:
+        os.remove(os.path.join(r, "var/lib/kswap/state.json"))
+    write_index(r, XANMOD_INDEX, stanza(META, "0.5", "linux-image-6.18.1-x64v3-xanmod1"))
+    before = tree(r)
+    p, d = kswap(r, "--json", "apply", "--key", kstest.XANMOD_KEY, "--yes", KSWAP_FAKE_DEBS=debs)
+    check(p.returncode == want_code and d and d.get("result") == want_result
+          and os.path.exists(os.path.join(r, "var/lib/kswap/state.json")) == journal
+          and tree(r) == before,
+          f"{name}: the repository's newest is older than the running NEW: {want_result}, "
+          "nothing written", (p.returncode, d and d.get("result"), d and d.get("error")))
 
 # 3. What does not count: another source's index, a broken one, an older release.
 r = fresh("other")
