@@ -175,7 +175,9 @@ if scenario("second-release"):
     os.makedirs(debs2)
     subprocess.run(["bash", os.path.join(fakes, "make-kernel-deb.sh"), NEW2,
                     os.path.join(debs2, "linux-xanmod-lts-x64v3.deb"), "--package",
-                    "linux-xanmod-lts-x64v3", "--bbr", "builtin"], check=True, capture_output=True)
+                    "linux-xanmod-lts-x64v3", "--version", "2", "--bbr", "builtin"],
+                   check=True, capture_output=True)  # version 2 as the lists say: apt (and the
+    # fake) does not reinstall the installed 1.0
     index = "var/lib/apt/lists/deb.xanmod.org_dists_noble_main_binary-amd64_Packages"
     for h, newest, version in (("node1", NEW2, "2"), ("node2", NEW2, "2"), ("node3", NEW, "1")):
         os.makedirs(os.path.dirname(os.path.join(r[h], index)), exist_ok=True)
