@@ -8,6 +8,7 @@ import fcntl
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import re
@@ -133,6 +134,14 @@ def healthy(root):
 
 def by_id(doc):
     return {c["id"]: c for c in (doc or {}).get("checks", [])}
+
+
+def journal(root):
+    return json.loads(get(root, "var/lib/kswap/state.json") or "{}")
+
+
+def step(root, name):
+    return next((x for x in journal(root).get("steps", []) if x["name"] == name), {})
 
 
 def scenario(name):
@@ -287,6 +296,42 @@ if scenario("pin-lost"):
     boot_into(r, NEW)
     p, d = kswap(r, "--json", "accept")
     check(p.returncode == 0, "... on the new kernel the recorded trial-ok exits 0 again", p.stderr)
+
+if scenario("pin-cut"):
+    # test/vm/powercut.py found it: the pin wrote saved_entry (GRUB first) and the power went
+    # while update-grub removed the trial's entries. GRUB starts the new kernel on every boot
+    # from then on, so the accept of the next boot finishes the pin instead of leaving the
+    # journal at trial-booted with the new kernel the default.
+    r = fresh("pincut")
+    p, d = kswap(r, "--json", "accept", "--no-pin")
+    check(p.returncode == 0 and d and d["outcome"] == "trial-ok" and not d["pinned"],
+          "pin-cut: trial-ok without the pin", p.stderr)
+    pin = subprocess.Popen([exe, "--root", r, "pin"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           start_new_session=True,
+                           env=kstest.env(KSWAP_FAKE_UPDATE_GRUB_POST_HOOK="sleep 60"))
+    deadline = time.time() + 60
+    while grubenv(r).get("saved_entry") != NEW_PATH and time.time() < deadline and pin.poll() is None:
+        time.sleep(0.05)
+    cut = pin.poll() is None and grubenv(r).get("saved_entry") == NEW_PATH
+    os.killpg(pin.pid, signal.SIGKILL)
+    pin.communicate()
+    check(cut and step(r, "pin").get("status") == "started" and journal(r).get("state") == "trial-booted",
+          "... pin killed after saved_entry names the new kernel, its step begun, the journal trial-booted",
+          (cut, step(r, "pin"), journal(r).get("state")))
+    boot_into(r, NEW)
+    p, d = kswap(r, "--json", "accept")
+    check(p.returncode == 0 and d and d["recorded"] and d["pinned"] and "cut short" in p.stderr,
+          "... accept of the next boot says the pin was cut short and finishes it, exit 0",
+          (p.returncode, p.stdout[-400:], p.stderr[-400:]))
+    j = journal(r)
+    check(j.get("state") == "pinned" and step(r, "pin").get("status") == "done" and
+          get(r, "etc/grub.d/01_kswap_trial") is None and get(r, "run/motd.d/kswap") is None and
+          "next_entry" not in grubenv(r) and grubenv(r).get("saved_entry") == NEW_PATH,
+          "... journal pinned, the trial's entries and the motd gone, the new kernel the default",
+          (j.get("state"), step(r, "pin"), grubenv(r)))
+    p, d = kswap(r, "--json", "accept")
+    check(p.returncode == 0 and d and d["recorded"] and d["pinned"], "... accept again: pinned, exit 0",
+          p.stderr)
 
 if scenario("fell-back"):
     r = fresh("fellback", boot=OLD)
@@ -883,14 +928,6 @@ if any(scenario(n) for n in ("snapshot", "check", "connections")):
         p, d = kswap(r, "--json", "accept", "--no-pin", "--timeout", "2")
         check(p.returncode == 0 and not by_id(d).get("connections:tcp:443", {}).get("required", True),
               "connections_required = 3 with 2 at arming: wanted, trial-ok", p.stderr[-300:])
-
-def journal(root):
-    return json.loads(get(root, "var/lib/kswap/state.json") or "{}")
-
-
-def step(root, name):
-    return next((x for x in journal(root).get("steps", []) if x["name"] == name), {})
-
 
 OLD_KERNEL = f"boot/vmlinuz-{OLD}"
 

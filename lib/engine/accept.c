@@ -635,6 +635,33 @@ static int judge_checks(acc *a)
     return 0;
 }
 
+/* The motd once the verdict is trial-ok: cleared once pinned, the operator's step if not. */
+static void motd_after_pin(acc *a)
+{
+    if (a->j)
+        update_motd(a);
+    else if (a->r->pinned) {
+        (void)ks_motd_clear(a->root);
+        free(a->r->summary);
+        a->r->summary = ks_asprintf("kswap: %s passed acceptance and is pinned", a->r->kernel);
+    } else {
+        /* The pin failed: the journal says trial-ok, the operator must act. */
+        acc b = *a;
+        b.j = a->r->journal;
+        update_motd(&b);
+    }
+}
+
+/* The journal's trial passed and its pin began, never ended, while the kernel runs. */
+static bool pin_cut_short(const ks_journal *j, const char *running)
+{
+    const ks_journal_step *pin = ks_journal_step_find(j, KS_STEP_PIN);
+
+    return ks_journal_outcome(j) == KS_OUTCOME_TRIAL_OK &&
+           ks_journal_state(j) == KS_STATE_TRIAL_BOOTED && pin && pin->status == KS_STEP_STARTED &&
+           streq_ptr(ks_journal_get(j, KS_JF_NEW_KERNEL), running);
+}
+
 static int pin_now(acc *a, ks_lock **lock)
 {
     /* ks_pin reads the journal itself, as `kswap pin` does, and takes over the lock held
@@ -742,7 +769,14 @@ int ks_accept(const ks_root *root, const ks_accept_opts *o, ks_accept_result *re
                                "judged before; the state journal keeps the verdict");
         progress(&a, "the trial of %s was judged already: %s", strempty(res.expected_kernel),
                  ks_outcome_to_string(outcome));
-        update_motd(&a);
+        if (pin_cut_short(a.j, res.kernel)) {
+            /* The pin wrote saved_entry and the machine stopped before the journal said
+             * pinned: GRUB starts the kernel that passed on every boot now, so the pin the
+             * operator (or auto_pin) decided is finished, never left half done. */
+            progress(&a, "the pin of %s was cut short: finishing it", res.kernel);
+            pin_now(&a, &lock);
+        }
+        motd_after_pin(&a);
         goto done;
     }
     if (!res.expected_kernel || !armed ||
@@ -782,17 +816,7 @@ int ks_accept(const ks_root *root, const ks_accept_opts *o, ks_accept_result *re
             auto_pin = true;
         if (auto_pin && !o->no_pin)
             pin_now(&a, &lock);
-        if (a.j)
-            update_motd(&a);
-        else if (res.pinned) {
-            (void)ks_motd_clear(root);
-            res.summary = ks_asprintf("kswap: %s passed acceptance and is pinned", res.kernel);
-        } else {
-            /* The pin failed: the journal says trial-ok, the operator must act. */
-            acc b = a;
-            b.j = res.journal;
-            update_motd(&b);
-        }
+        motd_after_pin(&a);
     }
 done:
     /* A verdict that ended the swap goes into the history (a pin did so in ks_pin). */
