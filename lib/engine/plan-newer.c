@@ -163,7 +163,7 @@ static const char *newest_installed(const ks_kernels *k, const char *kernel)
 int ks_update_check(const ks_root *root, const ks_update_opts *o, ks_update *ret)
 {
     _cleanup_(ks_update_done) ks_update u = {0};
-    _cleanup_free_ char *listed = NULL, *def = NULL;
+    _cleanup_free_ char *listed = NULL, *def = NULL, *running = NULL;
     ks_kernels own = {0};
     const ks_kernels *k = o->kernels;
     const char *installed;
@@ -215,6 +215,10 @@ int ks_update_check(const ks_root *root, const ks_update_opts *o, ks_update *ret
             goto fail;
     }
     if (streq_ptr(def, listed))
+        goto done;
+    /* It runs already (a pin --force of an older kernel, the reboot still to come): apply has
+     * nothing to swap to, so it is no update either. */
+    if (ks_running_kernel(root, &running) >= 0 && streq(running, listed))
         goto done;
     u.installed = ks_kernels_find(k, listed) != NULL;
     u.newest = TAKE_PTR(listed);
