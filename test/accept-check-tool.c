@@ -14,6 +14,18 @@
 #include "lib/host/kernels.h"
 #include "lib/basic/util.h"
 
+/* The check function of the kind whose item key is key; NULL for none. */
+static ks_check_fn key_run(const char *key)
+{
+    size_t n;
+    const ks_check_kind *const *kinds = ks_check_kinds(&n);
+
+    for (size_t i = 0; i < n; i++)
+        if (kinds[i]->item_key && streq(kinds[i]->item_key, key))
+            return kinds[i]->run;
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
     _cleanup_(ks_config_freep) ks_config *cfg = ks_config_new();
@@ -50,10 +62,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s\n", err ? err : "cannot build the checklist");
         return 2;
     }
-    /* Only the built-in checks of the key: not this machine's own checks.d scripts. */
+    /* Only the built-in checks of the key: not this machine's own checks.d scripts, nor the
+     * checks its own settings add (congestion-control from its sysctl: a quiet machine has no
+     * connection to show). */
     for (size_t i = 0; i < all.n; i++)
         if (!ks_startswith(all.v[i].id, "script:") &&
-            (!streq(argv[1], "--snapshot") || ks_startswith(all.v[i].id, argv[2])) &&
+            (streq(argv[1], "--snapshot") ? !!ks_startswith(all.v[i].id, argv[2])
+                                          : all.v[i].run == key_run(argv[1])) &&
             ks_checklist_add(&l, "x", all.v[i].arg, true, all.v[i].run) >= 0) {
             free(l.v[l.n - 1].id);
             l.v[l.n - 1].id = strdup(all.v[i].id);
