@@ -52,6 +52,7 @@ demo)
 test)
   install_packages "$test_pkgs"
   logs=()
+  t0=$SECONDS
   # 1. plain build: every suite; qemu-extra and vm-extra (the long runs, see the README) only
   # by hand: meson test --suite X
   [ -d build ] || meson setup build
@@ -60,6 +61,7 @@ test)
   meson test -C build --print-errorlogs --num-processes 2 --no-rebuild \
     --no-suite qemu-extra --no-suite vm-extra --no-suite vm --no-suite vm-powercut || true
   logs+=(build/meson-logs/testlog.json)
+  t_plain=$((SECONDS - t0))
   # then the whole-VM suite (one VM at a time) and, beside it, the reduced power-cut matrix:
   # a VM under TCG waits for its guest more than it computes, and the two share the image
   meson test -C build --print-errorlogs --no-rebuild --suite vm-powercut --logbase powercut \
@@ -71,6 +73,7 @@ test)
   # meson shows a passing test's output nowhere: the matrix's verdict line and any unsafe point
   grep -aE '^(power cuts:|matrix:|  unsafe )' build/meson-logs/powercut.txt 2>/dev/null || true
   logs+=(build/meson-logs/vm.json build/meson-logs/powercut.json)
+  t_vm=$((SECONDS - t0 - t_plain))
   # 2. ASan + UBSan (clang, with libFuzzer targets): unit, fixture roots and bounded fuzzing
   fuzz=true
   echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { return 0; }' > /tmp/kswap-fuzz-probe.c
@@ -81,6 +84,8 @@ test)
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     meson test -C build-san --print-errorlogs --num-processes 2 --suite unit --suite roots --suite fuzz || true
   logs+=(build-san/meson-logs/testlog.json)
+  echo "phases: plain $((t_plain / 60)) min, VM suite and power cuts $((t_vm / 60)) min," \
+    "ASan+UBSan $(((SECONDS - t0 - t_plain - t_vm) / 60)) min, in all $(((SECONDS - t0) / 60)) min"
   python3 test/summarize.py "${logs[@]}"
   ;;
 deb)
