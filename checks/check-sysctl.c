@@ -62,13 +62,16 @@ int ks_check_sysctl(const ks_check_ctx *c, ks_check *chk)
 /*
  * net.* sysctls as they run: every net.* key the node's sysctl.d files set (what systemd-sysctl
  * applies at boot) with its live value, and forwarding when it is on (turned on at run time by
- * wg-quick, docker, a firewall script, none of which writes a sysctl file). Other keys are the
+ * wg-quick, docker, a firewall script, none of which writes a sysctl file; RPS's flow table, set
+ * by the unit that sets the queues' masks). Other keys are the
  * kernel's defaults, which a new kernel may change on purpose (XanMod's own qdisc and BBR).
  */
 static const char *const runtime_sysctls[] = {
     "net.ipv4.ip_forward",
     "net.ipv6.conf.all.forwarding",
     "net.ipv4.conf.all.src_valid_mark",
+    /* RPS's global flow table, set with the queues' masks by a unit (checks/check-rps.c) */
+    "net.core.rps_sock_flow_entries",
 };
 
 static int add_sysctl(const ks_check_ctx *c, ks_run_snapshot *s, const char *key, bool only_on)

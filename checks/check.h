@@ -202,6 +202,7 @@ int ks_check_sysctl(const ks_check_ctx *c, ks_check *chk);
 int ks_check_module(const ks_check_ctx *c, ks_check *chk);
 int ks_check_bbr_version(const ks_check_ctx *c, ks_check *chk);
 int ks_check_qdisc(const ks_check_ctx *c, ks_check *chk);
+int ks_check_rps(const ks_check_ctx *c, ks_check *chk);
 int ks_check_nft_table(const ks_check_ctx *c, ks_check *chk);
 int ks_check_established(const ks_check_ctx *c, ks_check *chk);
 int ks_check_reach(const ks_check_ctx *c, ks_check *chk);

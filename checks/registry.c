@@ -18,6 +18,7 @@
     X(module)                                                                                      \
     X(bbr_version)                                                                                 \
     X(qdisc)                                                                                       \
+    X(rps)                                                                                         \
     X(nft_table)                                                                                   \
     X(established)                                                                                 \
     X(reach)                                                                                       \

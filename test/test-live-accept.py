@@ -116,6 +116,26 @@ else:
             else:
                 p = run("interfaces", "kswap0", ns=True)
                 check(p.returncode == 0, "interface check: kswap0 up passes", p.stdout + p.stderr)
+            # Receive Packet Steering as a tuned VPN node sets it from a unit: the snapshot takes
+            # the queue that steers, its check passes, and fails once the unit's work is undone.
+            q0 = "/sys/class/net/kswap0/queues/rx-0/"
+            set_rps = lambda cpus, flows: (
+                sh("ip", "netns", "exec", NS, "bash", "-c",
+                   f"echo {cpus} > {q0}rps_cpus && echo {flows} > {q0}rps_flow_cnt").returncode == 0)
+            if not set_rps(1, 64):
+                skip("rps: this kernel has no Receive Packet Steering on kswap0 (CONFIG_RPS)")
+            else:
+                p = run("--snapshot", "rps:kswap0", ns=True)
+                check(p.returncode == 0 and p.stdout.startswith("pass rps:kswap0:rx-0:1:64: "),
+                      "the snapshot takes kswap0's steering queue: rps:kswap0:rx-0:1:64, and it passes",
+                      p.stdout + p.stderr)
+                set_rps(0, 0)
+                p = run("rps", "kswap0:rx-0:1:64", ns=True)
+                check(p.returncode == 1 and "rps_cpus 0, rps_flow_cnt 0; wanted rps_cpus 1" in p.stdout,
+                      "... and fails once RPS is off, saying what runs", p.stdout + p.stderr)
+                p = run("--snapshot", "rps:", ns=True)
+                check(p.returncode == 0 and "rps:" not in p.stdout, "... a queue without RPS is no item",
+                      p.stdout)
             p = run("interfaces", "kswap9", ns=True)
             check(p.returncode == 1 and "does not exist" in p.stdout, "a missing interface fails", p.stdout)
             if not shutil.which("tc"):

@@ -398,6 +398,69 @@ static void test_interfaces(void)
 }
 
 /*
+ * Receive Packet Steering (checks/check-rps.c): the snapshot takes each receive queue that
+ * steers, as "rps:IF:QUEUE:CPUS:FLOWS" with the mask without commas and leading zeros; the
+ * check compares what runs with it.
+ */
+static const struct rps_case {
+    const char *name;
+    const char *cpus, *flows; /* sys/class/net/x0/queues/rx-0/; NULL: no such file */
+    const char *item;         /* the snapshot's item; NULL: none */
+    const char *arg;          /* the check's */
+    int verdict;              /* 1 pass, 0 fail, negative errno */
+    const char *detail;       /* a part of it */
+} rps_cases[] = {
+    {"steers", "3\n", "32768\n", "rps:x0:rx-0:3:32768", "x0:rx-0:3:32768", 1,
+     "x0 rx-0: rps_cpus 3, rps_flow_cnt 32768"},
+    {"wide-mask", "00000000,0000000f\n", "0\n", "rps:x0:rx-0:f:0", "x0:rx-0:0000000F:0", 1,
+     "rps_cpus f"},
+    {"off", "00000000\n", "0\n", NULL, "x0:rx-0:3:32768", 0,
+     "rps_cpus 0, rps_flow_cnt 0; wanted rps_cpus 3, rps_flow_cnt 32768"},
+    {"flows-lost", "3\n", "0\n", "rps:x0:rx-0:3:0", "x0:rx-0:3:32768", 0,
+     "rps_flow_cnt 0; wanted rps_cpus 3, rps_flow_cnt 32768"},
+    {"no-rps-kernel", NULL, NULL, NULL, "x0:rx-0:3:32768", 0, "has no receive queue rx-0"},
+    {"garbage", "zz\n", "1\n", NULL, "x0:rx-0:3:1", -EBADMSG, NULL},
+    {"bad-arg", "3\n", "1\n", "rps:x0:rx-0:3:1", "x0:tx-0:3:1", -EINVAL, NULL},
+    {"bad-mask-arg", "3\n", "1\n", "rps:x0:rx-0:3:1", "x0:rx-0:3g:1", -EINVAL, NULL},
+};
+
+static void test_rps(void)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(rps_cases); i++) {
+        const struct rps_case *t = &rps_cases[i];
+        _cleanup_free_ char *name = ks_asprintf("rps-snap-%s", t->name), *abs = NULL,
+                            *cname = ks_asprintf("rps-check-%s", t->name);
+        file files[MAX_FILES] = {{"sys/class/net/x0/flags", "0x1003\n"},
+                                 {"sys/class/net/x0/operstate", "up\n"}};
+        ks_run_snapshot s = {0};
+        size_t n = 0;
+        ks_check c;
+        int r;
+
+        if (t->cpus) {
+            files[2] = (file){"sys/class/net/x0/queues/rx-0/rps_cpus", t->cpus};
+            files[3] = (file){"sys/class/net/x0/queues/rx-0/rps_flow_cnt", t->flows};
+            files[4] = (file){"sys/class/net/x0/queues/tx-0/xps_cpus", "0\n"};
+        }
+        _cleanup_root_ ks_root *root = make_root(name, files, &abs);
+        CHECK(ks_run_snapshot_take(&(ks_check_ctx){.root = root, .root_abs = abs}, &s) == 0);
+        for (char **p = s.items; p && *p; p++)
+            if (ks_startswith(*p, "rps:")) {
+                n++;
+                CHECK_MSG(t->item && streq(*p, t->item), "%s: item %s", t->name, *p);
+            }
+        CHECK_MSG(n == (t->item ? 1 : 0), "%s: %zu rps items", t->name, n);
+        ks_run_snapshot_done(&s);
+
+        r = run_one(cname, files, "rps", t->arg, ks_check_rps, true, &c);
+        CHECK_MSG(r == t->verdict, "%s: verdict %d (%s)", t->name, r, strempty(c.detail));
+        CHECK_MSG(!t->detail || (c.detail && strstr(c.detail, t->detail)), "%s: detail '%s'",
+                  t->name, strempty(c.detail));
+        check_done(&c);
+    }
+}
+
+/*
  * Ids round-trip whatever names hold: each field escaped, split on the first n-1 colons, the
  * fields come back byte for byte; an id is one word of printable, valid UTF-8.
  */
@@ -610,6 +673,7 @@ int main(void)
     test_wireguard_snapshot();
     test_wireguard_checks();
     test_interfaces();
+    test_rps();
     test_ids();
     test_hostile_names();
     cmd = ks_asprintf("rm -rf '%s'", base);
