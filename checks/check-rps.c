@@ -114,13 +114,13 @@ int ks_check_rps(const ks_check_ctx *c, ks_check *chk)
     if (r < 0)
         return r;
     r = streq(cpus, want_cpus) && streq(flows, f[3]);
-    return ks_check_detail(chk,
-                           r ? ks_asprintf("%s %s: rps_cpus %s, rps_flow_cnt %s", f[0], f[1], cpus,
-                                           flows)
-                             : ks_asprintf("%s %s: rps_cpus %s, rps_flow_cnt %s; wanted rps_cpus "
-                                           "%s, rps_flow_cnt %s",
-                                           f[0], f[1], cpus, flows, want_cpus, f[3]),
-                           r);
+    return ks_check_detail(
+        chk,
+        r ? ks_asprintf("%s %s: rps_cpus %s, rps_flow_cnt %s", f[0], f[1], cpus, flows)
+          : ks_asprintf("%s %s: rps_cpus %s, rps_flow_cnt %s; wanted rps_cpus "
+                        "%s, rps_flow_cnt %s",
+                        f[0], f[1], cpus, flows, want_cpus, f[3]),
+        r);
 }
 
 /* Every receive queue of every interface that steers packets to other CPUs. */

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <assert.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <math.h>
 #include <ctype.h>
 
@@ -279,4 +281,57 @@ int ks_json_get_u64(json_object *o, const char *key, uint64_t max, uint64_t *ret
         return -ERANGE;
     *ret = (uint64_t)n;
     return 1;
+}
+
+int ks_json_reader_fail(ks_json_reader *p, int err, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!p->error) {
+        va_start(ap, fmt);
+        if (vasprintf(&p->error, fmt, ap) < 0) {
+            p->error = NULL;
+            p->oom = true;
+        }
+        va_end(ap);
+    }
+    return err;
+}
+
+int ks_json_reader_string(ks_json_reader *p, json_object *o, const char *ctx, const char *key,
+                          bool required, char **dst)
+{
+    json_object *v = NULL;
+    char *copy;
+
+    if (!json_object_object_get_ex(o, key, &v) || !v) {
+        free(*dst);
+        *dst = NULL;
+        return required ? ks_json_reader_fail(p, -EBADMSG, "%s'%s' is missing", ctx, key) : 0;
+    }
+    if (!json_object_is_type(v, json_type_string))
+        return ks_json_reader_fail(p, -EBADMSG, "%s'%s' is not a string", ctx, key);
+    copy = strdup(json_object_get_string(v));
+    if (!copy) {
+        p->oom = true;
+        return -ENOMEM;
+    }
+    free(*dst);
+    *dst = copy;
+    return 0;
+}
+
+int ks_json_reader_end(ks_json_reader *p, int r, char **ret_error)
+{
+    if (p->oom || r == -ENOMEM) {
+        free(p->error);
+        p->error = NULL;
+        return -ENOMEM;
+    }
+    if (ret_error)
+        *ret_error = p->error;
+    else
+        free(p->error);
+    p->error = NULL;
+    return r;
 }

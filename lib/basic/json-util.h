@@ -84,6 +84,29 @@ int ks_json_read_file(const struct ks_root *root, const char *path, size_t max, 
                       size_t *ret_len, char **ret_error);
 
 /*
+ * Reading a document of kswap's own back (the state journal, the command log, the swap
+ * history): the first error is kept, worded for the operator ("swaps[2]: 'id' is missing"), and
+ * running out of memory is remembered apart, so that the reader answers -ENOMEM, not a wording.
+ */
+typedef struct ks_json_reader {
+    char *error; /* the first error, malloc'd */
+    bool oom;
+} ks_json_reader;
+
+/* Keeps the first error (formatted); returns err. */
+int ks_json_reader_fail(ks_json_reader *p, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/*
+ * The string under key of the object o into *dst (replacing it; absent or null gives NULL, an
+ * error when required); ctx prefixes the error ("commands[3]: "). 0, -EBADMSG, -ENOMEM.
+ */
+int ks_json_reader_string(ks_json_reader *p, json_object *o, const char *ctx, const char *key,
+                          bool required, char **dst);
+/* The end of a read that failed with r: -ENOMEM when memory ran out (the error freed), else r
+ * with the error handed to *ret_error (freed when ret_error is NULL). */
+int ks_json_reader_end(ks_json_reader *p, int r, char **ret_error);
+
+/*
  * A whole number in [0, max] under key in the object o (what the journal, the history and the
  * connections' JSON keep): 1 with *ret; 0 when absent or null (*ret untouched); -EBADMSG when
  * it is not a whole number, -ERANGE when it is out of range.

@@ -68,83 +68,49 @@ int ks_command_log_format(const ks_command_log *l, char **ret)
 
 /* ---- JSON in ---- */
 
-typedef struct parser {
-    char *error;
-    bool oom;
-} parser;
-
-static int perr(parser *p, const char *fmt, ...) _printf_(2, 3);
-static int perr(parser *p, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!p->error) {
-        va_start(ap, fmt);
-        if (vasprintf(&p->error, fmt, ap) < 0) {
-            p->error = NULL;
-            p->oom = true;
-        }
-        va_end(ap);
-    }
-    return -EBADMSG;
-}
-
-/* A string field; absent or null gives NULL, unless required. */
-static int get_str(parser *p, json_object *o, size_t i, const char *key, bool required, char **dst)
-{
-    json_object *v = NULL;
-
-    if (!json_object_object_get_ex(o, key, &v) || !v)
-        return required ? perr(p, "commands[%zu]: '%s' is missing", i, key) : 0;
-    if (!json_object_is_type(v, json_type_string))
-        return perr(p, "commands[%zu]: '%s' is not a string", i, key);
-    *dst = strdup(json_object_get_string(v));
-    if (!*dst) {
-        p->oom = true;
-        return -ENOMEM;
-    }
-    return 0;
-}
-
-static int parse_entry(parser *p, json_object *o, size_t i, ks_command_entry *e)
+static int parse_entry(ks_json_reader *p, json_object *o, size_t i, ks_command_entry *e)
 {
     json_object *id = NULL;
+    char ctx[48];
     time_t t;
     int r;
 
+    snprintf(ctx, sizeof(ctx), "commands[%zu]: ", i);
     if (!json_object_is_type(o, json_type_object))
-        return perr(p, "commands[%zu] is not an object", i);
+        return ks_json_reader_fail(p, -EBADMSG, "commands[%zu] is not an object", i);
     if (!json_object_object_get_ex(o, "id", &id) || !json_object_is_type(id, json_type_int) ||
         json_object_get_int64(id) < 1)
-        return perr(p, "commands[%zu]: 'id' is not a number from 1", i);
+        return ks_json_reader_fail(p, -EBADMSG, "commands[%zu]: 'id' is not a number from 1", i);
     e->id = (uint64_t)json_object_get_int64(id);
-    if ((r = get_str(p, o, i, "time", true, &e->time)) < 0 ||
-        (r = get_str(p, o, i, "command", true, &e->command)) < 0 ||
-        (r = get_str(p, o, i, "swap_id", false, &e->swap_id)) < 0 ||
-        (r = get_str(p, o, i, "result", true, &e->result)) < 0 ||
-        (r = get_str(p, o, i, "state", false, &e->state)) < 0 ||
-        (r = get_str(p, o, i, "by", false, &e->by)) < 0)
+    if ((r = ks_json_reader_string(p, o, ctx, "time", true, &e->time)) < 0 ||
+        (r = ks_json_reader_string(p, o, ctx, "command", true, &e->command)) < 0 ||
+        (r = ks_json_reader_string(p, o, ctx, "swap_id", false, &e->swap_id)) < 0 ||
+        (r = ks_json_reader_string(p, o, ctx, "result", true, &e->result)) < 0 ||
+        (r = ks_json_reader_string(p, o, ctx, "state", false, &e->state)) < 0 ||
+        (r = ks_json_reader_string(p, o, ctx, "by", false, &e->by)) < 0)
         return r;
     if (ks_parse_utc(e->time, &t) < 0)
-        return perr(p, "commands[%zu]: 'time' is not a UTC time like 2026-11-30T07:50:00Z", i);
+        return ks_json_reader_fail(
+            p, -EBADMSG, "commands[%zu]: 'time' is not a UTC time like 2026-11-30T07:50:00Z", i);
     return 0;
 }
 
-static int parse_object(parser *p, json_object *o, ks_command_log *l)
+static int parse_object(ks_json_reader *p, json_object *o, ks_command_log *l)
 {
     json_object *v = NULL, *a = NULL;
     size_t n;
     int r;
 
     if (!json_object_object_get_ex(o, "version", &v) || !json_object_is_type(v, json_type_int))
-        return perr(p, "'version' is missing or not a number");
+        return ks_json_reader_fail(p, -EBADMSG, "'version' is missing or not a number");
     if (json_object_get_int64(v) != KS_COMMAND_LOG_VERSION) {
-        (void)perr(p, "version %" PRId64 " is not known to this kswap (it knows %d)",
-                   json_object_get_int64(v), KS_COMMAND_LOG_VERSION);
+        (void)ks_json_reader_fail(p, -EBADMSG,
+                                  "version %" PRId64 " is not known to this kswap (it knows %d)",
+                                  json_object_get_int64(v), KS_COMMAND_LOG_VERSION);
         return -EPROTONOSUPPORT;
     }
     if (!json_object_object_get_ex(o, "commands", &a) || !json_object_is_type(a, json_type_array))
-        return perr(p, "'commands' is missing or not an array");
+        return ks_json_reader_fail(p, -EBADMSG, "'commands' is missing or not an array");
     n = json_object_array_length(a);
     l->v = calloc(n + 1, sizeof(*l->v));
     if (!l->v) {
@@ -157,8 +123,9 @@ static int parse_object(parser *p, json_object *o, ks_command_log *l)
         if (r < 0)
             return r;
         if (i > 0 && l->v[i].id <= l->v[i - 1].id)
-            return perr(p, "commands[%zu]: 'id' %" PRIu64 " does not follow %" PRIu64, i,
-                        l->v[i].id, l->v[i - 1].id);
+            return ks_json_reader_fail(p, -EBADMSG,
+                                       "commands[%zu]: 'id' %" PRIu64 " does not follow %" PRIu64,
+                                       i, l->v[i].id, l->v[i - 1].id);
     }
     return 0;
 }
@@ -168,7 +135,7 @@ int ks_command_log_parse(const char *text, size_t len, ks_command_log *ret, char
     _cleanup_command_log_ ks_command_log l = {0};
     json_object *o = NULL;
     char *why = NULL;
-    parser p = {0};
+    ks_json_reader p = {0};
     int r;
 
     assert(text || len == 0);
@@ -183,7 +150,7 @@ int ks_command_log_parse(const char *text, size_t len, ks_command_log *ret, char
     if (r == -ENOMEM)
         return r;
     if (r < 0) {
-        r = perr(&p, "%s", why);
+        r = ks_json_reader_fail(&p, -EBADMSG, "%s", why);
         free(why);
         goto fail;
     }
@@ -195,15 +162,7 @@ int ks_command_log_parse(const char *text, size_t len, ks_command_log *ret, char
     l = (ks_command_log){0};
     return 0;
 fail:
-    if (p.oom || r == -ENOMEM) {
-        free(p.error);
-        return -ENOMEM;
-    }
-    if (ret_error)
-        *ret_error = p.error;
-    else
-        free(p.error);
-    return r;
+    return ks_json_reader_end(&p, r, ret_error);
 }
 
 int ks_command_log_load(const ks_root *root, ks_command_log *ret, char **ret_error)

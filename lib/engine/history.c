@@ -118,61 +118,20 @@ int ks_history_format(const ks_history *h, char **ret)
 
 /* ---- JSON in ---- */
 
-typedef struct parser {
-    char *error;
-    bool oom;
-} parser;
-
-static int perr(parser *p, const char *fmt, ...) _printf_(2, 3);
-static int perr(parser *p, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!p->error) {
-        va_start(ap, fmt);
-        if (vasprintf(&p->error, fmt, ap) < 0) {
-            p->error = NULL;
-            p->oom = true;
-        }
-        va_end(ap);
-    }
-    return -EBADMSG;
-}
-
-/* A string field: absent or null gives NULL, unless required. */
-static int get_str(parser *p, json_object *o, const char *ctx, const char *key, bool required,
-                   char **dst)
-{
-    json_object *v = NULL;
-
-    if (!json_object_object_get_ex(o, key, &v) || !v) {
-        if (required)
-            return perr(p, "%s'%s' is missing", ctx, key);
-        return 0;
-    }
-    if (!json_object_is_type(v, json_type_string))
-        return perr(p, "%s'%s' is not a string", ctx, key);
-    *dst = strdup(json_object_get_string(v));
-    if (!*dst) {
-        p->oom = true;
-        return -ENOMEM;
-    }
-    return 0;
-}
-
-static int get_time(parser *p, json_object *o, const char *ctx, const char *key, char **dst)
+static int get_time(ks_json_reader *p, json_object *o, const char *ctx, const char *key, char **dst)
 {
     time_t t;
-    int r = get_str(p, o, ctx, key, true, dst);
+    int r = ks_json_reader_string(p, o, ctx, key, true, dst);
 
     if (r < 0)
         return r;
     if (ks_parse_utc(*dst, &t) < 0)
-        return perr(p, "%s'%s' is not a UTC time like 2026-11-30T07:50:00Z", ctx, key);
+        return ks_json_reader_fail(p, -EBADMSG,
+                                   "%s'%s' is not a UTC time like 2026-11-30T07:50:00Z", ctx, key);
     return 0;
 }
 
-static int get_kernel(parser *p, json_object *o, const char *ctx, const char *key,
+static int get_kernel(ks_json_reader *p, json_object *o, const char *ctx, const char *key,
                       ks_history_kernel *k)
 {
     _cleanup_free_ char *sub = NULL;
@@ -180,16 +139,16 @@ static int get_kernel(parser *p, json_object *o, const char *ctx, const char *ke
     int r;
 
     if (!json_object_object_get_ex(o, key, &v) || !v)
-        return perr(p, "%s'%s' is missing", ctx, key);
+        return ks_json_reader_fail(p, -EBADMSG, "%s'%s' is missing", ctx, key);
     if (!json_object_is_type(v, json_type_object))
-        return perr(p, "%s'%s' is not an object", ctx, key);
+        return ks_json_reader_fail(p, -EBADMSG, "%s'%s' is not an object", ctx, key);
     sub = ks_asprintf("%s%s: ", ctx, key);
     if (!sub) {
         p->oom = true;
         return -ENOMEM;
     }
-    if ((r = get_str(p, v, sub, "release", false, &k->release)) < 0 ||
-        (r = get_str(p, v, sub, "id_path", false, &k->id_path)) < 0)
+    if ((r = ks_json_reader_string(p, v, sub, "release", false, &k->release)) < 0 ||
+        (r = ks_json_reader_string(p, v, sub, "id_path", false, &k->id_path)) < 0)
         return r;
     return 0;
 }
@@ -202,7 +161,7 @@ static bool known_outcome(const char *s)
     return false;
 }
 
-static int parse_record(parser *p, json_object *x, size_t i, ks_history_record *res)
+static int parse_record(ks_json_reader *p, json_object *x, size_t i, ks_history_record *res)
 {
     json_object *v = NULL;
     char ctx[48];
@@ -211,64 +170,69 @@ static int parse_record(parser *p, json_object *x, size_t i, ks_history_record *
 
     snprintf(ctx, sizeof(ctx), "swaps[%zu]: ", i);
     if (!json_object_is_type(x, json_type_object))
-        return perr(p, "swaps[%zu] is not an object", i);
+        return ks_json_reader_fail(p, -EBADMSG, "swaps[%zu] is not an object", i);
     if (!json_object_object_get_ex(x, "id", &v) || !v)
-        return perr(p, "%s'id' is missing", ctx);
+        return ks_json_reader_fail(p, -EBADMSG, "%s'id' is missing", ctx);
     if (!json_object_is_type(v, json_type_int))
-        return perr(p, "%s'id' is not an integer", ctx);
+        return ks_json_reader_fail(p, -EBADMSG, "%s'id' is not an integer", ctx);
     errno = 0;
     id = json_object_get_int64(v);
     if (id <= 0 || errno != 0)
-        return perr(p, "%s'id' is out of range", ctx);
+        return ks_json_reader_fail(p, -EBADMSG, "%s'id' is out of range", ctx);
     res->id = (uint64_t)id;
-    if ((r = get_str(p, x, ctx, "swap_id", false, &res->swap_id)) < 0)
+    if ((r = ks_json_reader_string(p, x, ctx, "swap_id", false, &res->swap_id)) < 0)
         return r;
     /* Absent (null) in records written before swaps had an id. */
     if (res->swap_id && !ks_id128_is_valid(res->swap_id))
-        return perr(p, "%s'swap_id' is not 32 lower-case hexadecimal digits", ctx);
+        return ks_json_reader_fail(p, -EBADMSG,
+                                   "%s'swap_id' is not 32 lower-case hexadecimal digits", ctx);
     if ((r = get_time(p, x, ctx, "started", &res->started)) < 0 ||
         (r = get_time(p, x, ctx, "ended", &res->ended)) < 0 ||
         (r = get_kernel(p, x, ctx, "from", &res->from)) < 0 ||
         (r = get_kernel(p, x, ctx, "to", &res->to)) < 0 ||
-        (r = get_str(p, x, ctx, "outcome", true, &res->outcome)) < 0 ||
-        (r = get_str(p, x, ctx, "reason", false, &res->reason)) < 0 ||
-        (r = get_str(p, x, ctx, "by", false, &res->by)) < 0 ||
-        (r = get_str(p, x, ctx, "version", false, &res->version)) < 0)
+        (r = ks_json_reader_string(p, x, ctx, "outcome", true, &res->outcome)) < 0 ||
+        (r = ks_json_reader_string(p, x, ctx, "reason", false, &res->reason)) < 0 ||
+        (r = ks_json_reader_string(p, x, ctx, "by", false, &res->by)) < 0 ||
+        (r = ks_json_reader_string(p, x, ctx, "version", false, &res->version)) < 0)
         return r;
     if (!known_outcome(res->outcome))
-        return perr(p, "%s'outcome': unknown value '%s'", ctx, res->outcome);
+        return ks_json_reader_fail(p, -EBADMSG, "%s'outcome': unknown value '%s'", ctx,
+                                   res->outcome);
     if (json_object_object_get_ex(x, "tcp", &v) && v) {
         _cleanup_free_ char *why = NULL;
         r = ks_tcp_effect_from_json(v, &res->tcp, &why);
         if (r == -ENOMEM)
             p->oom = true;
         if (r < 0)
-            return r == -ENOMEM ? r : perr(p, "%s'tcp': %s", ctx, strempty(why));
+            return r == -ENOMEM
+                       ? r
+                       : ks_json_reader_fail(p, -EBADMSG, "%s'tcp': %s", ctx, strempty(why));
     }
     return 0;
 }
 
-static int parse_object(parser *p, json_object *o, ks_history *h)
+static int parse_object(ks_json_reader *p, json_object *o, ks_history *h)
 {
     json_object *v = NULL, *a = NULL;
     size_t n;
     int r;
 
     if (!json_object_is_type(o, json_type_object))
-        return perr(p, "not a JSON object");
+        return ks_json_reader_fail(p, -EBADMSG, "not a JSON object");
     if (!json_object_object_get_ex(o, "version", &v) || !v)
-        return perr(p, "'version' is missing");
+        return ks_json_reader_fail(p, -EBADMSG, "'version' is missing");
     if (!json_object_is_type(v, json_type_int))
-        return perr(p, "'version' is not an integer");
+        return ks_json_reader_fail(p, -EBADMSG, "'version' is not an integer");
     if (json_object_get_int64(v) != KS_HISTORY_VERSION) {
-        (void)perr(p, "version %" PRId64 " is not known to this kswap (it knows %d)",
-                   json_object_get_int64(v), KS_HISTORY_VERSION);
+        (void)ks_json_reader_fail(p, -EBADMSG,
+                                  "version %" PRId64 " is not known to this kswap (it knows %d)",
+                                  json_object_get_int64(v), KS_HISTORY_VERSION);
         return -EPROTONOSUPPORT;
     }
     if (!json_object_object_get_ex(o, "swaps", &a) || !a)
-        return perr(p, "'swaps' is missing");
+        return ks_json_reader_fail(p, -EBADMSG, "'swaps' is missing");
     if (!json_object_is_type(a, json_type_array))
-        return perr(p, "'swaps' is not an array");
+        return ks_json_reader_fail(p, -EBADMSG, "'swaps' is not an array");
     n = json_object_array_length(a);
     h->v = calloc(n + 1, sizeof(*h->v));
     if (!h->v) {
@@ -282,8 +246,9 @@ static int parse_object(parser *p, json_object *o, ks_history *h)
             return r;
         /* Ids grow: a hand-edited file that repeats or reorders them is not a history. */
         if (i > 0 && res->id <= h->v[i - 1].id)
-            return perr(p, "swaps[%zu]: 'id' %" PRIu64 " does not follow %" PRIu64, i, res->id,
-                        h->v[i - 1].id);
+            return ks_json_reader_fail(p, -EBADMSG,
+                                       "swaps[%zu]: 'id' %" PRIu64 " does not follow %" PRIu64, i,
+                                       res->id, h->v[i - 1].id);
     }
     return 0;
 }
@@ -293,7 +258,7 @@ int ks_history_parse(const char *text, size_t len, ks_history *ret, char **ret_e
     _cleanup_history_ ks_history h = {0};
     json_object *o = NULL;
     char *why = NULL;
-    parser p = {0};
+    ks_json_reader p = {0};
     int r;
 
     assert(text || len == 0);
@@ -306,7 +271,7 @@ int ks_history_parse(const char *text, size_t len, ks_history *ret, char **ret_e
     if (r == -ENOMEM)
         return r;
     if (r < 0) {
-        r = perr(&p, "%s", why);
+        r = ks_json_reader_fail(&p, -EBADMSG, "%s", why);
         free(why);
         goto fail;
     }
@@ -319,15 +284,7 @@ int ks_history_parse(const char *text, size_t len, ks_history *ret, char **ret_e
     return 0;
 
 fail:
-    if (p.oom || r == -ENOMEM) {
-        free(p.error);
-        return -ENOMEM;
-    }
-    if (ret_error)
-        *ret_error = p.error;
-    else
-        free(p.error);
-    return r;
+    return ks_json_reader_end(&p, r, ret_error);
 }
 
 int ks_history_load(const ks_root *root, ks_history *ret, char **ret_error)

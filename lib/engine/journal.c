@@ -409,55 +409,8 @@ int ks_journal_save(ks_journal *j)
 
 /* ---- JSON in ---- */
 
-typedef struct parser {
-    char *error; /* first error, malloc'd */
-    bool oom;
-} parser;
-
-static int perr(parser *p, int err, const char *fmt, ...) _printf_(3, 4);
-static int perr(parser *p, int err, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!p->error) {
-        va_start(ap, fmt);
-        if (vasprintf(&p->error, fmt, ap) < 0) {
-            p->error = NULL;
-            p->oom = true;
-        }
-        va_end(ap);
-    }
-    return err;
-}
-
-/* A string or null field; absent counts as null. */
-static int get_str(parser *p, json_object *o, const char *ctx, const char *key, char **dst)
-{
-    json_object *v = NULL;
-
-    if (!json_object_object_get_ex(o, key, &v) || !v)
-        return 0;
-    if (!json_object_is_type(v, json_type_string))
-        return perr(p, -EBADMSG, "%s'%s' is not a string", ctx, key);
-    if (set_str(dst, json_object_get_string(v)) < 0) {
-        p->oom = true;
-        return -ENOMEM;
-    }
-    return 0;
-}
-
-static int get_required_str(parser *p, json_object *o, const char *ctx, const char *key, char **dst)
-{
-    int r = get_str(p, o, ctx, key, dst);
-    if (r < 0)
-        return r;
-    if (!*dst)
-        return perr(p, -EBADMSG, "%s'%s' is missing", ctx, key);
-    return 0;
-}
-
-static int get_u64(parser *p, json_object *o, const char *ctx, const char *key, bool *present,
-                   uint64_t *dst)
+static int get_u64(ks_json_reader *p, json_object *o, const char *ctx, const char *key,
+                   bool *present, uint64_t *dst)
 {
     json_object *v = NULL;
     int64_t x;
@@ -467,37 +420,37 @@ static int get_u64(parser *p, json_object *o, const char *ctx, const char *key, 
     if (!json_object_object_get_ex(o, key, &v) || !v)
         return 0;
     if (!json_object_is_type(v, json_type_int))
-        return perr(p, -EBADMSG, "%s'%s' is not an integer", ctx, key);
+        return ks_json_reader_fail(p, -EBADMSG, "%s'%s' is not an integer", ctx, key);
     errno = 0;
     x = json_object_get_int64(v);
     if (x < 0 || errno != 0)
-        return perr(p, -EBADMSG, "%s'%s' is out of range", ctx, key);
+        return ks_json_reader_fail(p, -EBADMSG, "%s'%s' is out of range", ctx, key);
     *dst = (uint64_t)x;
     if (present)
         *present = true;
     return 0;
 }
 
-static int get_bytes(parser *p, json_object *o, const char *ctx, const char *key, bool *present,
-                     unsigned char **dst, size_t *dst_len)
+static int get_bytes(ks_json_reader *p, json_object *o, const char *ctx, const char *key,
+                     bool *present, unsigned char **dst, size_t *dst_len)
 {
     _cleanup_free_ char *s = NULL;
     int r;
 
     *present = false;
-    r = get_str(p, o, ctx, key, &s);
+    r = ks_json_reader_string(p, o, ctx, key, false, &s);
     if (r < 0 || !s)
         return r;
     r = ks_base64_decode(s, strlen(s), dst, dst_len);
     if (r == -ENOMEM)
         p->oom = true;
     if (r < 0)
-        return r == -ENOMEM ? r : perr(p, r, "%s'%s' is not base64", ctx, key);
+        return r == -ENOMEM ? r : ks_json_reader_fail(p, r, "%s'%s' is not base64", ctx, key);
     *present = true;
     return 0;
 }
 
-static int get_container(parser *p, json_object *o, const char *ctx, const char *key,
+static int get_container(ks_json_reader *p, json_object *o, const char *ctx, const char *key,
                          json_type type, json_object **ret)
 {
     json_object *v = NULL;
@@ -506,25 +459,25 @@ static int get_container(parser *p, json_object *o, const char *ctx, const char 
     if (!json_object_object_get_ex(o, key, &v) || !v)
         return 0;
     if (!json_object_is_type(v, type))
-        return perr(p, -EBADMSG, "%s'%s' is not an %s", ctx, key,
-                    type == json_type_array ? "array" : "object");
+        return ks_json_reader_fail(p, -EBADMSG, "%s'%s' is not an %s", ctx, key,
+                                   type == json_type_array ? "array" : "object");
     *ret = v;
     return 0;
 }
 
-static int parse_snapshot(parser *p, json_object *o, ks_snapshot *s)
+static int parse_snapshot(ks_json_reader *p, json_object *o, ks_snapshot *s)
 {
     static const char ctx[] = "snapshot: ";
     json_object *a;
     uint64_t btime = 0;
     int r;
 
-    if ((r = get_str(p, o, ctx, "taken_at", &s->taken_at)) < 0 ||
-        (r = get_str(p, o, ctx, "kernel", &s->kernel)) < 0 ||
-        (r = get_str(p, o, ctx, "boot_id", &s->boot_id)) < 0 ||
+    if ((r = ks_json_reader_string(p, o, ctx, "taken_at", false, &s->taken_at)) < 0 ||
+        (r = ks_json_reader_string(p, o, ctx, "kernel", false, &s->kernel)) < 0 ||
+        (r = ks_json_reader_string(p, o, ctx, "boot_id", false, &s->boot_id)) < 0 ||
         (r = get_u64(p, o, ctx, "btime", NULL, &btime)) < 0 ||
         (r = get_bytes(p, o, ctx, "grubenv", &s->has_grubenv, &s->grubenv, &s->grubenv_len)) < 0 ||
-        (r = get_str(p, o, ctx, "dropin", &s->dropin)) < 0 ||
+        (r = ks_json_reader_string(p, o, ctx, "dropin", false, &s->dropin)) < 0 ||
         (r = get_container(p, o, ctx, "sysctls", json_type_array, &a)) < 0)
         return r;
     s->btime = btime;
@@ -539,10 +492,12 @@ static int parse_snapshot(parser *p, json_object *o, ks_snapshot *s)
         json_object *x = json_object_array_get_idx(a, i);
         ks_snapshot_sysctl *y = &s->sysctls[s->n_sysctls];
         if (!json_object_is_type(x, json_type_object))
-            return perr(p, -EBADMSG, "snapshot: sysctls[%zu] is not an object", i);
+            return ks_json_reader_fail(p, -EBADMSG, "snapshot: sysctls[%zu] is not an object", i);
         s->n_sysctls++;
-        if ((r = get_required_str(p, x, "snapshot: sysctls[]: ", "name", &y->name)) < 0 ||
-            (r = get_str(p, x, "snapshot: sysctls[]: ", "value", &y->value)) < 0)
+        if ((r = ks_json_reader_string(p, x, "snapshot: sysctls[]: ", "name", true, &y->name)) <
+                0 ||
+            (r = ks_json_reader_string(p, x, "snapshot: sysctls[]: ", "value", false, &y->value)) <
+                0)
             return r;
     }
     return 0;
@@ -553,7 +508,7 @@ static int cmp_step_name(const void *a, const void *b)
     return strcmp(((const ks_journal_step *)a)->name, ((const ks_journal_step *)b)->name);
 }
 
-static int parse_steps(parser *p, ks_journal *j, json_object *a)
+static int parse_steps(ks_json_reader *p, ks_journal *j, json_object *a)
 {
     size_t dup = 0;
     int r;
@@ -574,20 +529,20 @@ static int parse_steps(parser *p, ks_journal *j, json_object *a)
 
         snprintf(ctx, sizeof(ctx), "steps[%zu]: ", i);
         if (!json_object_is_type(x, json_type_object))
-            return perr(p, -EBADMSG, "steps[%zu] is not an object", i);
+            return ks_json_reader_fail(p, -EBADMSG, "steps[%zu] is not an object", i);
         j->n_steps++;
-        if ((r = get_required_str(p, x, ctx, "name", &s->name)) < 0 ||
-            (r = get_required_str(p, x, ctx, "status", &status)) < 0 ||
-            (r = get_str(p, x, ctx, "started", &s->started)) < 0 ||
-            (r = get_str(p, x, ctx, "finished", &s->finished)) < 0 ||
-            (r = get_str(p, x, ctx, "detail", &s->detail)) < 0 ||
+        if ((r = ks_json_reader_string(p, x, ctx, "name", true, &s->name)) < 0 ||
+            (r = ks_json_reader_string(p, x, ctx, "status", true, &status)) < 0 ||
+            (r = ks_json_reader_string(p, x, ctx, "started", false, &s->started)) < 0 ||
+            (r = ks_json_reader_string(p, x, ctx, "finished", false, &s->finished)) < 0 ||
+            (r = ks_json_reader_string(p, x, ctx, "detail", false, &s->detail)) < 0 ||
             (r = get_u64(p, x, ctx, "attempts", NULL, &attempts)) < 0)
             return r;
         s->status = ks_step_status_from_string(status);
         if (s->status < 0)
-            return perr(p, -EBADMSG, "%s'status': unknown value '%s'", ctx, status);
+            return ks_json_reader_fail(p, -EBADMSG, "%s'status': unknown value '%s'", ctx, status);
         if (attempts > UINT32_MAX)
-            return perr(p, -EBADMSG, "%s'attempts' is out of range", ctx);
+            return ks_json_reader_fail(p, -EBADMSG, "%s'attempts' is out of range", ctx);
         s->attempts = (unsigned)attempts;
     }
     r = ks_find_duplicate(j->steps, j->n_steps, sizeof(*j->steps), cmp_step_name, &dup, NULL);
@@ -596,7 +551,8 @@ static int parse_steps(parser *p, ks_journal *j, json_object *a)
         return r;
     }
     if (r > 0)
-        return perr(p, -EBADMSG, "steps[%zu]: step '%s' appears twice", dup, j->steps[dup].name);
+        return ks_json_reader_fail(p, -EBADMSG, "steps[%zu]: step '%s' appears twice", dup,
+                                   j->steps[dup].name);
     return 0;
 }
 
@@ -609,7 +565,7 @@ static int cmp_change(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
-static int parse_changes(parser *p, ks_journal *j, json_object *a)
+static int parse_changes(ks_json_reader *p, ks_journal *j, json_object *a)
 {
     size_t dup = 0;
     int r;
@@ -631,36 +587,37 @@ static int parse_changes(parser *p, ks_journal *j, json_object *a)
 
         snprintf(ctx, sizeof(ctx), "changes[%zu]: ", i);
         if (!json_object_is_type(x, json_type_object))
-            return perr(p, -EBADMSG, "changes[%zu] is not an object", i);
+            return ks_json_reader_fail(p, -EBADMSG, "changes[%zu] is not an object", i);
         j->n_changes++;
-        if ((r = get_required_str(p, x, ctx, "kind", &kind)) < 0 ||
-            (r = get_str(p, x, ctx, "at", &c->at)) < 0)
+        if ((r = ks_json_reader_string(p, x, ctx, "kind", true, &kind)) < 0 ||
+            (r = ks_json_reader_string(p, x, ctx, "at", false, &c->at)) < 0)
             return r;
         c->kind = ks_change_kind_from_string(kind);
         if (c->kind == KS_CHANGE_PACKAGE) {
-            if ((r = get_required_str(p, x, ctx, "name", &c->name)) < 0 ||
-                (r = get_str(p, x, ctx, "version", &c->version)) < 0)
+            if ((r = ks_json_reader_string(p, x, ctx, "name", true, &c->name)) < 0 ||
+                (r = ks_json_reader_string(p, x, ctx, "version", false, &c->version)) < 0)
                 return r;
         } else if (c->kind == KS_CHANGE_FILE) {
-            if ((r = get_required_str(p, x, ctx, "path", &c->name)) < 0 ||
+            if ((r = ks_json_reader_string(p, x, ctx, "path", true, &c->name)) < 0 ||
                 (r = get_bytes(p, x, ctx, "previous", &has_prev, &c->previous, &c->previous_len)) <
                     0 ||
                 (r = get_u64(p, x, ctx, "mode", &has_mode, &mode)) < 0)
                 return r;
             if (!json_object_object_get_ex(x, "existed", &v) ||
                 !json_object_is_type(v, json_type_boolean))
-                return perr(p, -EBADMSG, "%s'existed' is missing or not a boolean", ctx);
+                return ks_json_reader_fail(p, -EBADMSG, "%s'existed' is missing or not a boolean",
+                                           ctx);
             c->existed = json_object_get_boolean(v);
             if (c->existed != has_prev || c->existed != has_mode)
-                return perr(p, -EBADMSG,
-                            "%s'previous' and 'mode' must be given exactly when "
-                            "'existed' is true",
-                            ctx);
+                return ks_json_reader_fail(p, -EBADMSG,
+                                           "%s'previous' and 'mode' must be given exactly when "
+                                           "'existed' is true",
+                                           ctx);
             if (mode > 07777)
-                return perr(p, -EBADMSG, "%s'mode' is out of range", ctx);
+                return ks_json_reader_fail(p, -EBADMSG, "%s'mode' is out of range", ctx);
             c->mode = (mode_t)mode;
         } else {
-            return perr(p, -EBADMSG, "%s'kind': unknown value '%s'", ctx, kind);
+            return ks_json_reader_fail(p, -EBADMSG, "%s'kind': unknown value '%s'", ctx, kind);
         }
     }
     r = ks_find_duplicate(j->changes, j->n_changes, sizeof(*j->changes), cmp_change, &dup, NULL);
@@ -669,12 +626,13 @@ static int parse_changes(parser *p, ks_journal *j, json_object *a)
         return r;
     }
     if (r > 0)
-        return perr(p, -EBADMSG, "changes[%zu]: '%s' appears twice", dup, j->changes[dup].name);
+        return ks_json_reader_fail(p, -EBADMSG, "changes[%zu]: '%s' appears twice", dup,
+                                   j->changes[dup].name);
     return 0;
 }
 
 /* The lists of "running" within what kswap keeps (their parser grows them one by one). */
-static int check_running_size(parser *p, json_object *running)
+static int check_running_size(ks_json_reader *p, json_object *running)
 {
     static const char *const lists[] = {"items", "skipped"};
 
@@ -683,14 +641,14 @@ static int check_running_size(parser *p, json_object *running)
         if (json_object_object_get_ex(running, lists[i], &a) &&
             json_object_is_type(a, json_type_array) &&
             json_object_array_length(a) > KS_JOURNAL_MAX_RUNNING_ITEMS)
-            return perr(p, -EBADMSG,
-                        "'running': '%s' holds %zu entries, more than the %u kswap keeps", lists[i],
-                        json_object_array_length(a), KS_JOURNAL_MAX_RUNNING_ITEMS);
+            return ks_json_reader_fail(
+                p, -EBADMSG, "'running': '%s' holds %zu entries, more than the %u kswap keeps",
+                lists[i], json_object_array_length(a), KS_JOURNAL_MAX_RUNNING_ITEMS);
     }
     return 0;
 }
 
-static int parse_object(parser *p, ks_journal *j, json_object *o)
+static int parse_object(ks_json_reader *p, ks_journal *j, json_object *o)
 {
     _cleanup_free_ char *state = NULL, *outcome = NULL;
     json_object *v = NULL, *a;
@@ -699,47 +657,50 @@ static int parse_object(parser *p, ks_journal *j, json_object *o)
     int r;
 
     if (!json_object_is_type(o, json_type_object))
-        return perr(p, -EBADMSG, "not a JSON object");
+        return ks_json_reader_fail(p, -EBADMSG, "not a JSON object");
     if (!json_object_object_get_ex(o, "version", &v) || !json_object_is_type(v, json_type_int))
-        return perr(p, -EBADMSG, "'version' is missing or not an integer");
+        return ks_json_reader_fail(p, -EBADMSG, "'version' is missing or not an integer");
     version = json_object_get_int64(v);
     if (version != KS_JOURNAL_VERSION)
-        return perr(p, -EPROTONOSUPPORT,
-                    "version %" PRId64 " is not supported (this kswap "
-                    "knows version %d)",
-                    version, KS_JOURNAL_VERSION);
+        return ks_json_reader_fail(p, -EPROTONOSUPPORT,
+                                   "version %" PRId64 " is not supported (this kswap "
+                                   "knows version %d)",
+                                   version, KS_JOURNAL_VERSION);
 
-    if ((r = get_required_str(p, o, "", "state", &state)) < 0)
+    if ((r = ks_json_reader_string(p, o, "", "state", true, &state)) < 0)
         return r;
     j->state = ks_state_from_string(state);
     if (j->state < 0)
-        return perr(p, -EBADMSG, "'state': unknown value '%s'", state);
-    if ((r = get_str(p, o, "", "outcome", &outcome)) < 0)
+        return ks_json_reader_fail(p, -EBADMSG, "'state': unknown value '%s'", state);
+    if ((r = ks_json_reader_string(p, o, "", "outcome", false, &outcome)) < 0)
         return r;
     j->outcome = KS_OUTCOME_NONE;
     if (outcome) {
         j->outcome = ks_outcome_from_string(outcome);
         if (j->outcome < 0)
-            return perr(p, -EBADMSG, "'outcome': unknown value '%s'", outcome);
+            return ks_json_reader_fail(p, -EBADMSG, "'outcome': unknown value '%s'", outcome);
     }
-    if ((r = get_str(p, o, "", "outcome_at", &j->outcome_at)) < 0)
+    if ((r = ks_json_reader_string(p, o, "", "outcome_at", false, &j->outcome_at)) < 0)
         return r;
     for (int i = 0; i < _KS_JF_MAX; i++)
-        if ((r = get_str(p, o, "", ks_journal_field_table[i], &j->fields[i])) < 0)
+        if ((r = ks_json_reader_string(p, o, "", ks_journal_field_table[i], false, &j->fields[i])) <
+            0)
             return r;
-    if ((r = get_str(p, o, "", "armed_boot_id", &j->armed_boot_id)) < 0 ||
+    if ((r = ks_json_reader_string(p, o, "", "armed_boot_id", false, &j->armed_boot_id)) < 0 ||
         (r = get_u64(p, o, "", "armed_btime", &has_btime, &j->armed_btime)) < 0 ||
-        (r = get_str(p, o, "", "armed_at", &j->armed_at)) < 0)
+        (r = ks_json_reader_string(p, o, "", "armed_at", false, &j->armed_at)) < 0)
         return r;
     if (!j->armed_boot_id != !has_btime)
-        return perr(p, -EBADMSG, "'armed_boot_id' and 'armed_btime' must be given together");
+        return ks_json_reader_fail(p, -EBADMSG,
+                                   "'armed_boot_id' and 'armed_btime' must be given together");
 
     if ((r = get_container(p, o, "", "reboot_guard", json_type_object, &v)) < 0)
         return r;
-    if (v && ((r = get_required_str(p, v, "reboot_guard: ", "trial_boot_id",
-                                    &j->guard_trial_boot_id)) < 0 ||
-              (r = get_str(p, v, "reboot_guard: ", "boot_id", &j->guard_boot_id)) < 0 ||
-              (r = get_str(p, v, "reboot_guard: ", "at", &j->guard_at)) < 0))
+    if (v && ((r = ks_json_reader_string(p, v, "reboot_guard: ", "trial_boot_id", true,
+                                         &j->guard_trial_boot_id)) < 0 ||
+              (r = ks_json_reader_string(p, v, "reboot_guard: ", "boot_id", false,
+                                         &j->guard_boot_id)) < 0 ||
+              (r = ks_json_reader_string(p, v, "reboot_guard: ", "at", false, &j->guard_at)) < 0))
         return r;
 
     if ((r = get_container(p, o, "", "snapshot", json_type_object, &v)) < 0)
@@ -762,7 +723,9 @@ static int parse_object(parser *p, ks_journal *j, json_object *o)
         if (r < 0) {
             free(j->running);
             j->running = NULL;
-            return r == -ENOMEM ? r : perr(p, -EBADMSG, "'running' is not a snapshot of what runs");
+            return r == -ENOMEM ? r
+                                : ks_json_reader_fail(p, -EBADMSG,
+                                                      "'running' is not a snapshot of what runs");
         }
     }
     if ((r = get_container(p, o, "", "tcp", json_type_object, &v)) < 0)
@@ -771,7 +734,7 @@ static int parse_object(parser *p, ks_journal *j, json_object *o)
         _cleanup_free_ char *why = NULL;
         r = ks_tcp_effect_from_json(v, &j->tcp, &why);
         if (r < 0)
-            return r == -ENOMEM ? r : perr(p, -EBADMSG, "tcp: %s", strempty(why));
+            return r == -ENOMEM ? r : ks_json_reader_fail(p, -EBADMSG, "tcp: %s", strempty(why));
     }
     if ((r = get_container(p, o, "", "steps", json_type_array, &a)) < 0 ||
         (r = parse_steps(p, j, a)) < 0)
@@ -782,13 +745,14 @@ static int parse_object(parser *p, ks_journal *j, json_object *o)
     /* Absent in journals of kswap before the counter: none counted then. */
     if ((r = get_u64(p, o, "", "reboots_requested", NULL, &j->reboots_requested)) < 0)
         return r;
-    if ((r = get_str(p, o, "", "swap_id", &j->swap_id)) < 0)
+    if ((r = ks_json_reader_string(p, o, "", "swap_id", false, &j->swap_id)) < 0)
         return r;
     /* Absent in journals of kswap before the id; then "created" stands for it (history.c). */
     if (j->swap_id && !ks_id128_is_valid(j->swap_id))
-        return perr(p, -EBADMSG, "'swap_id' is not 32 lower-case hexadecimal digits");
-    if ((r = get_str(p, o, "", "created", &j->created)) < 0 ||
-        (r = get_str(p, o, "", "updated", &j->updated)) < 0)
+        return ks_json_reader_fail(p, -EBADMSG,
+                                   "'swap_id' is not 32 lower-case hexadecimal digits");
+    if ((r = ks_json_reader_string(p, o, "", "created", false, &j->created)) < 0 ||
+        (r = ks_json_reader_string(p, o, "", "updated", false, &j->updated)) < 0)
         return r;
     return 0;
 }
@@ -798,7 +762,7 @@ int ks_journal_parse(const char *text, size_t len, ks_journal **ret, char **ret_
     _cleanup_journal_ ks_journal *j = NULL;
     json_object *o = NULL;
     char *why = NULL;
-    parser p = {0};
+    ks_json_reader p = {0};
     int r;
 
     r = ks_json_parse_document(text, len,
@@ -809,7 +773,7 @@ int ks_journal_parse(const char *text, size_t len, ks_journal **ret, char **ret_
     if (r == -ENOMEM)
         return r;
     if (r < 0) {
-        r = perr(&p, -EBADMSG, "%s", why);
+        r = ks_json_reader_fail(&p, -EBADMSG, "%s", why);
         free(why);
         goto fail;
     }
@@ -826,15 +790,7 @@ int ks_journal_parse(const char *text, size_t len, ks_journal **ret, char **ret_
     return 0;
 
 fail:
-    if (p.oom || r == -ENOMEM) {
-        free(p.error);
-        return -ENOMEM;
-    }
-    if (ret_error)
-        *ret_error = p.error;
-    else
-        free(p.error);
-    return r;
+    return ks_json_reader_end(&p, r, ret_error);
 }
 
 int ks_journal_load(const ks_root *root, ks_journal **ret, char **ret_error)
