@@ -256,6 +256,8 @@ static int run_status(ks_ctx *ctx, int argc, char **argv)
                                       .orphan = orphaned ? &orphan : NULL,
                                       .grub_error = gerr,
                                       .drifted = drifted,
+                                      .default_unresolved =
+                                          have_forecast && ks_forecast_default_unresolved(&f),
                                       .update_newest = update.newest,
                                       .update_current = update.current,
                                       .update_installed = update.installed,

@@ -222,6 +222,32 @@ if scenario("damaged-grubenv"):
     check(grubenv(r).get("saved_entry") == OLD_PATH and "next_entry" not in grubenv(r),
           "rollback made the old kernel the default", grubenv(r))
 
+if scenario("idle-grubenv-recreated"):
+    # No swap (idle), grubenv recreated empty: the default names no entry, GRUB falls back to its
+    # first entry, which the next kernel installed takes over. status says so (exit 3) and its
+    # next step makes the running kernel the default (test-model seed 29899787 found a node left
+    # so after the repair of a damaged grubenv with its journal lost).
+    r = fresh("idle-grubenv-recreated")
+    # a swap made GRUB's default saved_entry, was rolled back, and its journal was lost
+    p, _ = kswap(r, "apply", "--deb", deb, "--yes")
+    consume_one_shot(r)
+    p2, _ = kswap(r, "rollback")
+    check(p.returncode == 0 and p2.returncode == 0, "apply --deb, then rollback", p.stderr + p2.stderr)
+    os.remove(os.path.join(r, "var/lib/kswap/state.json"))
+    os.remove(os.path.join(r, "boot/grub/grubenv"))
+    subprocess.run(["grub-editenv", os.path.join(r, "boot/grub/grubenv"), "create"], check=True)
+    code, s = status(r)
+    running = read(r, "proc/sys/kernel/osrelease").strip()
+    check(code == 3 and s.get("state") == "idle" and s.get("next") == f"kswap pin {running} --force"
+          and "falls back to its first entry" in (s.get("next_reason") or ""),
+          "idle, default names no entry: exit 3, next: kswap pin RUNNING --force",
+          (code, s.get("next"), s.get("next_reason")))
+    next_runs(r, "idle, default unresolved")
+    fc = [(b.get("kernel"), b.get("fell_back")) for b in (status(r)[1].get("grub") or {}).get("forecast", [])]
+    code, s = status(r)
+    check(code == 0 and fc[:3] == [(running, False)] * 3 and grubenv(r).get("saved_entry"),
+          "... after the pin: the running kernel on every boot by name, exit 0", (code, fc, grubenv(r)))
+
 for outcome in ("health-failed", "fell-back", "trial-hung"):
     if not scenario(outcome):
         continue

@@ -80,6 +80,13 @@ static bool idle(const next_ctx *c)
     return is(c, KS_STATE_IDLE);
 }
 
+/* Idle promises no boot, but a default that names no entry promises none either: the first
+ * entry boots, which the next kernel apt installs takes over, tried or not. */
+static bool idle_default_unresolved(const next_ctx *c)
+{
+    return is(c, KS_STATE_IDLE) && c->in->default_unresolved && c->running;
+}
+
 static bool stopped_elsewhere(const next_ctx *c)
 {
     return c->info->resumable && !runs_old(c);
@@ -195,6 +202,11 @@ static const struct next_rule {
      KS_CODE_FAILED},
     {rollback_cut, "kswap rollback",
      "a rollback began and did not end (cut by a power loss or a kill): run it again",
+     KS_CODE_FAILED},
+    {idle_default_unresolved, "kswap pin {running} --force",
+     "GRUB's default names no entry (grubenv recreated or edited): GRUB falls back to its first "
+     "entry, which the next kernel installed takes over whether it was tried or not; pin makes "
+     "the running kernel ({running}), which boots, the default",
      KS_CODE_FAILED},
     {update_available, "{update_command} --yes",
      "{update_newest} is {update_where}, newer than {update_current}: a trial boot of it, "
@@ -334,6 +346,11 @@ static bool every_boot(const ks_grub_forecast *f, const char *release)
 static bool armed_boots(const ks_grub_forecast *f, const char *new, const char *old)
 {
     return boot_is(f, 0, new, true) && boot_is(f, 1, old, false) && boot_is(f, 2, old, false);
+}
+
+bool ks_forecast_default_unresolved(const ks_grub_forecast *f)
+{
+    return f->n > 0 && f->v[0].fell_back;
 }
 
 bool ks_state_forecast_holds(const ks_journal *j, const ks_grub_forecast *f, const char *boot_id)

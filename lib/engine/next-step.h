@@ -27,6 +27,9 @@ typedef struct ks_next_input {
     const ks_orphan_trial *orphan; /* a trial the journal does not know (NULL: none) */
     const char *grub_error;        /* GRUB's state cannot be read (grubenv, grub.cfg): why */
     bool drifted; /* the forecast breaks the state's promise (ks_state_forecast_holds) */
+    /* The next boot's default names no entry (a recreated or edited grubenv): GRUB falls back
+     * to its first entry, whatever kernel that is (ks_forecast_default_unresolved) */
+    bool default_unresolved;
     /* Day two (lib/engine/update.h): a newer release of the node's branch than update_current
      * (NULL: none), installed or only in apt's lists, and "kswap apply" as the caller spells
      * it for this root and configuration (NULL: none); an idle or pinned node's next step. */
@@ -47,6 +50,9 @@ typedef struct ks_next_input {
 struct ks_grub_forecast;
 bool ks_state_forecast_holds(const ks_journal *j, const struct ks_grub_forecast *f,
                              const char *boot_id);
+
+/* Whether GRUB's next boot falls back to its first entry because its default names none. */
+bool ks_forecast_default_unresolved(const struct ks_grub_forecast *f);
 
 /* 0 with *ret filled (free with ks_next_done), or -ENOMEM. */
 int ks_next_step(const ks_next_input *in, ks_next *ret);
