@@ -6,6 +6,7 @@
  */
 #include "checks/snapshot.h"
 #include "lib/basic/util.h"
+#include "lib/host/sysctl.h"
 
 /* '-' and '_' are the same in module names. */
 static void normalize(char *s)
@@ -135,6 +136,26 @@ static bool softdog_is_kswaps(const ks_check_ctx *c)
            ks_strv_split(cmdline, " \t", &words) >= 0 && ks_strv_contains(words, "kswap.softdog=1");
 }
 
+/*
+ * Whether a module of proc/modules ("NAME SIZE REFCOUNT USED-BY STATE ADDRESS") serves what
+ * runs: something holds it (its reference count: a qdisc, a socket's congestion control, a
+ * mount, an open device; "-" when it cannot be unloaded), another module uses it, or the node
+ * loads it on every boot (modules-load.d). A module loaded once by a command (tc's netem, ip
+ * link's veth) and idle since comes back only if that command runs again: not required.
+ */
+static bool module_serves(const ks_root *root, const char *name, const char *line, size_t n)
+{
+    _cleanup_strv_free_ char **f = NULL;
+    _cleanup_free_ char *copy = strndup(line, n);
+    bool listed = false;
+
+    if (!copy || ks_strv_split(copy, " \t", &f) < 0 || ks_strv_length(f) < 4)
+        return true; /* not the format described: judged as before, required */
+    if (!streq(f[2], "0") || !streq(f[3], "-"))
+        return true;
+    return ks_modules_load_lists(root, name, &listed, NULL) < 0 || listed;
+}
+
 static int take_modules(const ks_check_ctx *c, ks_run_snapshot *s)
 {
     _cleanup_free_ char *text = NULL;
@@ -150,8 +171,14 @@ static int take_modules(const ks_check_ctx *c, ks_run_snapshot *s)
         if (skip_softdog && ((w == 7 && memcmp(line, "softdog", 7) == 0) ||
                              (w == 8 && memcmp(line, "watchdog", 8) == 0)))
             continue;
-        _cleanup_free_ char *name = w && w < n ? strndup(line, w) : NULL;
-        if (w && w < n && (r = ks_run_snapshot_add_item(s, true, "module", name, NULL)) < 0)
+        if (!w || w >= n)
+            continue;
+        _cleanup_free_ char *name = strndup(line, w);
+        if (!name)
+            return -ENOMEM;
+        r = ks_run_snapshot_add_item(s, module_serves(c->root, name, line, n), "module", name,
+                                     NULL);
+        if (r < 0)
             return r;
     }
     return 0;

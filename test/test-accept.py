@@ -671,9 +671,14 @@ if any(scenario(n) for n in ("snapshot", "check", "connections")):
     for want in ("service:xray.service", "service:ssh.service", "listen:tcp:443", "listen:udp:51820",
                  "interface:wg0", "interface:eth0", "route:default:eth0", "wireguard:wg0",
                  "wg-peer:wg0:PEERKEY1=", "qdisc:eth0:cake", "nft-table:inet:filter",
-                 "nft-chain:inet:filter:input", "module:wireguard", "network:eth0:10.0.0.0/24",
+                 "nft-chain:inet:filter:input", "network:eth0:10.0.0.0/24",
                  "address:wg0:fd00::1/64"):
         check(want in items, f"the snapshot in the journal has {want}", items)
+    # wireguard's reference count stays 0 with wg0 up (interfaces do not hold their module):
+    # wanted, and wireguard:wg0 is what requires it; sch_cake is held by its qdisc: required
+    wanted = (j.get("running") or {}).get("wanted", [])
+    check("module:wireguard" in wanted and "module:wireguard" not in items and "module:sch_cake" in items,
+          "an idle module is wanted, a held one required", (items, wanted))
     check(not [i for i in items if i.startswith("address:") and i != "address:wg0:fd00::1/64"],
           "no link-local or temporary address in the snapshot", items)
     check("wg-peer:wg0:PEERKEY2=" not in items, "a peer without a recent handshake is not in the snapshot")
@@ -698,11 +703,11 @@ if any(scenario(n) for n in ("snapshot", "check", "connections")):
             healthy_plain(r)
             put(r, "proc/cmdline", (get(r, "proc/cmdline") or "").rstrip("\n") + " " + marker + "\n")
             put(r, "proc/modules", (get(r, "proc/modules") or "") +
-                "softdog 16384 0 - Live 0x0\nwatchdog 40960 1 softdog, Live 0x0\n")
+                "softdog 16384 1 - Live 0x0\nwatchdog 40960 1 softdog, Live 0x0\n")
             p, _ = kswap(r, "--json", "apply", "--deb", deb, "--yes")
             got = (json.loads(get(r, "var/lib/kswap/state.json")).get("running") or {}).get("items", [])
             check(p.returncode == 0 and ("module:softdog" in got) == kept and
-                  ("module:watchdog" in got) == kept and "module:wireguard" in got,
+                  ("module:watchdog" in got) == kept and "module:sch_cake" in got,
                   f"command line '{marker}': softdog and watchdog {'in' if kept else 'not in'} the snapshot",
                   (p.returncode, [i for i in got if i.startswith("module:")], p.stderr[-400:]))
 

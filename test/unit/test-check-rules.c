@@ -461,6 +461,48 @@ static void test_rps(void)
 }
 
 /*
+ * Modules (checks/check-module.c): what serves the node is required of the trial (a holder, a
+ * module that uses it, modules-load.d); a module a command loaded once and idle since is
+ * wanted: it comes back only if that command runs again (the effect VM's netem and veth sent
+ * a good kernel back).
+ */
+static const struct module_case {
+    const char *name;
+    const char *line;   /* of proc/modules */
+    const char *listed; /* etc/modules-load.d/x.conf; NULL: none */
+    const char *item;   /* module:NAME */
+    int required;       /* 1 items, 0 wanted */
+} module_cases[] = {
+    {"held", "sch_cake 45056 1 - Live 0x0\n", NULL, "module:sch_cake", 1},
+    {"used-by", "nf_nat 61440 0 nft_chain_nat,xt_MASQUERADE, Live 0x0\n", NULL, "module:nf_nat", 1},
+    {"cannot-unload", "sunrpc 1 - - Live 0x0\n", NULL, "module:sunrpc", 1},
+    {"idle-listed", "tcp_bbr 20480 0 - Live 0x0\n", "tcp_bbr\n", "module:tcp_bbr", 1},
+    {"idle-listed-dash", "sch-fq 20480 0 - Live 0x0\n", "# qdisc\nsch_fq\n", "module:sch-fq", 1},
+    {"idle-netem", "sch_netem 20480 0 - Live 0x0\n", NULL, "module:sch_netem", 0},
+    {"idle-veth", "veth 36864 0 - Live 0x0\n", "wireguard\n", "module:veth", 0},
+    {"short-line", "odd 1\n", NULL, "module:odd", 1},
+};
+
+static void test_module_snapshot(void)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(module_cases); i++) {
+        const struct module_case *t = &module_cases[i];
+        _cleanup_free_ char *name = ks_asprintf("mod-snap-%s", t->name), *abs = NULL;
+        file files[MAX_FILES] = {{"proc/modules", t->line},
+                                 {t->listed ? "etc/modules-load.d/x.conf" : NULL, t->listed}};
+        _cleanup_root_ ks_root *root = make_root(name, files, &abs);
+        ks_run_snapshot s = {0};
+
+        CHECK(ks_run_snapshot_take(&(ks_check_ctx){.root = root, .root_abs = abs}, &s) == 0);
+        CHECK_MSG(ks_strv_contains(s.items, t->item) == (t->required == 1),
+                  "%s: %s %s the required items", t->name, t->item, t->required ? "not in" : "in");
+        CHECK_MSG(ks_strv_contains(s.wanted, t->item) == (t->required == 0),
+                  "%s: %s %s the wanted items", t->name, t->item, t->required ? "in" : "not in");
+        ks_run_snapshot_done(&s);
+    }
+}
+
+/*
  * Ids round-trip whatever names hold: each field escaped, split on the first n-1 colons, the
  * fields come back byte for byte; an id is one word of printable, valid UTF-8.
  */
@@ -674,6 +716,7 @@ int main(void)
     test_wireguard_checks();
     test_interfaces();
     test_rps();
+    test_module_snapshot();
     test_ids();
     test_hostile_names();
     cmd = ks_asprintf("rm -rf '%s'", base);
