@@ -8,12 +8,14 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 import kstest
-from kstest import NEW, OLD, OLD_PATH, check
+from kstest import NEW, NEW_PATH, OLD, OLD_PATH, check
 
 exe = os.path.abspath(sys.argv[1])
 only = sys.argv[2:]
@@ -247,6 +249,39 @@ if scenario("idle-grubenv-recreated"):
     code, s = status(r)
     check(code == 0 and fc[:3] == [(running, False)] * 3 and grubenv(r).get("saved_entry"),
           "... after the pin: the running kernel on every boot by name, exit 0", (code, fc, grubenv(r)))
+
+if scenario("pin-cut"):
+    # The trial fell back, the operator pins the new kernel anyway (pin --force) and the pin is
+    # killed inside update-grub, after GRUB's default names the new kernel and before the
+    # journal says pinned (test-model seed 11 found it): status says the pin began and did not
+    # end, with no drift, and its next step finishes it.
+    r = fresh("pin-cut")
+    p, _ = kswap(r, "apply", "--deb", deb, "--yes")
+    consume_one_shot(r)
+    boot_into(r, OLD)
+    p2, _ = kswap(r, "accept")
+    check(p.returncode == 0 and p2.returncode == 3, "apply, the trial fell back", p.stderr + p2.stderr)
+    env = kstest.env(KSWAP_FAKE_UPDATE_GRUB_POST_HOOK="sleep 60")
+    pin = subprocess.Popen([exe, "--root", r, "pin", NEW, "--force"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, start_new_session=True, env=env)
+    deadline = time.time() + 60
+    while grubenv(r).get("saved_entry") != NEW_PATH and time.time() < deadline and pin.poll() is None:
+        time.sleep(0.05)
+    cut = pin.poll() is None and grubenv(r).get("saved_entry") == NEW_PATH
+    os.killpg(pin.pid, signal.SIGKILL)
+    pin.communicate()
+    code, s = status(r)
+    j = s.get("journal") or {}
+    check(cut and code == 3 and j.get("state") == "rolled-back" and
+          s.get("next") == f"kswap pin {NEW} --force" and "began and did not end" in (s.get("next_reason") or "")
+          and not any(f["id"] == "grub.next-boots-changed" for f in s.get("findings", [])),
+          "pin killed after GRUB's default: status exit 3, no drift, next: kswap pin NEW --force",
+          (cut, code, j.get("state"), s.get("next"), s.get("findings")))
+    next_runs(r, "pin cut")
+    code, s = status(r)
+    check(code == 0 and (s.get("journal") or {}).get("state") == "pinned" and
+          grubenv(r).get("saved_entry") == NEW_PATH, "... the pin run again: pinned, exit 0",
+          (code, s.get("next"), grubenv(r)))
 
 for outcome in ("health-failed", "fell-back", "trial-hung"):
     if not scenario(outcome):

@@ -68,6 +68,23 @@ static bool rollback_cut(const next_ctx *c)
     return s && s->status == KS_STEP_STARTED;
 }
 
+/* A pin began and did not end (cut between GRUB's default and the journal's pinned). */
+static bool pin_began(const ks_journal *j)
+{
+    const ks_journal_step *s = ks_journal_step_find(j, KS_STEP_PIN);
+    return s && s->status == KS_STEP_STARTED && ks_journal_state(j) != KS_STATE_PINNED;
+}
+
+static bool pin_cut_passed(const next_ctx *c)
+{
+    return pin_began(c->in->j) && c->outcome == KS_OUTCOME_TRIAL_OK && runs_new(c);
+}
+
+static bool pin_cut(const next_ctx *c)
+{
+    return pin_began(c->in->j);
+}
+
 /* Day two: an idle or pinned node whose branch has a newer release, GRUB as kswap set it. */
 static bool update_available(const next_ctx *c)
 {
@@ -202,6 +219,13 @@ static const struct next_rule {
      KS_CODE_FAILED},
     {rollback_cut, "kswap rollback",
      "a rollback began and did not end (cut by a power loss or a kill): run it again",
+     KS_CODE_FAILED},
+    {pin_cut_passed, "kswap pin",
+     "the pin of {new} began and did not end (cut by a power loss or a kill): run it again",
+     KS_CODE_FAILED},
+    {pin_cut, "kswap pin {new} --force",
+     "the pin of {new} began and did not end (cut by a power loss or a kill; GRUB may start "
+     "{new} already): run it again, or 'kswap rollback' makes {old} the default",
      KS_CODE_FAILED},
     {idle_default_unresolved, "kswap pin {running} --force",
      "GRUB's default names no entry (grubenv recreated or edited): GRUB falls back to its first "
@@ -358,6 +382,9 @@ bool ks_state_forecast_holds(const ks_journal *j, const ks_grub_forecast *f, con
     const char *old = ks_journal_get(j, KS_JF_OLD_KERNEL),
                *new = ks_journal_get(j, KS_JF_NEW_KERNEL), *armed = ks_journal_armed_boot_id(j);
 
+    /* A pin cut short made the new kernel the default before the journal said so. */
+    if (pin_began(j) && every_boot(f, new))
+        return true;
     switch (ks_journal_state(j)) {
     case KS_STATE_IDLE:
         return true;
