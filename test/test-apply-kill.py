@@ -64,14 +64,21 @@ if only:
 print("kill points from a clean run:", dict(counts), "total", len(points))
 # KS_KILL_EVERY=N keeps every Nth point of the calls that repeat one pattern many times (write,
 # fsync, fchmod: each atomic file write is the same few calls), from a random offset printed
-# for replay (KS_KILL_OFFSET); renames, spawns, mkdir, truncates and pin/rollback stay whole.
-# test/meson.build sets 2 for CI's budget, so two runs cover the whole matrix on average;
-# KS_KILL_EVERY=1 runs all of it.
+# for replay (KS_KILL_OFFSET), in apply, pin and rollback alike; renames, spawns, mkdir and
+# truncates stay whole. test/meson.build sets 3 for CI's budget, so three runs cover the whole
+# matrix on average; KS_KILL_EVERY=1 runs all of it.
 every = max(1, int(os.environ.get("KS_KILL_EVERY", "1")))
+offset = int(os.environ.get("KS_KILL_OFFSET", random.randrange(every)))
+
+
+def sampled(sc, n):
+    """The point is kept: every one, or every Nth of the repeated calls (apply's, pin's and
+    rollback's alike; the ENOSPC points are apply's kept write and sync points)."""
+    return every == 1 or sc not in ("write", "fsync", "fchmod") or n % every == offset % every
+
+
 if every > 1 and not only:
-    offset = int(os.environ.get("KS_KILL_OFFSET", random.randrange(every)))
-    points = [(s, n) for s, n in points
-              if s not in ("write", "fsync", "fchmod") or n % every == offset % every]
+    points = [(s, n) for s, n in points if sampled(s, n)]
     print(f"every {every}th write/fsync/fchmod point from offset {offset} "
           f"(KS_KILL_EVERY={every} KS_KILL_OFFSET={offset} replays): {len(points)} points")
 
@@ -248,7 +255,8 @@ for cmd, done_fc in (("pin", [(NEW, False)] * 3), ("rollback", [(OLD, False)] * 
                    env=env, capture_output=True, check=True)
     c2 = collections.Counter(l.split("(", 1)[0].strip() for l in open(log)
                              if l.split("(", 1)[0].strip() in SYSCALLS)
-    later_points += [(cmd, done_fc, sc, n) for sc in sorted(c2) for n in range(1, c2[sc] + 1)]
+    later_points += [(cmd, done_fc, sc, n) for sc in sorted(c2) for n in range(1, c2[sc] + 1)
+                     if only or sampled(sc, n)]
 later = len(later_points)
 run_all(kill_later, later_points)
 
