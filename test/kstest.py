@@ -104,6 +104,30 @@ def run_kswap(exe, root, *args, timeout=120, **env_kw):
     return p, doc
 
 
+def kill_inside_update_grub(exe, root, args, saved_entry, timeout=60):
+    """kswap --root ROOT ARGS with update-grub made slow (the fake sleeps after its work),
+    killed (SIGKILL, its whole process group) once grubenv's saved_entry is saved_entry: a
+    power cut between GRUB's default and the rest of the command. True when the cut fell
+    there, while the command still ran."""
+    import signal
+    import time
+    grubenv = os.path.join(root, "boot/grub/grubenv")
+
+    def saved():
+        p = subprocess.run(["grub-editenv", grubenv, "list"], capture_output=True, text=True)
+        return dict(l.split("=", 1) for l in p.stdout.splitlines() if "=" in l).get("saved_entry")
+
+    p = subprocess.Popen([exe, "--root", root, *args], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, start_new_session=True,
+                         env=env(KSWAP_FAKE_UPDATE_GRUB_POST_HOOK="sleep 60"))
+    deadline = time.time() + timeout
+    while saved() != saved_entry and time.time() < deadline and p.poll() is None:
+        time.sleep(0.05)
+    cut = p.poll() is None and saved() == saved_entry
+    os.killpg(p.pid, signal.SIGKILL)
+    p.communicate()
+    return cut
+
 # --- GRUB builds of Debian 13 (trixie), OVMF, EFI system partitions: shared by test/grub and
 # test/vm. Nothing here touches the host's apt state, /boot or GRUB.
 

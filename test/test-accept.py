@@ -8,7 +8,6 @@ import fcntl
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import re
@@ -306,15 +305,7 @@ if scenario("pin-cut"):
     p, d = kswap(r, "--json", "accept", "--no-pin")
     check(p.returncode == 0 and d and d["outcome"] == "trial-ok" and not d["pinned"],
           "pin-cut: trial-ok without the pin", p.stderr)
-    pin = subprocess.Popen([exe, "--root", r, "pin"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           start_new_session=True,
-                           env=kstest.env(KSWAP_FAKE_UPDATE_GRUB_POST_HOOK="sleep 60"))
-    deadline = time.time() + 60
-    while grubenv(r).get("saved_entry") != NEW_PATH and time.time() < deadline and pin.poll() is None:
-        time.sleep(0.05)
-    cut = pin.poll() is None and grubenv(r).get("saved_entry") == NEW_PATH
-    os.killpg(pin.pid, signal.SIGKILL)
-    pin.communicate()
+    cut = kstest.kill_inside_update_grub(exe, r, ["pin"], NEW_PATH)
     check(cut and step(r, "pin").get("status") == "started" and journal(r).get("state") == "trial-booted",
           "... pin killed after saved_entry names the new kernel, its step begun, the journal trial-booted",
           (cut, step(r, "pin"), journal(r).get("state")))

@@ -8,11 +8,9 @@ import json
 import os
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import time
 
 import kstest
 from kstest import NEW, NEW_PATH, OLD, OLD_PATH, check
@@ -261,15 +259,7 @@ if scenario("pin-cut"):
     boot_into(r, OLD)
     p2, _ = kswap(r, "accept")
     check(p.returncode == 0 and p2.returncode == 3, "apply, the trial fell back", p.stderr + p2.stderr)
-    env = kstest.env(KSWAP_FAKE_UPDATE_GRUB_POST_HOOK="sleep 60")
-    pin = subprocess.Popen([exe, "--root", r, "pin", NEW, "--force"], stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, start_new_session=True, env=env)
-    deadline = time.time() + 60
-    while grubenv(r).get("saved_entry") != NEW_PATH and time.time() < deadline and pin.poll() is None:
-        time.sleep(0.05)
-    cut = pin.poll() is None and grubenv(r).get("saved_entry") == NEW_PATH
-    os.killpg(pin.pid, signal.SIGKILL)
-    pin.communicate()
+    cut = kstest.kill_inside_update_grub(exe, r, ["pin", NEW, "--force"], NEW_PATH)
     code, s = status(r)
     j = s.get("journal") or {}
     check(cut and code == 3 and j.get("state") == "rolled-back" and
