@@ -1020,6 +1020,7 @@ void ks_check_now_result_done(ks_check_now_result *r)
     free(r->kernel);
     ks_checklist_done(&r->checks);
     ks_strv_free(r->items);
+    ks_strv_free(r->wanted);
     ks_strv_free(r->not_snapshotted);
     free(r->error);
     *r = (ks_check_now_result){0};
@@ -1083,6 +1084,7 @@ static int check_now(const ks_root *root, const ks_config *cfg, bool with_items,
     res.established = now.established;
     res.not_snapshotted = TAKE_PTR(now.skipped);
     res.items = TAKE_PTR(now.items);
+    res.wanted = TAKE_PTR(now.wanted);
     ks_run_snapshot_done(&now);
     r = ks_checks_run(&res.checks, &ctx, &(ks_runner_opts){.timeout_ms = 0});
     if (r < 0) {

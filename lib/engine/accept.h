@@ -128,7 +128,8 @@ char *ks_accept_motd_line(const ks_journal *j, const char *running);
 typedef struct ks_check_now_result {
     char *kernel;
     ks_checklist checks;
-    char **items; /* the snapshot of what runs now (sorted) */
+    char **items;  /* the snapshot of what runs now (sorted) */
+    char **wanted; /* ... and what it reports but does not require */
     unsigned n_items, established;
     char **not_snapshotted;
     bool passed; /* every required check passed */

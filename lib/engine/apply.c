@@ -90,6 +90,8 @@ static int step_checklist(ks_run *x, const ks_apply_opts *o)
         ks_run_progress(x, "check", "%zu checks pass on %s", cr.checks.n, strempty(cr.kernel));
     for (char **i = cr.items; r >= 0 && i && *i; i++)
         r = ks_strv_extend(&x->items_before, *i);
+    for (char **i = cr.wanted; r >= 0 && i && *i; i++)
+        r = ks_strv_extend(&x->items_before, *i);
     ks_check_now_result_done(&cr);
     return r;
 }

@@ -37,6 +37,28 @@ int ks_check_ctx_for_root(const ks_root *root, const ks_config *cfg, const char 
  * kernel's own boot showed it as not stable, so it is reported after the trial (wanted), never
  * required. *ret_unstable: those items, for the progress line.
  */
+/* A wanted module that was not loaded before this apply (an idle one: checks/check-module.c)
+ * is the apply's own too: skipped, as a required one is. */
+static int drop_loaded_by_apply(ks_run_snapshot *s, char *const *before)
+{
+    size_t w = 0, i;
+    int r = 0;
+
+    for (i = 0; s->wanted && s->wanted[i]; i++) {
+        char *item = s->wanted[i];
+        if (r < 0 || !ks_startswith(item, "module:") || ks_strv_contains(before, item)) {
+            s->wanted[w++] = item;
+            continue;
+        }
+        r = ks_strv_push(&s->skipped,
+                         ks_asprintf("%s: loaded by this apply (not before it)", item));
+        free(item);
+    }
+    if (s->wanted)
+        s->wanted[w] = NULL;
+    return r;
+}
+
 static int drop_unstable(ks_run_snapshot *s, char *const *before, char ***ret_unstable)
 {
     size_t w = 0, i;
@@ -63,6 +85,8 @@ static int drop_unstable(ks_run_snapshot *s, char *const *before, char ***ret_un
         free(s->items[i]);
     if (s->items)
         s->items[w] = NULL;
+    if (r >= 0)
+        r = drop_loaded_by_apply(s, before);
     ks_strv_sort(s->wanted);
     return r;
 }
