@@ -62,24 +62,25 @@ only = [w for w in os.environ.get("KS_KILL_ONLY", "").split(",") if w]
 if only:
     points = [(s, n) for s, n in points if f"{s}#{n}" in only]
 print("kill points from a clean run:", dict(counts), "total", len(points))
-# KS_KILL_EVERY=N keeps every Nth point of the calls that repeat one pattern many times (write,
-# fsync, fchmod: each atomic file write is the same few calls), from a random offset printed
-# for replay (KS_KILL_OFFSET), in apply, pin and rollback alike; renames, spawns, mkdir and
-# truncates stay whole. test/meson.build sets 3 for CI's budget, so three runs cover the whole
-# matrix on average; KS_KILL_EVERY=1 runs all of it.
+# KS_KILL_EVERY=N keeps every Nth point of each kind of call (write, fsync, fchmod, clone,
+# mkdir, ...: each atomic file write and each program is the same few calls), from a random
+# offset printed for replay (KS_KILL_OFFSET), in apply, pin and rollback alike; the renames,
+# where atomic writes commit, stay whole. test/meson.build sets 5 for CI's budget, so five
+# runs cover the whole matrix on average; KS_KILL_EVERY=1 runs all of it.
 every = max(1, int(os.environ.get("KS_KILL_EVERY", "1")))
 offset = int(os.environ.get("KS_KILL_OFFSET", random.randrange(every)))
 
 
 def sampled(sc, n):
-    """The point is kept: every one, or every Nth of the repeated calls (apply's, pin's and
-    rollback's alike; the ENOSPC points are apply's kept write and sync points)."""
-    return every == 1 or sc not in ("write", "fsync", "fchmod") or n % every == offset % every
+    """The point is kept: every one, or every Nth of its kind (apply's, pin's and rollback's
+    alike; the ENOSPC points are apply's kept write and sync points). Renames stay whole: each
+    is the moment an atomic write commits."""
+    return every == 1 or sc == "renameat" or n % every == offset % every
 
 
 if every > 1 and not only:
     points = [(s, n) for s, n in points if sampled(s, n)]
-    print(f"every {every}th write/fsync/fchmod point from offset {offset} "
+    print(f"every {every}th point of each kind but renameat from offset {offset} "
           f"(KS_KILL_EVERY={every} KS_KILL_OFFSET={offset} replays): {len(points)} points")
 
 failed = 0

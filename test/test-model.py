@@ -21,7 +21,7 @@ Every failure prints the seed, the step and the sequence so far; a bug found thi
 fixed seed in FIXED_SEEDS below.
 
 Usage: test-model.py KSWAP [--steps N] [--seed S] [--workers W] [--verbose]
-  The bounded run (CI) is 1200 steps over 2 workers; KS_MODEL_STEPS and KS_MODEL_SEED set a
+  The bounded run (CI) is 800 steps over 2 workers; KS_MODEL_STEPS and KS_MODEL_SEED set a
   long run by hand (KS_MODEL_STEPS=50000), and the seed of a failure replays it.
 """
 import argparse
@@ -584,7 +584,7 @@ def run_worker(exe, work, wid, seed, steps, debs, repos, verbose):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("kswap")
-    ap.add_argument("--steps", type=int, default=int(os.environ.get("KS_MODEL_STEPS", "1200")))
+    ap.add_argument("--steps", type=int, default=int(os.environ.get("KS_MODEL_STEPS", "800")))
     ap.add_argument("--seed", type=int, default=int(os.environ.get("KS_MODEL_SEED", "0")) or None)
     ap.add_argument("--workers", type=int, default=int(os.environ.get("KS_MODEL_WORKERS", "2")))
     ap.add_argument("--verbose", action="store_true")
