@@ -497,9 +497,15 @@ def judge(cmd, boots_text, grub_loads, returned=None):
         wrong.append(f"kswap status --json after the cut: no journal ({(st_raw or '')[:200]})")
         j = {}
     facts["state_after_cut"] = (j.get("state"), j.get("outcome"))
-    # Invariant 1: until pinned, the default is OLD's entry.
+    # Invariant 1: until pinned, the default is OLD's entry; but a pin cut short (its step
+    # begun, never ended) wrote GRUB's default first, so NEW's entry there is the pin under way,
+    # which the next accept or pin finishes (checked below: the run again ends pinned).
     se = env.get("saved_entry") or ""
-    if j.get("state") != "pinned" and se and OLD not in se:
+    pin_began = any(x.get("name") == "pin" and x.get("status") == "started"
+                    for x in j.get("steps") or [])
+    if pin_began and NEW in se:
+        facts["pin_cut"] = True
+    elif j.get("state") != "pinned" and se and OLD not in se:
         wrong.append(f"saved_entry {se} is not OLD's while the journal is {j.get('state')}")
     if kernel == NEW and j.get("state") not in ("pinned", "trial-booted") and \
             not (cmd == "apply"):
